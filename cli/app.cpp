@@ -1,0 +1,136 @@
+#include "cli/app.h"
+
+#include <algorithm>
+#include <exception>
+
+#include <fmt/format.h>
+#include <spdlog/sinks/ostream_sink.h>
+
+#include "cli/exit_codes.h"
+#include "core/common/edit_distance.h"
+
+namespace powerctl::cli {
+namespace {
+
+void AddGlobalFlags(CLI::App& app, CommandEnv& env) {
+  GlobalOptions& g = env.ctx.globals;
+  app.add_option("--kubeconfig", g.kubeconfig, "Path to the kubeconfig file to use")->type_name("PATH");
+  app.add_option("--context", g.context, "The kubeconfig context to use")->type_name("NAME");
+  app.add_option("-n,--namespace", g.namespace_, "Namespace of powerctl's objects (default from powerctl.yaml)")
+      ->type_name("NS");
+  app.add_option("-o,--output", g.output, "Output format: table|wide|json|yaml|name (commands list what they support)")
+      ->type_name("FORMAT");
+  app.add_option("-v,--v", g.verbosity, "Log verbosity, 0 (quiet) to 10 (everything but secrets)")
+      ->type_name("N")
+      ->check(CLI::Range(0, 10));
+  app.add_option("--color", g.color, "Colour messages: auto|always|never (NO_COLOR is honoured)")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->type_name("WHEN");
+  app.add_option("-c,--config", g.config_file, "powerctl.yaml to read (default: $POWERCTL_CONFIG, else built-in)")
+      ->type_name("FILE");
+  app.add_option("--set", g.set_flags, "Override a powerctl.yaml key, e.g. --set extender.weight=10 (repeatable)")
+      ->type_name("KEY=VALUE");
+  env.hints.values["--output"] = {"table", "wide", "json", "yaml", "name"};
+  env.hints.values["--color"] = {"auto", "always", "never"};
+}
+
+void ConfigureLogging(Context& ctx) {
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(*ctx.err);
+  ctx.log = std::make_shared<spdlog::logger>("powerctl", sink);
+  int v = ctx.globals.verbosity;
+  // kubectl-like levels: 0-1 warnings, 2-3 info, 4-5 debug, 6+ trace.
+  ctx.log->set_level(v >= 6 ? spdlog::level::trace
+                     : v >= 4 ? spdlog::level::debug
+                     : v >= 2 ? spdlog::level::info
+                              : spdlog::level::warn);
+  ctx.log->set_pattern(v >= 4 ? "%Y-%m-%dT%H:%M:%S.%e %L %v" : "%v");
+}
+
+// CLI11 reports an unknown command as "A subcommand is required"; name the word instead.
+std::string DescribeParseError(CLI::App& app, const CLI::ParseError& e, int argc, const char* const* argv) {
+  bool in_subcommand = !app.get_subcommands().empty();
+  if (in_subcommand || argc < 2) return e.what();
+  for (int i = 1; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word.empty() || word[0] == '-') {
+      // skip a global flag's value ("-n ns"); "--x=y" carries its own
+      const CLI::Option* option = nullptr;
+      try {
+        option = app.get_option_no_throw(word.substr(0, word.find('=')));
+      } catch (const CLI::Error&) {
+        option = nullptr;
+      }
+      if (option != nullptr && option->get_items_expected_max() != 0 && word.find('=') == std::string::npos) ++i;
+      continue;
+    }
+    std::string best;
+    std::size_t best_score = 3;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      std::size_t score = EditDistance(word, sub->get_name());
+      if (score < best_score) {
+        best_score = score;
+        best = sub->get_name();
+      }
+    }
+    return fmt::format("unknown command \"{}\"{}", word, best.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", best));
+  }
+  return e.what();
+}
+
+}  // namespace
+
+void BuildApp(CLI::App& app, CommandEnv& env) {
+  app.description(
+      "powerctl places Kubernetes pods where they cost the least electrical power.\n"
+      "It sets up a power-aware kube-scheduler with powerctl's extender, queries power\n"
+      "predictions and explains placements.");
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.set_help_all_flag("--help-all", "Show help for every command");
+  AddGlobalFlags(app, env);
+  RegisterInit(app, env);
+  RegisterGenerate(app, env);
+  RegisterCompletion(app, env);
+  RegisterVersion(app, env);
+  app.footer(
+      "Exit codes: 0 ok (also nothing changed), 1 runtime error, 2 usage error,\n"
+      "3 a check found problems, 130 interrupted.");
+}
+
+int Fail(const Context& ctx, const Error& error) {
+  ctx.PrintError(error.message);
+  return ExitCodeFor(error.code);
+}
+
+int Run(int argc, const char* const* argv, Context& ctx) {
+  CompletionHints hints;
+  CommandEnv env{ctx, hints, 0};
+  CLI::App app{"", "powerctl"};
+  try {
+    BuildApp(app, env);
+    // Logging is configured before the command's callback runs (parse fills -v first).
+    app.parse_complete_callback([&] { ConfigureLogging(ctx); });
+    app.parse(argc, argv);
+    return env.exit_code;
+  } catch (const CLI::CallForHelp& e) {
+    *ctx.out << app.help();
+    return kExitOk;
+  } catch (const CLI::CallForAllHelp& e) {
+    *ctx.out << app.help("", CLI::AppFormatMode::All);
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) {
+      app.exit(e, *ctx.out, *ctx.err);
+      return kExitOk;
+    }
+    ctx.PrintError(DescribeParseError(app, e, argc, argv));
+    *ctx.err << "Run 'powerctl --help' for usage.\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    // The one top-level catch: a library threw where a module edge should have caught it.
+    ctx.PrintError(fmt::format("internal error: {}", e.what()));
+    return kExitRuntime;
+  }
+}
+
+}  // namespace powerctl::cli

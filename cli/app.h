@@ -1,0 +1,42 @@
+#pragma once
+// Builds the powerctl command tree and runs it.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/context.h"
+
+namespace powerctl::cli {
+
+// Values the completion scripts offer: "generate" for a command's arguments,
+// "generate --output" for an option's values.
+struct CompletionHints {
+  std::map<std::string, std::vector<std::string>> values;
+};
+
+// What every command's registration function gets.
+struct CommandEnv {
+  Context& ctx;
+  CompletionHints& hints;
+  int exit_code = 0;
+};
+
+// One per file in cli/: each adds its subcommand to `app`.
+void RegisterInit(CLI::App& app, CommandEnv& env);
+void RegisterGenerate(CLI::App& app, CommandEnv& env);
+void RegisterCompletion(CLI::App& app, CommandEnv& env);
+void RegisterVersion(CLI::App& app, CommandEnv& env);
+
+// The full command tree (used by Run and by the completion generator).
+void BuildApp(CLI::App& app, CommandEnv& env);
+
+// Runs powerctl with argv; returns the exit code. Never throws.
+int Run(int argc, const char* const* argv, Context& ctx);
+
+// Maps a failed Result to its message on stderr and its exit code.
+int Fail(const Context& ctx, const Error& error);
+
+}  // namespace powerctl::cli

@@ -1,0 +1,39 @@
+// powerctl completion bash|zsh|fish: prints a completion script for the shell.
+#include <ostream>
+
+#include "cli/app.h"
+#include "cli/completion_scripts.h"
+#include "cli/exit_codes.h"
+
+namespace powerctl::cli {
+namespace {
+
+int RunCompletion(const Context& ctx, const std::string& shell) {
+  // Completion reflects the full tree; build a fresh one so hints are complete.
+  Context quiet = ctx;
+  CompletionHints hints;
+  CommandEnv env{quiet, hints, 0};
+  CLI::App app{"", "powerctl"};
+  BuildApp(app, env);
+  if (shell == "bash") *ctx.out << BashCompletion(app, hints);
+  if (shell == "zsh") *ctx.out << ZshCompletion(app, hints);
+  if (shell == "fish") *ctx.out << FishCompletion(app, hints);
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterCompletion(CLI::App& app, CommandEnv& env) {
+  auto shell = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("completion", "Print a shell completion script (bash, zsh or fish)");
+  cmd->footer(
+      "Examples:\n"
+      "  source <(powerctl completion bash)\n"
+      "  powerctl completion zsh > \"${fpath[1]}/_powerctl\"\n"
+      "  powerctl completion fish > ~/.config/fish/completions/powerctl.fish");
+  cmd->add_option("shell", *shell, "bash, zsh or fish")->required()->check(CLI::IsMember({"bash", "zsh", "fish"}));
+  env.hints.values["completion"] = {"bash", "zsh", "fish"};
+  cmd->callback([&env, shell] { env.exit_code = RunCompletion(env.ctx, *shell); });
+}
+
+}  // namespace powerctl::cli

@@ -1,0 +1,129 @@
+// powerctl init [FILE]: writes a commented powerctl.yaml, asking on a terminal.
+#include <filesystem>
+#include <istream>
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "cli/app.h"
+#include "cli/exit_codes.h"
+#include "core/manifests/config_loader.h"
+#include "core/manifests/config_schema.h"
+#include "core/manifests/config_writer.h"
+#include "core/manifests/output.h"
+
+namespace powerctl::cli {
+namespace {
+
+struct InitFlags {
+  std::string file = "powerctl.yaml";
+  bool defaults = false;
+  bool force = false;
+  // Convenience flags for CI; each is a --set of the named key.
+  std::string kube_version, scheduler_name, extender_image, predictor, tls_mode;
+};
+
+// Asks for each key marked `prompt` that no flag already set. Returns false on EOF.
+Status Prompt(const Context& ctx, manifests::PowerctlConfig& config, const std::vector<std::string>& preset) {
+  for (const manifests::FieldSpec& field : manifests::ConfigFields()) {
+    if (!field.prompt) continue;
+    if (std::find(preset.begin(), preset.end(), std::string(field.path)) != preset.end()) continue;
+    for (int attempt = 0;; ++attempt) {
+      std::string current = manifests::FieldValueText(config, field);
+      std::string choices = field.choices.empty() ? "" : fmt::format(" ({})", fmt::join(field.choices, "|"));
+      *ctx.err << fmt::format("{}{} [{}]: ", field.help, choices, current);
+      ctx.err->flush();
+      std::string answer;
+      if (!std::getline(*ctx.in, answer)) {
+        *ctx.err << "\n";
+        return MakeError(ErrorCode::kInterrupted, "init cancelled: no answer (end of input)");
+      }
+      if (answer.empty()) break;
+      Status s = manifests::SetFieldFromText(config, field, answer);
+      if (s.ok()) break;
+      ctx.PrintError(s.error().message);
+      if (attempt >= 4) return s;
+    }
+  }
+  return OkStatus();
+}
+
+int RunInit(Context& ctx, const InitFlags& flags) {
+  std::vector<std::pair<std::string, std::string>> convenience = {{"kubernetesVersion", flags.kube_version},
+                                                                  {"scheduler.name", flags.scheduler_name},
+                                                                  {"extender.image", flags.extender_image},
+                                                                  {"predictor.backend", flags.predictor},
+                                                                  {"extender.tlsMode", flags.tls_mode}};
+  std::vector<std::string> preset;
+  for (const auto& [key, value] : convenience) {
+    if (value.empty()) continue;
+    ctx.globals.set_flags.push_back(key + "=" + value);
+  }
+  for (const std::string& s : ctx.globals.set_flags) preset.push_back(s.substr(0, s.find('=')));
+  if (!ctx.globals.namespace_.empty()) preset.push_back("namespace");
+
+  bool to_stdout = flags.file == "-";
+  std::error_code ec;
+  if (!to_stdout && std::filesystem::exists(flags.file, ec) && !flags.force) {
+    return Fail(ctx, MakeError(ErrorCode::kConflict,
+                               fmt::format("{} already exists; use --force to overwrite it", flags.file)));
+  }
+  // init writes a new file: the layers are defaults, environment and flags, not an existing -c file.
+  ctx.globals.config_file.clear();
+  manifests::ConfigSources sources;
+  sources.environment = ctx.environment;
+  sources.set_flags = ctx.globals.set_flags;
+  if (!ctx.globals.namespace_.empty()) sources.set_flags.push_back("namespace=" + ctx.globals.namespace_);
+  auto config = manifests::LoadConfig(sources);
+  if (!config.ok()) return Fail(ctx, config.error());
+
+  bool interactive = !flags.defaults && ctx.stdin_is_tty;
+  if (interactive) {
+    ctx.Note("Answer each question or press Enter to keep the value in brackets.");
+    Status s = Prompt(ctx, *config, preset);
+    if (!s.ok()) return Fail(ctx, s.error());
+    Status valid = manifests::ValidateConfig(*config);
+    if (!valid.ok()) return Fail(ctx, valid.error());
+  }
+  std::string text = manifests::WriteConfigYaml(*config, manifests::ConfigStyle::kCommented);
+  // What init writes must load back to the same configuration.
+  manifests::PowerctlConfig check;
+  Status reread = manifests::ApplyConfigText(check, text, flags.file);
+  if (!reread.ok()) return Fail(ctx, MakeError(ErrorCode::kInternal, "init wrote an invalid file: " + reread.error().message));
+
+  if (to_stdout) {
+    *ctx.out << text;
+    return kExitOk;
+  }
+  Status written = manifests::WriteFileAtomically(flags.file, text, 0644);
+  if (!written.ok()) return Fail(ctx, written.error());
+  ctx.Note(fmt::format("wrote {}; next: powerctl generate all -c {}", flags.file, flags.file));
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterInit(CLI::App& app, CommandEnv& env) {
+  auto flags = std::make_shared<InitFlags>();
+  CLI::App* cmd = app.add_subcommand("init", "Write a commented powerctl.yaml (asks on a terminal)");
+  cmd->footer(
+      "On a terminal, init asks for the main settings; with --defaults, or when standard input\n"
+      "is not a terminal, it uses defaults, POWERCTL_* variables and flags without asking.\n"
+      "Examples:\n"
+      "  powerctl init\n"
+      "  powerctl init --defaults --kube-version 1.29 --extender-image registry.example.com/powerctl:0.1.0\n"
+      "  powerctl init - --defaults --set extender.weight=10 > powerctl.yaml");
+  cmd->add_option("file", flags->file, "File to write, or - for standard output")->type_name("FILE");
+  cmd->add_flag("--defaults", flags->defaults, "Do not ask; use defaults, environment and flags");
+  cmd->add_flag("--force", flags->force, "Overwrite an existing file");
+  cmd->add_option("--kube-version", flags->kube_version, "Sets kubernetesVersion")->type_name("VERSION");
+  cmd->add_option("--scheduler-name", flags->scheduler_name, "Sets scheduler.name")->type_name("NAME");
+  cmd->add_option("--extender-image", flags->extender_image, "Sets extender.image")->type_name("IMAGE");
+  cmd->add_option("--predictor", flags->predictor, "Sets predictor.backend")->type_name("BACKEND");
+  cmd->add_option("--tls-mode", flags->tls_mode, "Sets extender.tlsMode")->type_name("MODE");
+  env.hints.values["init --predictor"] = {"builtin", "tfserving-grpc", "tfserving-rest", "v2"};
+  env.hints.values["init --tls-mode"] = {"mtls", "tls", "insecure"};
+  cmd->callback([&env, flags] { env.exit_code = RunInit(env.ctx, *flags); });
+}
+
+}  // namespace powerctl::cli

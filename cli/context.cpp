@@ -1,0 +1,76 @@
+#include "cli/context.h"
+
+#include <algorithm>
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "core/manifests/config_loader.h"
+
+namespace powerctl::cli {
+
+std::string_view OutputFormatName(OutputFormat f) {
+  switch (f) {
+    case OutputFormat::kTable: return "table";
+    case OutputFormat::kWide: return "wide";
+    case OutputFormat::kJson: return "json";
+    case OutputFormat::kYaml: return "yaml";
+    case OutputFormat::kName: return "name";
+  }
+  return "table";
+}
+
+std::string Context::Env(const std::string& name) const {
+  auto it = environment.find(name);
+  return it == environment.end() ? "" : it->second;
+}
+
+bool Context::UseColor() const {
+  if (globals.color == "always") return true;
+  if (globals.color == "never") return false;
+  // https://no-color.org: any non-empty NO_COLOR disables colour.
+  if (!Env("NO_COLOR").empty()) return false;
+  if (Env("TERM") == "dumb") return false;
+  return stderr_is_tty;
+}
+
+void Context::Warn(const std::string& message) const {
+  if (UseColor()) {
+    *err << "\033[33mwarning:\033[0m " << message << "\n";
+  } else {
+    *err << "warning: " << message << "\n";
+  }
+}
+
+void Context::PrintError(const std::string& message) const {
+  if (UseColor()) {
+    *err << "\033[31merror:\033[0m " << message << "\n";
+  } else {
+    *err << "error: " << message << "\n";
+  }
+}
+
+void Context::Note(const std::string& message) const { *err << message << "\n"; }
+
+Result<manifests::PowerctlConfig> Context::LoadConfig() const {
+  manifests::ConfigSources sources;
+  std::string file = !globals.config_file.empty() ? globals.config_file : Env("POWERCTL_CONFIG");
+  if (!file.empty()) sources.file = file;
+  sources.environment = environment;
+  sources.set_flags = globals.set_flags;
+  if (!globals.namespace_.empty()) sources.set_flags.push_back("namespace=" + globals.namespace_);
+  return manifests::LoadConfig(sources);
+}
+
+Result<OutputFormat> Context::Output(OutputFormat fallback, const std::vector<OutputFormat>& allowed) const {
+  if (globals.output.empty()) return fallback;
+  for (OutputFormat f : allowed) {
+    if (OutputFormatName(f) == globals.output) return f;
+  }
+  std::vector<std::string_view> names;
+  for (OutputFormat f : allowed) names.push_back(OutputFormatName(f));
+  return MakeError(ErrorCode::kInvalidInput,
+                   fmt::format("-o {}: this command supports {}", globals.output, fmt::join(names, "|")));
+}
+
+}  // namespace powerctl::cli

@@ -1,0 +1,61 @@
+#pragma once
+// Everything a command needs from the process, built once in main and passed down:
+// global flags, the environment, the output streams and how to decorate them.
+
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "core/common/result.h"
+#include "core/manifests/config.h"
+
+namespace powerctl::cli {
+
+enum class OutputFormat { kTable, kWide, kJson, kYaml, kName };
+
+struct GlobalOptions {
+  std::string kubeconfig;
+  std::string context;
+  std::string namespace_;
+  std::string output;  // "" = the command's default
+  int verbosity = 0;
+  std::string color = "auto";
+  std::string config_file;
+  std::vector<std::string> set_flags;
+};
+
+struct Context {
+  GlobalOptions globals;
+  std::map<std::string, std::string> environment;
+  std::istream* in = nullptr;   // prompts read here
+  std::ostream* out = nullptr;  // data
+  std::ostream* err = nullptr;  // messages
+  bool stdin_is_tty = false;
+  bool stdout_is_tty = false;
+  bool stderr_is_tty = false;
+  std::shared_ptr<spdlog::logger> log;
+
+  bool UseColor() const;
+  std::string Env(const std::string& name) const;
+
+  // "warning: ..." / "error: ..." on stderr, coloured when allowed.
+  void Warn(const std::string& message) const;
+  void PrintError(const std::string& message) const;
+  // A progress or status line on stderr.
+  void Note(const std::string& message) const;
+
+  // powerctl.yaml after defaults < file (-c or $POWERCTL_CONFIG) < POWERCTL_* < --set < -n.
+  Result<manifests::PowerctlConfig> LoadConfig() const;
+
+  // -o parsed against what the command supports; `fallback` when -o is not given.
+  Result<OutputFormat> Output(OutputFormat fallback, const std::vector<OutputFormat>& allowed) const;
+};
+
+std::string_view OutputFormatName(OutputFormat f);
+
+}  // namespace powerctl::cli

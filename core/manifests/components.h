@@ -1,0 +1,25 @@
+#pragma once
+// The manifest components `generate`, `apply` and `delete` work on, in dependency order.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/common/result.h"
+#include "core/manifests/config.h"
+
+namespace powerctl::manifests {
+
+enum class Component { kNamespace, kRbac, kSecrets, kPolicies, kModel, kExtender, kScheduler };
+
+std::string_view ComponentName(Component c);
+std::vector<std::string_view> ComponentNames();  // without "all"
+
+// Expands names ("all" included) into components in dependency order, without
+// duplicates. `all` includes `model` only when the predictor needs TensorFlow Serving.
+Result<std::vector<Component>> ResolveComponents(const std::vector<std::string>& names,
+                                                 const PowerctlConfig& config);
+
+bool PredictorNeedsModelServer(const PowerctlConfig& config);
+
+}  // namespace powerctl::manifests

@@ -1,0 +1,114 @@
+#pragma once
+// The powerctl.yaml model: every setting with its default. The field table in
+// config_schema.cpp documents each key, its environment variable and its range;
+// `powerctl init` writes the file from that table, so the two cannot drift.
+//
+// Precedence: built-in defaults < config file < POWERCTL_* environment < flags (--set, -n, ...).
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace powerctl::manifests {
+
+// One rule of a TASPolicy strategy (telemetry.intel.com/v1alpha1).
+struct PolicyRule {
+  std::string metric_name;
+  std::string op;  // Equals | LessThan | GreaterThan
+  std::int64_t target = 0;
+  bool has_target = false;
+  std::vector<std::string> labels;  // labeling strategy only: "key=value"
+};
+
+struct PolicyStrategy {
+  std::string logical_operator;  // "" (anyOf) | allOf | anyOf
+  std::vector<PolicyRule> rules;
+};
+
+// A telemetry policy, rendered as a TASPolicy object.
+struct Policy {
+  std::string name;
+  std::string namespace_;  // "" means the pods' namespace is the powerctl namespace
+  std::map<std::string, PolicyStrategy> strategies;  // dontschedule, scheduleonmetric, deschedule, labeling
+};
+
+struct SchedulerSettings {
+  std::string name = "powerctl-scheduler";  // schedulerName pods set; also the profile and lease name
+  std::string image;                        // "" = registry.k8s.io/kube-scheduler:<target version>
+  int replicas = 1;
+  bool leader_elect = true;
+  bool power_first = false;  // disable the default spreading scores so power decides
+  int expected_nodes = 100;  // sizes clientConnection qps/burst when they are 0
+  int client_qps = 0;        // 0 = derived from expected_nodes
+  int client_burst = 0;      // 0 = 2 x qps
+  int verbosity = 2;
+};
+
+struct ExtenderSettings {
+  std::string image = "localhost/powerctl:0.1.0";  // required when the extender is generated
+  int replicas = 1;
+  int port = 8443;      // kube-scheduler's (m)TLS port
+  int ops_port = 8080;  // plain: /healthz, /readyz, /metrics, read-only JSON
+  std::string tls_mode = "mtls";  // mtls | tls | insecure
+  std::string url_prefix_path = "/scheduler";
+  int weight = 5;                 // kube-scheduler multiplies scores (0..10) by weight x 10
+  std::string http_timeout = "2s";
+  bool ignorable = true;          // scheduling goes on when the extender is down
+  bool node_cache_capable = true; // send node names, not full Node objects
+  std::string cpu_request = "100m";
+  std::string memory_request = "64Mi";
+  std::string memory_limit = "256Mi";
+};
+
+struct ModelSettings {
+  std::string name = "power";
+  std::string version;    // "" = latest
+  std::string signature = "serving_default";
+  std::string serving_image = "docker.io/tensorflow/serving:2.14.1";
+  std::string image;      // an image holding the SavedModel under /models/<name>/<version>
+  std::string persistent_volume_claim;  // or a PVC holding it
+  int grpc_port = 8500;
+  int rest_port = 8501;
+};
+
+struct PredictorSettings {
+  std::string backend = "builtin";  // builtin | tfserving-grpc | tfserving-rest | v2
+  ModelSettings model;
+};
+
+struct SensorNames {
+  std::vector<std::string> ambient{"Ambient", "Inlet Temp"};
+  std::vector<std::string> cpu1{"CPU1", "CPU1 Temp"};
+  std::vector<std::string> cpu2{"CPU2", "CPU2 Temp"};
+};
+
+struct TelemetrySettings {
+  std::string cpu_source = "metrics-api";             // metrics-api | prometheus
+  std::string temperature_source = "ipmi-exporter";   // ipmi-exporter | prometheus
+  std::string prometheus_url = "http://prometheus.monitoring.svc:9090";
+  int ipmi_exporter_port = 9290;
+  std::string max_age = "2m";          // older readings count as missing
+  std::string refresh_interval = "15s";
+  SensorNames sensors;
+};
+
+struct ScoringSettings {
+  double power_weight = 1.0;
+  double policy_weight = 1.0;
+  double real_usage_weight = 0.0;
+  int unknown_score = 5;  // 0..10 for nodes without a prediction
+};
+
+struct PowerctlConfig {
+  std::string namespace_ = "powerctl";
+  std::string kubernetes_version = "1.30";
+  SchedulerSettings scheduler;
+  ExtenderSettings extender;
+  PredictorSettings predictor;
+  TelemetrySettings telemetry;
+  ScoringSettings scoring;
+  std::vector<Policy> policies;
+};
+
+}  // namespace powerctl::manifests

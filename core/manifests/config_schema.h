@@ -1,0 +1,50 @@
+#pragma once
+// The table of powerctl.yaml keys. Parsing (file, environment, --set), validation
+// messages, `powerctl init` and the README's key list all come from this table.
+
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/common/result.h"
+#include "core/manifests/config.h"
+
+namespace powerctl::manifests {
+
+inline constexpr std::string_view kConfigApiVersion = "powerctl.io/v1alpha1";
+inline constexpr std::string_view kConfigKind = "PowerctlConfig";
+
+using FieldRef = std::variant<std::string*, int*, bool*, double*, std::vector<std::string>*>;
+
+struct FieldSpec {
+  std::string_view path;  // "extender.port"
+  std::string_view help;  // one line, written as a comment by `powerctl init`
+  FieldRef (*ref)(PowerctlConfig&);
+  std::vector<std::string_view> choices;  // non-empty: the value must be one of these
+  double min = 0;                         // numeric range (when min < max)
+  double max = 0;
+  // Extra check on string values; returns "" when valid, else what is wrong.
+  std::string (*check)(const std::string&) = nullptr;
+  bool prompt = false;  // asked by the interactive `powerctl init`
+};
+
+const std::vector<FieldSpec>& ConfigFields();
+const FieldSpec* FindField(std::string_view path);
+
+// "extender.opsPort" -> "POWERCTL_EXTENDER_OPS_PORT".
+std::string EnvVarName(std::string_view path);
+
+// Sets a field from text (environment, --set, a prompt answer or a YAML scalar).
+// Lists are comma-separated. Returns kInvalidInput with "<path>: <what is wrong>".
+Status SetFieldFromText(PowerctlConfig& config, const FieldSpec& field, std::string_view text);
+Status SetFieldFromList(PowerctlConfig& config, const FieldSpec& field,
+                        const std::vector<std::string>& items);
+
+// The current value as YAML-ready text (used by init and for display).
+std::string FieldValueText(PowerctlConfig& config, const FieldSpec& field);
+
+// The closest known key, for "did you mean" hints ("" when nothing is close).
+std::string SuggestField(std::string_view unknown_path);
+
+}  // namespace powerctl::manifests

@@ -1,0 +1,181 @@
+#include "core/manifests/generate.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/common/encoding.h"
+#include "core/common/yaml.h"
+#include "core/manifests/embedded_templates.h"
+#include "core/manifests/render_context.h"
+#include "core/manifests/template.h"
+
+namespace powerctl::manifests {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+Status CheckRequiredFields(const GenerateRequest& request, const std::vector<Component>& components) {
+  const PowerctlConfig& c = request.config;
+  auto has = [&](Component x) { return std::find(components.begin(), components.end(), x) != components.end(); };
+  if (has(Component::kExtender) && c.extender.image.empty()) {
+    return MakeError(ErrorCode::kInvalidInput, "extender.image is required to generate the extender component");
+  }
+  if (has(Component::kModel) && c.predictor.model.image.empty() && c.predictor.model.persistent_volume_claim.empty()) {
+    return MakeError(ErrorCode::kInvalidInput,
+                     "predictor.model.image or predictor.model.persistentVolumeClaim is required to generate the "
+                     "model component (the SavedModel to serve)");
+  }
+  if (request.out_of_cluster) {
+    if (request.kubeconfig_path.empty()) {
+      return MakeError(ErrorCode::kInvalidInput, "--out-of-cluster needs --kubeconfig PATH for the scheduler");
+    }
+    if (request.extender_url.empty()) {
+      return MakeError(ErrorCode::kInvalidInput, "--out-of-cluster needs --extender-url URL");
+    }
+    if (request.extender_url.rfind("http://", 0) != 0 && request.extender_url.rfind("https://", 0) != 0) {
+      return MakeError(ErrorCode::kInvalidInput, "--extender-url must start with http:// or https://");
+    }
+    bool https = request.extender_url.rfind("https://", 0) == 0;
+    if (https != (c.extender.tls_mode != "insecure")) {
+      return MakeError(ErrorCode::kInvalidInput,
+                       fmt::format("--extender-url scheme does not match extender.tlsMode {} (use {})",
+                                   c.extender.tls_mode, c.extender.tls_mode == "insecure" ? "http://" : "https://"));
+    }
+    if (https && !request.cert_dir) {
+      return MakeError(ErrorCode::kInvalidInput,
+                       "--out-of-cluster with TLS needs --cert-dir (or --output-dir) for the certificate files");
+    }
+  }
+  return OkStatus();
+}
+
+bool KeyMaterialPresent(const std::filesystem::path& dir) {
+  std::error_code ec;
+  return std::filesystem::exists(dir / "ca.crt", ec) && std::filesystem::exists(dir / "server.key", ec);
+}
+
+Result<KeyMaterial> ObtainKeyMaterial(const GenerateRequest& request, std::vector<std::string>& notes) {
+  CertificateRequest cert_request = ExtenderCertificateRequest(request.config);
+  if (request.cert_dir && KeyMaterialPresent(*request.cert_dir)) {
+    POWERCTL_TRY(loaded, LoadKeyMaterial(*request.cert_dir));
+    Status valid = VerifyKeyMaterial(loaded, &cert_request);
+    if (!valid.ok()) return WithContext(valid.error(), "TLS material in " + request.cert_dir->string());
+    notes.push_back("using TLS material from " + request.cert_dir->string());
+    return loaded;
+  }
+  POWERCTL_TRY(generated, GenerateKeyMaterial(cert_request));
+  if (request.out_of_cluster && request.cert_dir) {
+    POWERCTL_CHECK_OK(WriteKeyMaterial(*request.cert_dir, generated));
+    notes.push_back("wrote new TLS material to " + request.cert_dir->string() + " (keys mode 0600)");
+  } else {
+    notes.push_back("generated new TLS material (CA, extender server and scheduler client certificates)");
+  }
+  return generated;
+}
+
+Result<std::vector<json>> RenderFile(const std::string& file, const json& context,
+                                     const std::optional<std::filesystem::path>& templates_dir) {
+  POWERCTL_TRY(text, LoadTemplate(file, templates_dir));
+  POWERCTL_TRY(rendered, RenderTemplate(file, text, context));
+  POWERCTL_TRY(docs, ParseYamlDocuments(rendered, file + " (rendered)"));
+  return docs;
+}
+
+Status CheckObject(const json& object, const std::string& file, std::size_t index) {
+  auto fail = [&](const std::string& what) {
+    return MakeError(ErrorCode::kInvalidInput, fmt::format("{}: document {}: {}", file, index + 1, what));
+  };
+  if (!object.is_object()) return fail("is not a mapping");
+  if (!object.contains("apiVersion") || !object["apiVersion"].is_string()) return fail("missing apiVersion");
+  if (!object.contains("kind") || !object["kind"].is_string()) return fail("missing kind");
+  if (!object.contains("metadata") || !object["metadata"].is_object() || !object["metadata"].contains("name") ||
+      !object["metadata"]["name"].is_string()) {
+    return fail("missing metadata.name");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<std::string> LoadTemplate(const std::string& name, const std::optional<std::filesystem::path>& dir) {
+  if (dir) {
+    std::filesystem::path path = *dir / name;
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec)) {
+      std::ifstream in(path, std::ios::binary);
+      if (!in) return MakeError(ErrorCode::kIo, "cannot read template " + path.string());
+      std::ostringstream text;
+      text << in.rdbuf();
+      return text.str();
+    }
+  }
+  for (const EmbeddedTemplate& t : EmbeddedTemplates()) {
+    if (t.name == name) return std::string(t.text);
+  }
+  return MakeError(ErrorCode::kInternal, "no embedded template " + name);
+}
+
+void AddStandardLabels(json& object, Component component) {
+  json& labels = object["metadata"]["labels"];
+  if (!labels.is_object()) labels = json::object();
+  labels["app.kubernetes.io/name"] = "powerctl";
+  labels["app.kubernetes.io/managed-by"] = "powerctl";
+  labels["app.kubernetes.io/component"] = std::string(ComponentName(component));
+}
+
+Result<GenerateResult> Generate(const GenerateRequest& request) {
+  POWERCTL_TRY(components, ResolveComponents(request.components, request.config));
+  POWERCTL_CHECK_OK(CheckRequiredFields(request, components));
+
+  GenerateResult result;
+  bool tls = request.config.extender.tls_mode != "insecure";
+  bool wants_secrets = std::find(components.begin(), components.end(), Component::kSecrets) != components.end();
+  bool wants_scheduler =
+      std::find(components.begin(), components.end(), Component::kScheduler) != components.end();
+  std::optional<KeyMaterial> keys;
+  if (tls && (wants_secrets || (request.out_of_cluster && wants_scheduler))) {
+    POWERCTL_TRY(material, ObtainKeyMaterial(request, result.notes));
+    keys = std::move(material);
+  }
+
+  RenderOptions options;
+  options.version = request.version;
+  options.out_of_cluster = request.out_of_cluster;
+  options.kubeconfig_path = request.kubeconfig_path;
+  options.extender_url = request.extender_url;
+  options.cert_dir = request.cert_dir ? std::filesystem::absolute(*request.cert_dir).string() : "";
+  options.keys = keys ? &*keys : nullptr;
+  json context = BuildRenderContext(request.config, options);
+
+  // The scheduler configuration is rendered first: the ConfigMap embeds it as text.
+  POWERCTL_TRY(scheduler_config, RenderFile("scheduler-config.yaml", context, request.templates_dir));
+  if (scheduler_config.size() != 1 || !scheduler_config[0].is_object()) {
+    return MakeError(ErrorCode::kInvalidInput, "scheduler-config.yaml must render exactly one document");
+  }
+  std::string config_text = EmitYaml(scheduler_config[0]);
+  context["scheduler"]["configText"] = config_text;
+  context["scheduler"]["configHash"] = Sha256Hex(config_text).substr(0, 16);
+
+  for (Component component : components) {
+    GeneratedComponent out{component, {}, component == Component::kSecrets};
+    if (request.out_of_cluster && component == Component::kScheduler) {
+      out.objects = scheduler_config;  // a file for kube-scheduler --config, not an API object
+      result.components.push_back(std::move(out));
+      continue;
+    }
+    if (request.out_of_cluster && component == Component::kSecrets) continue;  // files in cert_dir instead
+    std::string file = std::string(ComponentName(component)) + ".yaml";
+    POWERCTL_TRY(objects, RenderFile(file, context, request.templates_dir));
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+      POWERCTL_CHECK_OK(CheckObject(objects[i], file, i));
+      AddStandardLabels(objects[i], component);
+    }
+    out.objects = std::move(objects);
+    result.components.push_back(std::move(out));
+  }
+  return result;
+}
+
+}  // namespace powerctl::manifests

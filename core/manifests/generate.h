@@ -1,0 +1,51 @@
+#pragma once
+// `powerctl generate`: renders the manifests of the selected components.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/kube_version.h"
+#include "core/common/result.h"
+#include "core/manifests/components.h"
+#include "core/manifests/config.h"
+#include "core/manifests/tls.h"
+
+namespace powerctl::manifests {
+
+struct GenerateRequest {
+  PowerctlConfig config;
+  KubeVersion version;
+  std::vector<std::string> components;  // empty = all
+  // Render the scheduler configuration for a kube-scheduler running outside the cluster.
+  bool out_of_cluster = false;
+  std::string kubeconfig_path;
+  std::string extender_url;
+  // TLS material: loaded from here when present; out of cluster, new material is written here.
+  std::optional<std::filesystem::path> cert_dir;
+  std::optional<std::filesystem::path> templates_dir;  // overrides embedded templates by file name
+};
+
+struct GeneratedComponent {
+  Component component;
+  std::vector<nlohmann::ordered_json> objects;
+  bool holds_keys = false;  // written 0600
+};
+
+struct GenerateResult {
+  std::vector<GeneratedComponent> components;
+  std::vector<std::string> notes;  // for stderr: where key material came from, files written
+};
+
+Result<GenerateResult> Generate(const GenerateRequest& request);
+
+// Loads a template by file name: from `dir` when it holds that file, else embedded.
+Result<std::string> LoadTemplate(const std::string& name, const std::optional<std::filesystem::path>& dir);
+
+// Labels every object powerctl makes carries.
+void AddStandardLabels(nlohmann::ordered_json& object, Component component);
+
+}  // namespace powerctl::manifests

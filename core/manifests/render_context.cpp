@@ -1,0 +1,204 @@
+#include "core/manifests/render_context.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/common/duration.h"
+#include "core/common/encoding.h"
+#include "core/manifests/config_writer.h"
+
+namespace powerctl::manifests {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// In-cluster path where the scheduler's Secret is mounted.
+constexpr const char* kSchedulerTlsDir = "/etc/powerctl/tls";
+
+// Score plugins that spread pods by free resources. Disabling them leaves power
+// (and the other defaults: affinity, taints, topology spread) to choose among
+// feasible nodes. v1beta2 (1.22) folded NodeResourcesLeastAllocated into
+// NodeResourcesFit's scoring; disabling NodeResourcesFit under `score` keeps its filter.
+json DisabledScorePlugins(const KubeVersion& v) {
+  if (!v.AtLeast(22)) return json::array({"NodeResourcesLeastAllocated", "NodeResourcesBalancedAllocation"});
+  return json::array({"NodeResourcesFit", "NodeResourcesBalancedAllocation"});
+}
+
+std::string ExtenderHost(const PowerctlConfig& config) {
+  return fmt::format("powerctl-extender.{}.svc", config.namespace_);
+}
+
+std::string ModelConfigText(const ModelSettings& model) {
+  std::string policy;
+  if (!model.version.empty()) {
+    policy = fmt::format("    model_version_policy {{ specific {{ versions: {} }} }}\n", model.version);
+  }
+  return fmt::format(
+      "model_config_list {{\n  config {{\n    name: \"{0}\"\n    base_path: \"/models/{0}\"\n"
+      "    model_platform: \"tensorflow\"\n{1}  }}\n}}\n",
+      model.name, policy);
+}
+
+json PoliciesContext(const PowerctlConfig& config) {
+  json list = json::array();
+  for (const Policy& p : config.policies) {
+    json strategies = json::array();
+    for (const auto& [name, strategy] : p.strategies) {
+      json rules = json::array();
+      for (const PolicyRule& r : strategy.rules) {
+        rules.push_back({{"metricname", r.metric_name},
+                         {"operator", r.op},
+                         {"hasTarget", r.has_target},
+                         {"target", r.target},
+                         {"hasLabels", !r.labels.empty()},
+                         {"labels", r.labels}});
+      }
+      strategies.push_back({{"strategy", name},
+                            {"logicalOperator", strategy.logical_operator.empty()
+                                                    ? json(false)
+                                                    : json(strategy.logical_operator)},
+                            {"rules", rules}});
+    }
+    list.push_back({{"name", p.name},
+                    {"namespace", p.namespace_.empty() ? config.namespace_ : p.namespace_},
+                    {"strategies", strategies}});
+  }
+  return list;
+}
+
+}  // namespace
+
+ObjectNames NamesFor(const PowerctlConfig& config) {
+  const std::string& s = config.scheduler.name;
+  return ObjectNames{s, s + "-config", s + "-tls",
+                     "powerctl-extender", "powerctl-extender-config", "powerctl-extender-tls", "powerctl-extender",
+                     "powerctl-model", "powerctl-model-config"};
+}
+
+CertificateRequest ExtenderCertificateRequest(const PowerctlConfig& config) {
+  CertificateRequest request;
+  std::string base = "powerctl-extender";
+  std::string ns = config.namespace_;
+  request.server_common_name = ExtenderHost(config);
+  request.server_dns_names = {base, base + "." + ns, base + "." + ns + ".svc",
+                              base + "." + ns + ".svc.cluster.local", "localhost"};
+  request.server_ip_addresses = {"127.0.0.1", "::1"};
+  request.client_common_name = config.scheduler.name;
+  return request;
+}
+
+std::string SchedulerConfigApiVersion(const KubeVersion& v) {
+  if (v.AtLeast(25)) return "kubescheduler.config.k8s.io/v1";
+  if (v.AtLeast(23)) return "kubescheduler.config.k8s.io/v1beta3";
+  if (v.AtLeast(22)) return "kubescheduler.config.k8s.io/v1beta2";
+  return "kubescheduler.config.k8s.io/v1beta1";
+}
+
+json BuildRenderContext(const PowerctlConfig& config, const RenderOptions& options) {
+  const KubeVersion& v = options.version;
+  ObjectNames names = NamesFor(config);
+  const SchedulerSettings& s = config.scheduler;
+  const ExtenderSettings& e = config.extender;
+
+  int qps = s.client_qps > 0 ? s.client_qps : std::clamp(s.expected_nodes / 10, 50, 500);
+  int burst = s.client_burst > 0 ? s.client_burst : 2 * qps;
+  bool tls = e.tls_mode != "insecure";
+  bool mutual = e.tls_mode == "mtls";
+
+  json ctx;
+  ctx["namespace"] = config.namespace_;
+  ctx["kube"] = {{"version", v.MinorString()}, {"imageTag", v.ImageTag()}};
+
+  json sched;
+  sched["name"] = s.name;
+  sched["serviceAccount"] = names.scheduler_service_account;
+  sched["configMap"] = names.scheduler_config_map;
+  sched["tlsSecret"] = names.scheduler_tls_secret;
+  sched["tlsDir"] = kSchedulerTlsDir;
+  sched["image"] = s.image.empty() ? "registry.k8s.io/kube-scheduler:" + v.ImageTag() : s.image;
+  sched["replicas"] = s.replicas;
+  sched["leaderElect"] = s.leader_elect;
+  sched["verbosity"] = s.verbosity;
+  sched["qps"] = qps;
+  sched["burst"] = burst;
+  sched["configApiVersion"] = SchedulerConfigApiVersion(v);
+  // v1beta1/v1beta2 still have the unauthenticated healthz/metrics listener. The
+  // Deployment passes --port=0 to turn it off; the address keeps it on loopback
+  // wherever the flag is not given (1.20 rejects a :0 port here).
+  sched["legacyBindAddresses"] = !v.AtLeast(23);
+  sched["legacyBindAddress"] = "127.0.0.1:10251";
+  sched["disableInsecurePort"] = !v.AtLeast(23);
+  // Profiles carry their own percentageOfNodesToScore from 1.27; the top-level
+  // field (kept everywhere) means the same with a single profile.
+  sched["profilePercentage"] = v.AtLeast(27);
+  sched["powerFirst"] = s.power_first;
+  sched["disabledScorePlugins"] = DisabledScorePlugins(v);
+  sched["kubeconfig"] = options.out_of_cluster ? json(options.kubeconfig_path) : json(false);
+
+  json ext;
+  ext["name"] = names.extender;
+  ext["serviceAccount"] = names.extender;
+  ext["configMap"] = names.extender_config_map;
+  ext["tlsSecret"] = names.extender_tls_secret;
+  ext["leaseName"] = names.extender_lease;
+  ext["image"] = e.image;
+  ext["replicas"] = e.replicas;
+  ext["port"] = e.port;
+  ext["opsPort"] = e.ops_port;
+  ext["opsPortText"] = std::to_string(e.ops_port);
+  ext["weight"] = e.weight;
+  ext["ignorable"] = e.ignorable;
+  ext["nodeCacheCapable"] = e.node_cache_capable;
+  ext["httpTimeout"] = FormatDuration(ParseDuration(e.http_timeout).ok() ? *ParseDuration(e.http_timeout)
+                                                                         : Duration(5000));
+  ext["cpuRequest"] = e.cpu_request;
+  ext["memoryRequest"] = e.memory_request;
+  ext["memoryLimit"] = e.memory_limit;
+  ext["urlPrefix"] = options.out_of_cluster
+                         ? options.extender_url
+                         : fmt::format("{}://{}:{}{}", tls ? "https" : "http", ExtenderHost(config), e.port,
+                                       e.url_prefix_path);
+  std::string dir = options.out_of_cluster ? options.cert_dir : kSchedulerTlsDir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  ext["tls"] = {{"enabled", tls},
+                {"mutual", mutual},
+                // Out of cluster the URL names an address, so the certificate is checked against the Service name.
+                {"serverName", options.out_of_cluster ? json(ExtenderHost(config)) : json(false)},
+                {"caFile", dir + "/ca.crt"},
+                {"certFile", dir + (options.out_of_cluster ? "/client.crt" : "/tls.crt")},
+                {"keyFile", dir + (options.out_of_cluster ? "/client.key" : "/tls.key")}};
+  ext["configText"] = WriteConfigYaml(config, ConfigStyle::kPlain);
+  ext["configHash"] = Sha256Hex(ext["configText"].get<std::string>()).substr(0, 16);
+
+  const ModelSettings& m = config.predictor.model;
+  json model;
+  model["deployment"] = names.model;
+  model["service"] = names.model;
+  model["configMap"] = names.model_config_map;
+  model["servingImage"] = m.serving_image;
+  model["image"] = m.image.empty() ? json(false) : json(m.image);
+  model["persistentVolumeClaim"] = m.persistent_volume_claim.empty() ? json(false) : json(m.persistent_volume_claim);
+  model["grpcPort"] = m.grpc_port;
+  model["restPort"] = m.rest_port;
+  model["statusPath"] = "/v1/models/" + m.name;
+  model["modelConfigText"] = ModelConfigText(m);
+
+  json secrets = json::object();
+  if (options.keys != nullptr) {
+    secrets = {{"caCert", Base64Encode(options.keys->ca_cert)},
+               {"serverCert", Base64Encode(options.keys->server_cert)},
+               {"serverKey", Base64Encode(options.keys->server_key)},
+               {"clientCert", Base64Encode(options.keys->client_cert)},
+               {"clientKey", Base64Encode(options.keys->client_key)}};
+  }
+
+  ctx["scheduler"] = sched;
+  ctx["extender"] = ext;
+  ctx["model"] = model;
+  ctx["secrets"] = secrets;
+  ctx["policies"] = PoliciesContext(config);
+  return ctx;
+}
+
+}  // namespace powerctl::manifests

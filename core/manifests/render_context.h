@@ -1,0 +1,41 @@
+#pragma once
+// Turns powerctl.yaml plus the target Kubernetes version into the values the
+// templates use. Every version-dependent decision lives here, with its reason.
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/kube_version.h"
+#include "core/manifests/config.h"
+#include "core/manifests/tls.h"
+
+namespace powerctl::manifests {
+
+// Fixed object names, derived from powerctl.yaml, shared by generate, apply and doctor.
+struct ObjectNames {
+  std::string scheduler_service_account, scheduler_config_map, scheduler_tls_secret;
+  std::string extender, extender_config_map, extender_tls_secret, extender_lease;
+  std::string model, model_config_map;
+};
+ObjectNames NamesFor(const PowerctlConfig& config);
+
+struct RenderOptions {
+  KubeVersion version;
+  bool out_of_cluster = false;
+  std::string kubeconfig_path;  // out of cluster: the scheduler's kubeconfig
+  std::string extender_url;     // out of cluster: the extender's URL prefix
+  std::string cert_dir;         // out of cluster: where ca.crt, client.crt, client.key are
+  const KeyMaterial* keys = nullptr;  // set when secrets are rendered
+};
+
+// DNS names the extender's serving certificate must cover.
+CertificateRequest ExtenderCertificateRequest(const PowerctlConfig& config);
+
+// KubeSchedulerConfiguration apiVersion for a Kubernetes version.
+std::string SchedulerConfigApiVersion(const KubeVersion& version);
+
+nlohmann::ordered_json BuildRenderContext(const PowerctlConfig& config, const RenderOptions& options);
+
+}  // namespace powerctl::manifests

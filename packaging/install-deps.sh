@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of powerctl from Debian 12's packages.
+# Idempotent: packages already present are skipped, and nothing is printed
+# beyond one line when everything is there.
+set -euo pipefail
+
+BUILD_PKGS=(
+  cmake ninja-build g++ pkg-config git
+  libcli11-dev libcurl4-openssl-dev nlohmann-json3-dev libyaml-cpp-dev
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libssl-dev libboost1.81-dev libspdlog-dev libfmt-dev libnftables-dev
+)
+TEST_PKGS=(
+  libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev
+  python3 python3-yaml etcd-server openssl jq curl procps iproute2 bash-completion
+  prometheus prometheus-node-exporter wrk
+  # Building kube-apiserver/kube-scheduler/kube-controller-manager from Debian's source package.
+  golang-go rsync dpkg-dev golang-github-modern-go-reflect2-dev
+)
+
+want=("${BUILD_PKGS[@]}")
+if [[ "${1:-}" != "--build-only" ]]; then
+  want+=("${TEST_PKGS[@]}")
+fi
+
+missing=()
+for p in "${want[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#want[@]} packages present"
+  exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "install-deps: missing packages (${missing[*]}); run as root or install them with apt-get" >&2
+  exit 1
+fi
+
+echo "install-deps: installing ${#missing[@]} packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds powerctl into build/, and runs its main job on the
+# embedded defaults: rendering every manifest of a power-aware scheduling setup.
+# Safe to re-run: installed packages and an up-to-date build are skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "==> [1/3] dependencies"
+packaging/install-deps.sh --build-only
+
+echo "==> [2/3] build (build/powerctl)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOWERCTL_BUILD_TESTS=OFF >/dev/null
+cmake --build build --target powerctl
+
+echo "==> [3/3] powerctl generate all (built-in defaults)"
+build/powerctl generate all

@@ -1,0 +1,68 @@
+"""Global conventions: help, version, exit codes, usage errors, colour."""
+import json
+import re
+import unittest
+
+import yaml
+
+from support import TempDirTest, clean_env, run
+
+
+class CliBasicsTest(TempDirTest):
+    def test_help_lists_commands_and_exits_0(self):
+        r = run("--help")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for command in ("init", "generate", "completion", "version"):
+            self.assertIn(command, r.stdout)
+        self.assertIn("Exit codes", r.stdout)
+
+    def test_no_command_is_a_usage_error(self):
+        r = run()
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("error:", r.stderr)
+
+    def test_unknown_command_is_a_usage_error(self):
+        r = run("frobnicate")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("frobnicate", r.stderr)
+
+    def test_unknown_flag_is_a_usage_error(self):
+        r = run("version", "--bogus")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--bogus", r.stderr)
+
+    def test_version_text_json_yaml(self):
+        r = run("version")
+        self.assertEqual(r.returncode, 0)
+        self.assertRegex(r.stdout, r"^powerctl \d+\.\d+\.\d+ \(commit \S+, built \d{4}-\d\d-\d\dT")
+        doc = json.loads(run("version", "-o", "json").stdout)
+        self.assertEqual(set(doc), {"version", "gitCommit", "buildDate"})
+        self.assertRegex(doc["version"], r"^\d+\.\d+\.\d+$")
+        self.assertEqual(yaml.safe_load(run("version", "-o", "yaml").stdout), doc)
+        self.assertEqual(run("version", "--short").stdout.strip(), doc["version"])
+
+    def test_unsupported_output_format_names_the_choices(self):
+        r = run("version", "-o", "wide")
+        self.assertUsageError(r, "-o wide", "table|json|yaml")
+
+    def test_bad_color_value_is_usage_error(self):
+        r = run("version", "--color", "sometimes")
+        self.assertEqual(r.returncode, 2)
+
+    def test_error_colour_follows_flag_and_no_color(self):
+        bad = ["generate", "--kube-version", "1.99"]
+        always = run("--color", "always", *bad)
+        self.assertIn("\x1b[31merror:", always.stderr)
+        never = run("--color", "never", *bad)
+        self.assertNotIn("\x1b[", never.stderr)
+        # NO_COLOR wins over auto, even if stderr were a terminal.
+        auto = run(*bad, env=clean_env(NO_COLOR="1"))
+        self.assertNotIn("\x1b[", auto.stderr)
+
+    def test_verbosity_out_of_range_is_usage_error(self):
+        self.assertEqual(run("-v", "11", "version").returncode, 2)
+        self.assertEqual(run("-v", "10", "version").returncode, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()

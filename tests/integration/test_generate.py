@@ -1,0 +1,304 @@
+"""powerctl generate: components, versions, output forms, config errors, templates, out-of-cluster."""
+import base64
+import json
+import os
+import stat
+
+import yaml
+
+from support import SOURCE_DIR, TempDirTest, clean_env, run
+
+CERTS = os.path.join(SOURCE_DIR, "tests", "fixtures", "tls")
+
+
+def docs(text):
+    return [d for d in yaml.safe_load_all(text) if d is not None]
+
+
+def scheduler_config(objects):
+    cm = next(o for o in objects if o["kind"] == "ConfigMap" and "config.yaml" in o.get("data", {}))
+    return yaml.safe_load(cm["data"]["config.yaml"])
+
+
+class GenerateTest(TempDirTest):
+    def generate(self, *args, env=None):
+        r = run("generate", *args, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return docs(r.stdout)
+
+    def test_all_by_default_with_labels_everywhere(self):
+        objects = self.generate()
+        kinds = sorted({o["kind"] for o in objects})
+        self.assertEqual(kinds, ["ClusterRole", "ClusterRoleBinding", "ConfigMap", "CustomResourceDefinition",
+                                 "Deployment", "Namespace", "Role", "RoleBinding", "Secret", "Service",
+                                 "ServiceAccount"])
+        for o in objects:
+            labels = o["metadata"]["labels"]
+            self.assertEqual(labels["app.kubernetes.io/managed-by"], "powerctl", o["metadata"]["name"])
+            self.assertIn(labels["app.kubernetes.io/component"],
+                          ["namespace", "rbac", "secrets", "policies", "extender", "scheduler"])
+        # builtin predictor: no model server in `all`
+        self.assertFalse(any(o["metadata"]["name"] == "powerctl-model" for o in objects))
+
+    def test_secrets_hold_a_verifiable_chain(self):
+        objects = self.generate("secrets")
+        secrets = {o["metadata"]["name"]: o for o in objects}
+        ext = secrets["powerctl-extender-tls"]["data"]
+        self.assertEqual(secrets["powerctl-extender-tls"]["type"], "kubernetes.io/tls")
+        for key in ("tls.crt", "tls.key", "ca.crt"):
+            self.assertTrue(base64.b64decode(ext[key]).startswith(b"-----BEGIN"), key)
+        # No CA private key ever goes into the cluster.
+        for s in objects:
+            for value in s["data"].values():
+                pem = base64.b64decode(value)
+                if b"PRIVATE KEY" in pem:
+                    self.assertNotEqual(pem, base64.b64decode(ext["ca.crt"]))
+        self.assertEqual(len([1 for s in objects for k in s["data"] if k.endswith(".key")]), 2)
+
+    def test_fresh_key_material_each_run_unless_cert_dir(self):
+        a = self.generate("secrets")
+        b = self.generate("secrets")
+        self.assertNotEqual(a, b)
+        c = self.generate("secrets", "--cert-dir", CERTS)
+        d = self.generate("secrets", "--cert-dir", CERTS)
+        self.assertEqual(c, d)
+
+    def test_json_output_is_a_list(self):
+        r = run("generate", "rbac", "-o", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = json.loads(r.stdout)
+        self.assertEqual(doc["kind"], "List")
+        self.assertTrue(all("apiVersion" in item for item in doc["items"]))
+        single = json.loads(run("generate", "namespace", "-o", "json").stdout)
+        self.assertEqual(single["kind"], "Namespace")
+
+    def test_output_dir_files_and_modes(self):
+        out = self.path("out")
+        r = run("generate", "all", "--output-dir", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        files = sorted(os.listdir(out))
+        self.assertEqual(files, ["00-namespace.yaml", "10-rbac.yaml", "20-secrets.yaml", "30-policies.yaml",
+                                 "50-extender.yaml", "60-scheduler.yaml"])
+        self.assertEqual(stat.S_IMODE(os.stat(os.path.join(out, "20-secrets.yaml")).st_mode), 0o600)
+        self.assertEqual(stat.S_IMODE(os.stat(os.path.join(out, "10-rbac.yaml")).st_mode), 0o644)
+        self.assertIn(f"wrote {out}/20-secrets.yaml", r.stderr)
+        self.assertEqual(r.stdout, "")
+
+    def test_scheduler_config_api_version_per_kubernetes_version(self):
+        expected = {20: "v1beta1", 21: "v1beta1", 22: "v1beta2", 23: "v1beta3", 24: "v1beta3"}
+        for minor in range(20, 35):
+            with self.subTest(minor=minor):
+                cfg = scheduler_config(self.generate("scheduler", "--kube-version", f"1.{minor}"))
+                want = expected.get(minor, "v1")
+                self.assertEqual(cfg["apiVersion"], f"kubescheduler.config.k8s.io/{want}")
+                legacy = minor <= 22
+                self.assertEqual("healthzBindAddress" in cfg, legacy)
+                self.assertEqual("metricsBindAddress" in cfg, legacy)
+                if legacy:
+                    self.assertTrue(cfg["healthzBindAddress"].startswith("127.0.0.1:"))
+                profile = cfg["profiles"][0]
+                self.assertEqual(profile["schedulerName"], "powerctl-scheduler")
+                self.assertEqual(cfg["percentageOfNodesToScore"], 100)
+                ext = cfg["extenders"][0]
+                self.assertEqual(ext["urlPrefix"], "https://powerctl-extender.powerctl.svc:8443/scheduler")
+                self.assertTrue(ext["enableHTTPS"])
+                self.assertEqual(ext["tlsConfig"]["caFile"], "/etc/powerctl/tls/ca.crt")
+                self.assertNotIn("caData", ext["tlsConfig"])
+                self.assertNotIn("keyData", ext["tlsConfig"])
+                self.assertEqual((ext["filterVerb"], ext["prioritizeVerb"], ext["preemptVerb"]),
+                                 ("filter", "prioritize", "preempt"))
+
+    def test_scheduler_deployment_image_and_insecure_port(self):
+        for version, port_flag in (("1.20.2", True), ("1.22", True), ("1.23", False), ("1.34", False)):
+            with self.subTest(version=version):
+                objects = self.generate("scheduler", "--kube-version", version)
+                dep = next(o for o in objects if o["kind"] == "Deployment")
+                c = dep["spec"]["template"]["spec"]["containers"][0]
+                tag = version if version.count(".") == 2 else version + ".0"
+                self.assertEqual(c["image"], f"registry.k8s.io/kube-scheduler:v{tag}")
+                self.assertEqual("--port=0" in c["command"], port_flag)
+                self.assertEqual(c["livenessProbe"]["httpGet"]["port"], 10259)
+                self.assertEqual(c["livenessProbe"]["httpGet"]["scheme"], "HTTPS")
+                self.assertTrue(c["securityContext"]["readOnlyRootFilesystem"])
+
+    def test_power_first_disables_spreading_scores(self):
+        for version, plugins in (("1.21", ["NodeResourcesLeastAllocated", "NodeResourcesBalancedAllocation"]),
+                                 ("1.22", ["NodeResourcesFit", "NodeResourcesBalancedAllocation"]),
+                                 ("1.30", ["NodeResourcesFit", "NodeResourcesBalancedAllocation"])):
+            cfg = scheduler_config(self.generate("scheduler", "--kube-version", version,
+                                                 "--set", "scheduler.powerFirst=true"))
+            disabled = [p["name"] for p in cfg["profiles"][0]["plugins"]["score"]["disabled"]]
+            self.assertEqual(disabled, plugins)
+        cfg = scheduler_config(self.generate("scheduler"))
+        self.assertNotIn("plugins", cfg["profiles"][0])
+
+    def test_insecure_mode_has_no_tls_and_no_secrets(self):
+        objects = self.generate("--set", "extender.tlsMode=insecure")
+        self.assertFalse(any(o["kind"] == "Secret" for o in objects))
+        ext = scheduler_config(objects)["extenders"][0]
+        self.assertTrue(ext["urlPrefix"].startswith("http://"))
+        self.assertFalse(ext["enableHTTPS"])
+        self.assertNotIn("tlsConfig", ext)
+
+    def test_extender_deployment_is_hardened_with_both_ports(self):
+        objects = self.generate("extender")
+        dep = next(o for o in objects if o["kind"] == "Deployment")
+        pod = dep["spec"]["template"]["spec"]
+        c = pod["containers"][0]
+        self.assertTrue(pod["securityContext"]["runAsNonRoot"])
+        self.assertTrue(c["securityContext"]["readOnlyRootFilesystem"])
+        self.assertEqual(c["securityContext"]["capabilities"]["drop"], ["ALL"])
+        self.assertEqual(c["readinessProbe"]["httpGet"]["path"], "/readyz")
+        self.assertEqual(c["livenessProbe"]["httpGet"]["path"], "/healthz")
+        self.assertIn("--client-ca=/etc/powerctl/tls/ca.crt", c["args"])
+        svc = next(o for o in objects if o["kind"] == "Service")
+        self.assertEqual(sorted(p["port"] for p in svc["spec"]["ports"]), [8080, 8443])
+        cm = next(o for o in objects if o["kind"] == "ConfigMap")
+        self.assertEqual(yaml.safe_load(cm["data"]["powerctl.yaml"])["kind"], "PowerctlConfig")
+
+    def test_model_requires_an_image_or_pvc(self):
+        r = run("generate", "model")
+        self.assertUsageError(r, "predictor.model.image")
+        objects = self.generate("model", "--set", "predictor.model.image=registry.example.com/m:1")
+        dep = next(o for o in objects if o["kind"] == "Deployment")
+        ports = [p["containerPort"] for p in dep["spec"]["template"]["spec"]["containers"][0]["ports"]]
+        self.assertEqual(ports, [8500, 8501])
+        # with the TF Serving backend, `all` includes the model
+        names = [o["metadata"]["name"] for o in self.generate(
+            "--set", "predictor.backend=tfserving-grpc", "--set", "predictor.model.image=registry.example.com/m:1")]
+        self.assertIn("powerctl-model", names)
+
+    def test_extender_image_is_required(self):
+        r = run("generate", "extender", "--set", "extender.image=")
+        self.assertUsageError(r, "extender.image is required")
+
+    def test_policies_render_tas_policies(self):
+        cfg = self.write("p.yaml", """
+policies:
+- name: hot
+  strategies:
+    dontschedule:
+      rules:
+      - {metricname: temp, operator: GreaterThan, target: 80}
+""")
+        objects = self.generate("policies", "-c", cfg)
+        crd = objects[0]
+        self.assertEqual(crd["metadata"]["name"], "taspolicies.telemetry.intel.com")
+        policy = objects[1]
+        self.assertEqual(policy["kind"], "TASPolicy")
+        self.assertEqual(policy["spec"]["strategies"]["dontschedule"]["rules"][0],
+                         {"metricname": "temp", "operator": "GreaterThan", "target": 80})
+
+
+class ConfigErrorTest(TempDirTest):
+    def test_unknown_key_names_file_line_and_suggestion(self):
+        cfg = self.write("powerctl.yaml", "namespace: x\nextender:\n  weight: 3\n  prot: 9443\n")
+        r = run("generate", "-c", cfg)
+        self.assertUsageError(r, f"{cfg}:4:", 'unknown key "extender.prot"', 'did you mean "extender.port"')
+
+    def test_bad_port_names_file_line_and_key(self):
+        cfg = self.write("powerctl.yaml", "extender:\n  port: 70000\n")
+        r = run("generate", "-c", cfg)
+        self.assertUsageError(r, f"{cfg}:2:", "extender.port", "between 1 and 65535")
+
+    def test_bad_version_names_file_line_and_key(self):
+        cfg = self.write("powerctl.yaml", "kubernetesVersion: \"1.9\"\n")
+        r = run("generate", "-c", cfg)
+        self.assertUsageError(r, f"{cfg}:1:", "kubernetesVersion", "1.20 to 1.34")
+
+    def test_bad_kube_version_flag(self):
+        self.assertUsageError(run("generate", "--kube-version", "1.35"), "--kube-version", "1.20 to 1.34")
+        self.assertUsageError(run("generate", "--kube-version", "banana"), "--kube-version")
+
+    def test_yaml_syntax_error_has_line(self):
+        cfg = self.write("powerctl.yaml", "namespace: a\nextender: [1, 2\n")
+        r = run("generate", "-c", cfg)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(cfg + ":", r.stderr)
+
+    def test_bad_policy_names_line(self):
+        cfg = self.write("powerctl.yaml", "policies:\n- name: p\n  strategies:\n    dontschedule:\n"
+                                          "      rules:\n      - {metricname: t, operator: Bigger, target: 1}\n")
+        r = run("generate", "-c", cfg)
+        self.assertUsageError(r, f"{cfg}:6:", "operator")
+
+    def test_missing_config_file(self):
+        r = run("generate", "-c", self.path("nope.yaml"))
+        self.assertUsageError(r, "nope.yaml")
+
+    def test_env_and_set_precedence(self):
+        cfg = self.write("powerctl.yaml", "extender:\n  weight: 3\n")
+        env = clean_env(POWERCTL_EXTENDER_WEIGHT="4")
+        weight = lambda *a: scheduler_config(docs(run("generate", "scheduler", *a, env=env).stdout))[
+            "extenders"][0]["weight"]
+        self.assertEqual(weight(), 4)                       # env over defaults
+        self.assertEqual(weight("-c", cfg), 4)              # env over file
+        self.assertEqual(weight("-c", cfg, "--set", "extender.weight=6"), 6)  # flag over env
+        bad = run("generate", env=clean_env(POWERCTL_EXTENDER_WEIGHT="heavy"))
+        self.assertUsageError(bad, "POWERCTL_EXTENDER_WEIGHT", "not an integer")
+
+    def test_unknown_component(self):
+        self.assertUsageError(run("generate", "schedular"), 'unknown component "schedular"')
+
+
+class TemplatesAndOutOfClusterTest(TempDirTest):
+    def test_templates_dir_overrides_one_template(self):
+        tdir = os.path.join(self.tmp, "templates")
+        os.makedirs(tdir)
+        with open(os.path.join(tdir, "namespace.yaml"), "w") as f:
+            f.write("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {{namespace}}\n"
+                    "  annotations:\n    owner: platform-team\n")
+        r = run("generate", "namespace", "rbac", "--templates", tdir)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        objects = docs(r.stdout)
+        self.assertEqual(objects[0]["metadata"]["annotations"]["owner"], "platform-team")
+        self.assertEqual(objects[0]["metadata"]["labels"]["app.kubernetes.io/managed-by"], "powerctl")
+        self.assertTrue(any(o["kind"] == "ClusterRole" for o in objects))  # rbac still embedded
+
+    def test_broken_template_names_template_and_line(self):
+        tdir = os.path.join(self.tmp, "templates")
+        os.makedirs(tdir)
+        with open(os.path.join(tdir, "namespace.yaml"), "w") as f:
+            f.write("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {{namespaec}}\n")
+        r = run("generate", "namespace", "--templates", tdir)
+        self.assertUsageError(r, "namespace.yaml:4", "namespaec")
+
+    def test_out_of_cluster_scheduler_config_and_cert_files(self):
+        out = self.path("out")
+        kubeconfig = self.write("sched.kubeconfig", "apiVersion: v1\nkind: Config\n")
+        args = ("generate", "scheduler", "--out-of-cluster", "--kubeconfig", kubeconfig,
+                "--extender-url", "https://127.0.0.1:9443/scheduler", "--output-dir", out)
+        r = run(*args)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cfg = yaml.safe_load(open(os.path.join(out, "scheduler-config.yaml")))
+        self.assertEqual(cfg["kind"], "KubeSchedulerConfiguration")
+        self.assertEqual(cfg["clientConnection"]["kubeconfig"], kubeconfig)
+        ext = cfg["extenders"][0]
+        self.assertEqual(ext["urlPrefix"], "https://127.0.0.1:9443/scheduler")
+        tls = ext["tlsConfig"]
+        self.assertEqual(tls["serverName"], "powerctl-extender.powerctl.svc")
+        self.assertEqual(tls["caFile"], os.path.join(out, "tls", "ca.crt"))
+        self.assertEqual(tls["certFile"], os.path.join(out, "tls", "client.crt"))
+        self.assertEqual(tls["keyFile"], os.path.join(out, "tls", "client.key"))
+        for name in ("ca.key", "server.key", "client.key"):
+            self.assertEqual(stat.S_IMODE(os.stat(os.path.join(out, "tls", name)).st_mode), 0o600, name)
+        ca = open(os.path.join(out, "tls", "ca.crt")).read()
+        # a second run reuses the material instead of replacing it
+        r2 = run(*args)
+        self.assertEqual(r2.returncode, 0, r2.stderr)
+        self.assertIn("using TLS material", r2.stderr)
+        self.assertEqual(open(os.path.join(out, "tls", "ca.crt")).read(), ca)
+
+    def test_out_of_cluster_needs_kubeconfig_and_url(self):
+        r = run("generate", "scheduler", "--out-of-cluster", "--extender-url", "https://x/s", "--cert-dir", self.tmp)
+        self.assertUsageError(r, "--kubeconfig")
+        r = run("generate", "scheduler", "--out-of-cluster", "--kubeconfig", "/k", "--cert-dir", self.tmp)
+        self.assertUsageError(r, "--extender-url")
+        r = run("generate", "scheduler", "--out-of-cluster", "--kubeconfig", "/k", "--extender-url",
+                "http://127.0.0.1:1/s", "--cert-dir", self.tmp)
+        self.assertUsageError(r, "scheme")
+
+
+if __name__ == "__main__":
+    import unittest
+    unittest.main()

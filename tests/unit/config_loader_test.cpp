@@ -1,0 +1,133 @@
+#include "core/manifests/config_loader.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/manifests/config_schema.h"
+#include "core/manifests/config_writer.h"
+
+namespace powerctl::manifests {
+namespace {
+
+using ::testing::HasSubstr;
+
+Error ApplyError(const std::string& text) {
+  PowerctlConfig config;
+  Status s = ApplyConfigText(config, text, "p.yaml");
+  EXPECT_FALSE(s.ok()) << text;
+  return s.ok() ? Error{} : s.error();
+}
+
+TEST(ConfigLoaderTest, EmptyTextKeepsDefaults) {
+  PowerctlConfig config;
+  ASSERT_TRUE(ApplyConfigText(config, "", "p.yaml").ok());
+  EXPECT_EQ(config.namespace_, "powerctl");
+  EXPECT_EQ(config.extender.tls_mode, "mtls");
+}
+
+TEST(ConfigLoaderTest, ReadsNestedKeysAndLists) {
+  PowerctlConfig config;
+  ASSERT_TRUE(ApplyConfigText(config,
+                              "namespace: energy\nextender:\n  port: 9443\n  ignorable: false\n"
+                              "telemetry:\n  sensors:\n    ambient: [Inlet Temp]\nscoring:\n  powerWeight: 2.5\n",
+                              "p.yaml")
+                  .ok());
+  EXPECT_EQ(config.namespace_, "energy");
+  EXPECT_EQ(config.extender.port, 9443);
+  EXPECT_FALSE(config.extender.ignorable);
+  EXPECT_EQ(config.telemetry.sensors.ambient, std::vector<std::string>{"Inlet Temp"});
+  EXPECT_DOUBLE_EQ(config.scoring.power_weight, 2.5);
+}
+
+TEST(ConfigLoaderTest, ErrorsNameFileLineAndKey) {
+  EXPECT_THAT(ApplyError("namespace: a\nextender:\n  prot: 1\n").message,
+              HasSubstr("p.yaml:3: unknown key \"extender.prot\" (did you mean \"extender.port\"?)"));
+  EXPECT_THAT(ApplyError("extender:\n  port: 0\n").message, HasSubstr("p.yaml:2: extender.port: must be between"));
+  EXPECT_THAT(ApplyError("extender:\n  weight: heavy\n").message, HasSubstr("p.yaml:2: extender.weight"));
+  EXPECT_THAT(ApplyError("namespace: Bad_Name\n").message, HasSubstr("p.yaml:1: namespace: must consist"));
+  EXPECT_THAT(ApplyError("extender:\n  tlsMode: plain\n").message, HasSubstr("not one of: mtls, tls, insecure"));
+  EXPECT_THAT(ApplyError("kind: Other\n").message, HasSubstr("kind: must be PowerctlConfig"));
+  EXPECT_THAT(ApplyError("- a\n- b\n").message, HasSubstr("top level must be a mapping"));
+  EXPECT_THAT(ApplyError("a: 1\n---\nb: 2\n").message, HasSubstr("one YAML document"));
+  EXPECT_THAT(ApplyError("extender: [1\n").message, HasSubstr("p.yaml:"));
+  EXPECT_EQ(ApplyError("extender:\n  port: 0\n").code, ErrorCode::kInvalidInput);
+}
+
+TEST(ConfigLoaderTest, PolicyValidation) {
+  EXPECT_THAT(ApplyError("policies:\n- name: p\n  strategies:\n    nosuch:\n      rules: []\n").message,
+              HasSubstr("unknown strategy \"nosuch\""));
+  EXPECT_THAT(ApplyError("policies:\n- name: p\n  strategies:\n    dontschedule:\n      rules:\n"
+                         "      - {metricname: m, operator: LessThan}\n")
+                  .message,
+              HasSubstr("p.yaml:6: rules: dontschedule rules need a target"));
+  EXPECT_THAT(ApplyError("policies:\n- name: p\n  strategies:\n    dontschedule:\n      rules:\n"
+                         "      - {metricname: m/x, operator: LessThan, target: 1}\n")
+                  .message,
+              HasSubstr("metricname"));
+  EXPECT_THAT(ApplyError("policies:\n- name: p\n  strategies:\n    dontschedule:\n      rules:\n"
+                         "      - {metricname: m, operator: LessThan, target: 1.5}\n")
+                  .message,
+              HasSubstr("target: must be an integer"));
+  EXPECT_THAT(ApplyError("policies:\n- name: p\n  strategies:\n    labeling:\n      rules:\n"
+                         "      - {metricname: m, operator: LessThan, target: 1}\n")
+                  .message,
+              HasSubstr("labeling rules need labels"));
+}
+
+TEST(ConfigLoaderTest, LayersApplyInOrder) {
+  ConfigSources sources;
+  sources.environment = {{"POWERCTL_EXTENDER_WEIGHT", "4"}, {"POWERCTL_NAMESPACE", "from-env"}, {"HOME", "/x"}};
+  sources.set_flags = {"extender.weight=6"};
+  auto config = LoadConfig(sources);
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->extender.weight, 6);
+  EXPECT_EQ(config->namespace_, "from-env");
+}
+
+TEST(ConfigLoaderTest, SetFlagErrors) {
+  ConfigSources sources;
+  sources.set_flags = {"extender.wieght=3"};
+  auto config = LoadConfig(sources);
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(config.error().message, HasSubstr("did you mean \"extender.weight\""));
+  sources.set_flags = {"novalue"};
+  EXPECT_THAT(LoadConfig(sources).error().message, HasSubstr("expected KEY=VALUE"));
+}
+
+TEST(ConfigLoaderTest, CrossFieldChecks) {
+  ConfigSources sources;
+  sources.set_flags = {"extender.port=8080"};
+  EXPECT_THAT(LoadConfig(sources).error().message, HasSubstr("must differ"));
+}
+
+TEST(ConfigSchemaTest, EnvVarNames) {
+  EXPECT_EQ(EnvVarName("namespace"), "POWERCTL_NAMESPACE");
+  EXPECT_EQ(EnvVarName("extender.opsPort"), "POWERCTL_EXTENDER_OPS_PORT");
+  EXPECT_EQ(EnvVarName("scheduler.clientQPS"), "POWERCTL_SCHEDULER_CLIENT_QPS");
+  EXPECT_EQ(EnvVarName("predictor.model.persistentVolumeClaim"), "POWERCTL_PREDICTOR_MODEL_PERSISTENT_VOLUME_CLAIM");
+}
+
+TEST(ConfigWriterTest, WrittenConfigLoadsBackEqual) {
+  PowerctlConfig config;
+  config.namespace_ = "energy";
+  config.extender.weight = 9;
+  config.telemetry.sensors.cpu1 = {"CPU1 Temp", "Proc 1"};
+  config.scheduler.power_first = true;
+  Policy p;
+  p.name = "hot";
+  PolicyRule rule{"temp", "GreaterThan", 80, true, {}};
+  p.strategies["dontschedule"].rules.push_back(rule);
+  config.policies.push_back(p);
+  for (ConfigStyle style : {ConfigStyle::kCommented, ConfigStyle::kPlain}) {
+    std::string text = WriteConfigYaml(config, style);
+    PowerctlConfig back;
+    Status s = ApplyConfigText(back, text, "w.yaml");
+    ASSERT_TRUE(s.ok()) << s.error().message << "\n" << text;
+    EXPECT_EQ(WriteConfigYaml(back, ConfigStyle::kPlain), WriteConfigYaml(config, ConfigStyle::kPlain));
+    EXPECT_EQ(back.policies.size(), 1u);
+    EXPECT_EQ(back.telemetry.sensors.cpu1, config.telemetry.sensors.cpu1);
+  }
+}
+
+}  // namespace
+}  // namespace powerctl::manifests
