@@ -43,6 +43,9 @@ struct SchedulerSettings {
   int client_qps = 0;        // 0 = derived from expected_nodes
   int client_burst = 0;      // 0 = 2 x qps
   int verbosity = 2;
+  // 1.20-1.22 only: v1beta1/v1beta2 configs always open an unauthenticated healthz/metrics
+  // listener (--port=0 is ignored with --config); powerctl binds it to loopback on this port.
+  int legacy_healthz_port = 10251;
 };
 
 struct ExtenderSettings {

@@ -77,6 +77,8 @@ std::vector<FieldSpec> MakeFields() {
        [](C& c) { return Ref(&c.scheduler.client_burst); }, {}, 0, 20000});
   add({"scheduler.verbosity", "kube-scheduler --v log level",
        [](C& c) { return Ref(&c.scheduler.verbosity); }, {}, 0, 10});
+  add({"scheduler.legacyHealthzPort", "1.20-1.22: loopback port of the scheduler's unauthenticated healthz/metrics",
+       [](C& c) { return Ref(&c.scheduler.legacy_healthz_port); }, {}, 1, 65535});
 
   add({"extender.image", "powerctl image for the extender (required for the extender component)",
        [](C& c) { return Ref(&c.extender.image); }, {}, 0, 0, CheckImage, true});

@@ -123,12 +123,11 @@ json BuildRenderContext(const PowerctlConfig& config, const RenderOptions& optio
   sched["qps"] = qps;
   sched["burst"] = burst;
   sched["configApiVersion"] = SchedulerConfigApiVersion(v);
-  // v1beta1/v1beta2 still have the unauthenticated healthz/metrics listener. The
-  // Deployment passes --port=0 to turn it off; the address keeps it on loopback
-  // wherever the flag is not given (1.20 rejects a :0 port here).
+  // v1beta1/v1beta2 configs always open kube-scheduler's unauthenticated healthz/metrics
+  // listener: with --config, 1.20 ignores --port=0 and rejects a :0 port here. Binding it
+  // to loopback keeps it inside the pod (or the host, out of cluster).
   sched["legacyBindAddresses"] = !v.AtLeast(23);
-  sched["legacyBindAddress"] = "127.0.0.1:10251";
-  sched["disableInsecurePort"] = !v.AtLeast(23);
+  sched["legacyBindAddress"] = fmt::format("127.0.0.1:{}", s.legacy_healthz_port);
   // Profiles carry their own percentageOfNodesToScore from 1.27; the top-level
   // field (kept everywhere) means the same with a single profile.
   sched["profilePercentage"] = v.AtLeast(27);

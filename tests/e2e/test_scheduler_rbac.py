@@ -4,6 +4,7 @@ and calls an extender over mutual TLS with the generated certificates."""
 import os
 import subprocess
 import unittest
+import uuid
 
 import cluster as cl
 from e2e_support import ClusterTest, load_docs, powerctl
@@ -15,7 +16,9 @@ SCHEDULER = "rbac-e2e-scheduler"
 
 class SchedulerRbacTest(ClusterTest):
     def test_scheduler_runs_as_generated_service_account_and_calls_extender_over_mtls(self):
-        common = ["-n", NS, "--set", f"scheduler.name={SCHEDULER}", "--kube-version", "1.20"]
+        healthz_port, = cl.free_ports(1)  # v1beta1 always opens this loopback listener
+        common = ["-n", NS, "--set", f"scheduler.name={SCHEDULER}", "--kube-version", "1.20",
+                  "--set", f"scheduler.legacyHealthzPort={healthz_port}"]
         for obj in load_docs(powerctl("generate", "namespace", "rbac", *common).stdout):
             status, body = self.apply(obj)
             self.assertIn(status, (200, 201), body)
@@ -41,23 +44,26 @@ class SchedulerRbacTest(ClusterTest):
         argv = [os.path.join(bin_dir, "kube-scheduler"), f"--config={out}/scheduler-config.yaml",
                 f"--secure-port={secure_port}", "--bind-address=127.0.0.1",
                 f"--authentication-kubeconfig={kubeconfig}", f"--authorization-kubeconfig={kubeconfig}",
-                "--port=0", "--v=2"]
+                "--v=2"]
         with open(log_path, "w") as log:
             proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
         self.addCleanup(cl.terminate_pid, proc.pid, popen=proc, name="kube-scheduler")
 
+        pod_name = f"power-pod-{uuid.uuid4().hex[:6]}"
         pod = {"apiVersion": "v1", "kind": "Pod",
-               "metadata": {"name": "power-pod", "namespace": NS},
+               "metadata": {"name": pod_name, "namespace": NS},
                "spec": {"schedulerName": SCHEDULER,
                         "containers": [{"name": "c", "image": "registry.invalid/pause:1",
                                         "resources": {"requests": {"cpu": "100m"}}}]}}
         status, body = self.cluster.api("POST", f"/api/v1/namespaces/{NS}/pods", pod)
         self.assertEqual(status, 201, body)
+        self.addCleanup(self.cluster.api, "DELETE", f"/api/v1/namespaces/{NS}/pods/{pod_name}",
+                        {"gracePeriodSeconds": 0})
 
         def bound():
             if proc.poll() is not None:
                 raise cl.FatalWaitError(f"kube-scheduler exited {proc.returncode}:\n{cl.tail(log_path)}")
-            s, p = self.cluster.api("GET", f"/api/v1/namespaces/{NS}/pods/power-pod")
+            s, p = self.cluster.api("GET", f"/api/v1/namespaces/{NS}/pods/{pod_name}")
             return s == 200 and p["spec"].get("nodeName")
         self.cluster.wait_for(bound, timeout=60, what="pod bound by the power-aware scheduler")
 

@@ -95,7 +95,7 @@ class GenerateTest(TempDirTest):
                 self.assertEqual("healthzBindAddress" in cfg, legacy)
                 self.assertEqual("metricsBindAddress" in cfg, legacy)
                 if legacy:
-                    self.assertTrue(cfg["healthzBindAddress"].startswith("127.0.0.1:"))
+                    self.assertEqual(cfg["healthzBindAddress"], "127.0.0.1:10251")
                 profile = cfg["profiles"][0]
                 self.assertEqual(profile["schedulerName"], "powerctl-scheduler")
                 self.assertEqual(cfg["percentageOfNodesToScore"], 100)
@@ -109,14 +109,15 @@ class GenerateTest(TempDirTest):
                                  ("filter", "prioritize", "preempt"))
 
     def test_scheduler_deployment_image_and_insecure_port(self):
-        for version, port_flag in (("1.20.2", True), ("1.22", True), ("1.23", False), ("1.34", False)):
+        for version in ("1.20.2", "1.22", "1.23", "1.34"):
             with self.subTest(version=version):
                 objects = self.generate("scheduler", "--kube-version", version)
                 dep = next(o for o in objects if o["kind"] == "Deployment")
                 c = dep["spec"]["template"]["spec"]["containers"][0]
                 tag = version if version.count(".") == 2 else version + ".0"
                 self.assertEqual(c["image"], f"registry.k8s.io/kube-scheduler:v{tag}")
-                self.assertEqual("--port=0" in c["command"], port_flag)
+                # with --config, --port is ignored by 1.20-1.22 and rejected later: never passed
+                self.assertFalse(any(a.startswith("--port") for a in c["command"]))
                 self.assertEqual(c["livenessProbe"]["httpGet"]["port"], 10259)
                 self.assertEqual(c["livenessProbe"]["httpGet"]["scheme"], "HTTPS")
                 self.assertTrue(c["securityContext"]["readOnlyRootFilesystem"])
