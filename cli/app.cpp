@@ -1,24 +1,27 @@
 #include "cli/app.h"
 
-#include <algorithm>
-#include <exception>
+#include "cli/exit_codes.h"
+#include "core/common/edit_distance.h"
 
 #include <fmt/format.h>
 #include <spdlog/sinks/ostream_sink.h>
 
-#include "cli/exit_codes.h"
-#include "core/common/edit_distance.h"
+#include <algorithm>
+#include <exception>
 
 namespace powerctl::cli {
 namespace {
 
 void AddGlobalFlags(CLI::App& app, CommandEnv& env) {
   GlobalOptions& g = env.ctx.globals;
-  app.add_option("--kubeconfig", g.kubeconfig, "Path to the kubeconfig file to use")->type_name("PATH");
+  app.add_option("--kubeconfig", g.kubeconfig, "Path to the kubeconfig file to use")
+      ->type_name("PATH");
   app.add_option("--context", g.context, "The kubeconfig context to use")->type_name("NAME");
-  app.add_option("-n,--namespace", g.namespace_, "Namespace of powerctl's objects (default from powerctl.yaml)")
+  app.add_option("-n,--namespace", g.namespace_,
+                 "Namespace of powerctl's objects (default from powerctl.yaml)")
       ->type_name("NS");
-  app.add_option("-o,--output", g.output, "Output format: table|wide|json|yaml|name (commands list what they support)")
+  app.add_option("-o,--output", g.output,
+                 "Output format: table|wide|json|yaml|name (commands list what they support)")
       ->type_name("FORMAT");
   app.add_option("-v,--v", g.verbosity, "Log verbosity, 0 (quiet) to 10 (everything but secrets)")
       ->type_name("N")
@@ -26,9 +29,11 @@ void AddGlobalFlags(CLI::App& app, CommandEnv& env) {
   app.add_option("--color", g.color, "Colour messages: auto|always|never (NO_COLOR is honoured)")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->type_name("WHEN");
-  app.add_option("-c,--config", g.config_file, "powerctl.yaml to read (default: $POWERCTL_CONFIG, else built-in)")
+  app.add_option("-c,--config", g.config_file,
+                 "powerctl.yaml to read (default: $POWERCTL_CONFIG, else built-in)")
       ->type_name("FILE");
-  app.add_option("--set", g.set_flags, "Override a powerctl.yaml key, e.g. --set extender.weight=10 (repeatable)")
+  app.add_option("--set", g.set_flags,
+                 "Override a powerctl.yaml key, e.g. --set extender.weight=10 (repeatable)")
       ->type_name("KEY=VALUE");
   env.hints.values["--output"] = {"table", "wide", "json", "yaml", "name"};
   env.hints.values["--color"] = {"auto", "always", "never"};
@@ -39,7 +44,7 @@ void ConfigureLogging(Context& ctx) {
   ctx.log = std::make_shared<spdlog::logger>("powerctl", sink);
   int v = ctx.globals.verbosity;
   // kubectl-like levels: 0-1 warnings, 2-3 info, 4-5 debug, 6+ trace.
-  ctx.log->set_level(v >= 6 ? spdlog::level::trace
+  ctx.log->set_level(v >= 6   ? spdlog::level::trace
                      : v >= 4 ? spdlog::level::debug
                      : v >= 2 ? spdlog::level::info
                               : spdlog::level::warn);
@@ -47,7 +52,8 @@ void ConfigureLogging(Context& ctx) {
 }
 
 // CLI11 reports an unknown command as "A subcommand is required"; name the word instead.
-std::string DescribeParseError(CLI::App& app, const CLI::ParseError& e, int argc, const char* const* argv) {
+std::string DescribeParseError(CLI::App& app, const CLI::ParseError& e, int argc,
+                               const char* const* argv) {
   bool in_subcommand = !app.get_subcommands().empty();
   if (in_subcommand || argc < 2) return e.what();
   for (int i = 1; i < argc; ++i) {
@@ -60,7 +66,9 @@ std::string DescribeParseError(CLI::App& app, const CLI::ParseError& e, int argc
       } catch (const CLI::Error&) {
         option = nullptr;
       }
-      if (option != nullptr && option->get_items_expected_max() != 0 && word.find('=') == std::string::npos) ++i;
+      if (option != nullptr && option->get_items_expected_max() != 0 &&
+          word.find('=') == std::string::npos)
+        ++i;
       continue;
     }
     std::string best;
@@ -72,7 +80,8 @@ std::string DescribeParseError(CLI::App& app, const CLI::ParseError& e, int argc
         best = sub->get_name();
       }
     }
-    return fmt::format("unknown command \"{}\"{}", word, best.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", best));
+    return fmt::format("unknown command \"{}\"{}", word,
+                       best.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", best));
   }
   return e.what();
 }

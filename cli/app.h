@@ -1,13 +1,13 @@
 #pragma once
 // Builds the powerctl command tree and runs it.
 
-#include <map>
-#include <string>
-#include <vector>
+#include "cli/context.h"
 
 #include <CLI/CLI.hpp>
 
-#include "cli/context.h"
+#include <map>
+#include <string>
+#include <vector>
 
 namespace powerctl::cli {
 

@@ -1,12 +1,12 @@
 // powerctl generate [COMPONENT...]: renders manifests to stdout or --output-dir.
-#include <ostream>
-
-#include <fmt/format.h>
-
 #include "cli/app.h"
 #include "cli/exit_codes.h"
 #include "core/manifests/generate.h"
 #include "core/manifests/output.h"
+
+#include <fmt/format.h>
+
+#include <ostream>
 
 namespace powerctl::cli {
 namespace {
@@ -24,10 +24,12 @@ struct GenerateFlags {
 Result<manifests::GenerateRequest> BuildRequest(const Context& ctx, const GenerateFlags& flags) {
   POWERCTL_TRY(config, ctx.LoadConfig());
   manifests::GenerateRequest request;
-  std::string version_text = flags.kube_version.empty() ? config.kubernetes_version : flags.kube_version;
+  std::string version_text =
+      flags.kube_version.empty() ? config.kubernetes_version : flags.kube_version;
   auto version = KubeVersion::Parse(version_text);
   if (!version.ok()) {
-    return WithContext(version.error(), flags.kube_version.empty() ? "kubernetesVersion" : "--kube-version");
+    return WithContext(version.error(),
+                       flags.kube_version.empty() ? "kubernetesVersion" : "--kube-version");
   }
   request.config = std::move(config);
   request.version = *version;
@@ -43,7 +45,8 @@ Result<manifests::GenerateRequest> BuildRequest(const Context& ctx, const Genera
   if (!flags.templates_dir.empty()) {
     std::error_code ec;
     if (!std::filesystem::is_directory(flags.templates_dir, ec)) {
-      return MakeError(ErrorCode::kInvalidInput, fmt::format("--templates {}: not a directory", flags.templates_dir));
+      return MakeError(ErrorCode::kInvalidInput,
+                       fmt::format("--templates {}: not a directory", flags.templates_dir));
     }
     request.templates_dir = flags.templates_dir;
   }
@@ -58,16 +61,30 @@ int RunGenerate(const Context& ctx, const GenerateFlags& flags) {
   if (!format.ok()) return Fail(ctx, format.error());
   auto request = BuildRequest(ctx, flags);
   if (!request.ok()) return Fail(ctx, request.error());
+  ctx.log->debug("config: {}",
+                 ctx.globals.config_file.empty() && ctx.Env("POWERCTL_CONFIG").empty()
+                     ? "built-in defaults"
+                     : "file " + (ctx.globals.config_file.empty() ? ctx.Env("POWERCTL_CONFIG")
+                                                                  : ctx.globals.config_file));
+  ctx.log->info(
+      "rendering {} for Kubernetes {}{}",
+      flags.components.empty() ? "all" : fmt::format("{}", fmt::join(flags.components, ", ")),
+      request->version.MinorString(), flags.out_of_cluster ? " (out of cluster)" : "");
+  if (request->templates_dir)
+    ctx.log->info("templates from {} override the embedded ones", flags.templates_dir);
   auto result = manifests::Generate(*request);
   if (!result.ok()) return Fail(ctx, result.error());
   for (const std::string& note : result->notes) ctx.Note(note);
 
-  manifests::ManifestFormat manifest_format =
-      *format == OutputFormat::kJson ? manifests::ManifestFormat::kJson : manifests::ManifestFormat::kYaml;
+  manifests::ManifestFormat manifest_format = *format == OutputFormat::kJson
+                                                  ? manifests::ManifestFormat::kJson
+                                                  : manifests::ManifestFormat::kYaml;
   if (!flags.output_dir.empty()) {
-    auto written = manifests::WriteManifestFiles(flags.output_dir, *result, manifest_format, flags.out_of_cluster);
+    auto written = manifests::WriteManifestFiles(flags.output_dir, *result, manifest_format,
+                                                 flags.out_of_cluster);
     if (!written.ok()) return Fail(ctx, written.error());
     for (const auto& path : *written) ctx.Note("wrote " + path.string());
+    ctx.log->debug("{} files in {}", written->size(), flags.output_dir);
     return kExitOk;
   }
   std::vector<nlohmann::ordered_json> all;
@@ -84,7 +101,8 @@ int RunGenerate(const Context& ctx, const GenerateFlags& flags) {
 
 void RegisterGenerate(CLI::App& app, CommandEnv& env) {
   auto flags = std::make_shared<GenerateFlags>();
-  CLI::App* cmd = app.add_subcommand("generate", "Render the manifests of a power-aware scheduling setup");
+  CLI::App* cmd =
+      app.add_subcommand("generate", "Render the manifests of a power-aware scheduling setup");
   cmd->footer(
       "Components: all (default), namespace, rbac, secrets, policies, model, extender, scheduler.\n"
       "`all` includes model only when predictor.backend is tfserving-grpc or tfserving-rest.\n"
@@ -96,13 +114,16 @@ void RegisterGenerate(CLI::App& app, CommandEnv& env) {
   cmd->add_option("components", flags->components, "Components to render")->type_name("COMPONENT");
   cmd->add_option("--kube-version", flags->kube_version, "Target Kubernetes version, 1.20 to 1.34")
       ->type_name("VERSION");
-  cmd->add_option("--output-dir", flags->output_dir, "Write one file per component here (key files 0600)")
+  cmd->add_option("--output-dir", flags->output_dir,
+                  "Write one file per component here (key files 0600)")
       ->type_name("DIR");
-  cmd->add_option("--templates", flags->templates_dir, "Directory whose templates replace the embedded ones")
+  cmd->add_option("--templates", flags->templates_dir,
+                  "Directory whose templates replace the embedded ones")
       ->type_name("DIR");
   cmd->add_flag("--out-of-cluster", flags->out_of_cluster,
                 "Render the scheduler configuration for a kube-scheduler run outside the cluster");
-  cmd->add_option("--extender-url", flags->extender_url, "Out of cluster: the extender's URL prefix")
+  cmd->add_option("--extender-url", flags->extender_url,
+                  "Out of cluster: the extender's URL prefix")
       ->type_name("URL");
   cmd->add_option("--cert-dir", flags->cert_dir,
                   "TLS material directory: reused when present, else written (out of cluster)")
@@ -110,8 +131,9 @@ void RegisterGenerate(CLI::App& app, CommandEnv& env) {
   std::vector<std::string> names{"all"};
   for (auto n : manifests::ComponentNames()) names.emplace_back(n);
   env.hints.values["generate"] = names;
-  env.hints.values["generate --kube-version"] = {"1.20", "1.21", "1.22", "1.23", "1.24", "1.25", "1.26", "1.27",
-                                                 "1.28", "1.29", "1.30", "1.31", "1.32", "1.33", "1.34"};
+  env.hints.values["generate --kube-version"] = {"1.20", "1.21", "1.22", "1.23", "1.24",
+                                                 "1.25", "1.26", "1.27", "1.28", "1.29",
+                                                 "1.30", "1.31", "1.32", "1.33", "1.34"};
   cmd->callback([&env, flags] { env.exit_code = RunGenerate(env.ctx, *flags); });
 }
 

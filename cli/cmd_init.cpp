@@ -1,16 +1,16 @@
 // powerctl init [FILE]: writes a commented powerctl.yaml, asking on a terminal.
-#include <filesystem>
-#include <istream>
-#include <ostream>
-
-#include <fmt/format.h>
-
 #include "cli/app.h"
 #include "cli/exit_codes.h"
 #include "core/manifests/config_loader.h"
 #include "core/manifests/config_schema.h"
 #include "core/manifests/config_writer.h"
 #include "core/manifests/output.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <istream>
+#include <ostream>
 
 namespace powerctl::cli {
 namespace {
@@ -24,13 +24,15 @@ struct InitFlags {
 };
 
 // Asks for each key marked `prompt` that no flag already set. Returns false on EOF.
-Status Prompt(const Context& ctx, manifests::PowerctlConfig& config, const std::vector<std::string>& preset) {
+Status Prompt(const Context& ctx, manifests::PowerctlConfig& config,
+              const std::vector<std::string>& preset) {
   for (const manifests::FieldSpec& field : manifests::ConfigFields()) {
     if (!field.prompt) continue;
     if (std::find(preset.begin(), preset.end(), std::string(field.path)) != preset.end()) continue;
     for (int attempt = 0;; ++attempt) {
       std::string current = manifests::FieldValueText(config, field);
-      std::string choices = field.choices.empty() ? "" : fmt::format(" ({})", fmt::join(field.choices, "|"));
+      std::string choices =
+          field.choices.empty() ? "" : fmt::format(" ({})", fmt::join(field.choices, "|"));
       *ctx.err << fmt::format("{}{} [{}]: ", field.help, choices, current);
       ctx.err->flush();
       std::string answer;
@@ -49,11 +51,12 @@ Status Prompt(const Context& ctx, manifests::PowerctlConfig& config, const std::
 }
 
 int RunInit(Context& ctx, const InitFlags& flags) {
-  std::vector<std::pair<std::string, std::string>> convenience = {{"kubernetesVersion", flags.kube_version},
-                                                                  {"scheduler.name", flags.scheduler_name},
-                                                                  {"extender.image", flags.extender_image},
-                                                                  {"predictor.backend", flags.predictor},
-                                                                  {"extender.tlsMode", flags.tls_mode}};
+  std::vector<std::pair<std::string, std::string>> convenience = {
+      {"kubernetesVersion", flags.kube_version},
+      {"scheduler.name", flags.scheduler_name},
+      {"extender.image", flags.extender_image},
+      {"predictor.backend", flags.predictor},
+      {"extender.tlsMode", flags.tls_mode}};
   std::vector<std::string> preset;
   for (const auto& [key, value] : convenience) {
     if (value.empty()) continue;
@@ -65,15 +68,18 @@ int RunInit(Context& ctx, const InitFlags& flags) {
   bool to_stdout = flags.file == "-";
   std::error_code ec;
   if (!to_stdout && std::filesystem::exists(flags.file, ec) && !flags.force) {
-    return Fail(ctx, MakeError(ErrorCode::kConflict,
-                               fmt::format("{} already exists; use --force to overwrite it", flags.file)));
+    return Fail(
+        ctx, MakeError(ErrorCode::kConflict,
+                       fmt::format("{} already exists; use --force to overwrite it", flags.file)));
   }
-  // init writes a new file: the layers are defaults, environment and flags, not an existing -c file.
+  // init writes a new file: the layers are defaults, environment and flags, not an existing -c
+  // file.
   ctx.globals.config_file.clear();
   manifests::ConfigSources sources;
   sources.environment = ctx.environment;
   sources.set_flags = ctx.globals.set_flags;
-  if (!ctx.globals.namespace_.empty()) sources.set_flags.push_back("namespace=" + ctx.globals.namespace_);
+  if (!ctx.globals.namespace_.empty())
+    sources.set_flags.push_back("namespace=" + ctx.globals.namespace_);
   auto config = manifests::LoadConfig(sources);
   if (!config.ok()) return Fail(ctx, config.error());
 
@@ -89,7 +95,9 @@ int RunInit(Context& ctx, const InitFlags& flags) {
   // What init writes must load back to the same configuration.
   manifests::PowerctlConfig check;
   Status reread = manifests::ApplyConfigText(check, text, flags.file);
-  if (!reread.ok()) return Fail(ctx, MakeError(ErrorCode::kInternal, "init wrote an invalid file: " + reread.error().message));
+  if (!reread.ok())
+    return Fail(ctx, MakeError(ErrorCode::kInternal,
+                               "init wrote an invalid file: " + reread.error().message));
 
   if (to_stdout) {
     *ctx.out << text;
@@ -105,20 +113,26 @@ int RunInit(Context& ctx, const InitFlags& flags) {
 
 void RegisterInit(CLI::App& app, CommandEnv& env) {
   auto flags = std::make_shared<InitFlags>();
-  CLI::App* cmd = app.add_subcommand("init", "Write a commented powerctl.yaml (asks on a terminal)");
+  CLI::App* cmd =
+      app.add_subcommand("init", "Write a commented powerctl.yaml (asks on a terminal)");
   cmd->footer(
       "On a terminal, init asks for the main settings; with --defaults, or when standard input\n"
       "is not a terminal, it uses defaults, POWERCTL_* variables and flags without asking.\n"
       "Examples:\n"
       "  powerctl init\n"
-      "  powerctl init --defaults --kube-version 1.29 --extender-image registry.example.com/powerctl:0.1.0\n"
+      "  powerctl init --defaults --kube-version 1.29 --extender-image "
+      "registry.example.com/powerctl:0.1.0\n"
       "  powerctl init - --defaults --set extender.weight=10 > powerctl.yaml");
-  cmd->add_option("file", flags->file, "File to write, or - for standard output")->type_name("FILE");
+  cmd->add_option("file", flags->file, "File to write, or - for standard output")
+      ->type_name("FILE");
   cmd->add_flag("--defaults", flags->defaults, "Do not ask; use defaults, environment and flags");
   cmd->add_flag("--force", flags->force, "Overwrite an existing file");
-  cmd->add_option("--kube-version", flags->kube_version, "Sets kubernetesVersion")->type_name("VERSION");
-  cmd->add_option("--scheduler-name", flags->scheduler_name, "Sets scheduler.name")->type_name("NAME");
-  cmd->add_option("--extender-image", flags->extender_image, "Sets extender.image")->type_name("IMAGE");
+  cmd->add_option("--kube-version", flags->kube_version, "Sets kubernetesVersion")
+      ->type_name("VERSION");
+  cmd->add_option("--scheduler-name", flags->scheduler_name, "Sets scheduler.name")
+      ->type_name("NAME");
+  cmd->add_option("--extender-image", flags->extender_image, "Sets extender.image")
+      ->type_name("IMAGE");
   cmd->add_option("--predictor", flags->predictor, "Sets predictor.backend")->type_name("BACKEND");
   cmd->add_option("--tls-mode", flags->tls_mode, "Sets extender.tlsMode")->type_name("MODE");
   env.hints.values["init --predictor"] = {"builtin", "tfserving-grpc", "tfserving-rest", "v2"};

@@ -1,33 +1,37 @@
 // powerctl version: version, git commit and build date.
-#include <ostream>
-
-#include <nlohmann/json.hpp>
-
 #include "cli/app.h"
 #include "cli/exit_codes.h"
 #include "core/common/build_info.h"
 #include "core/common/yaml.h"
 
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+
 namespace powerctl::cli {
 namespace {
 
 int RunVersion(const Context& ctx, bool short_form) {
-  auto format = ctx.Output(OutputFormat::kTable, {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml});
+  auto format = ctx.Output(OutputFormat::kTable,
+                           {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml});
   if (!format.ok()) return Fail(ctx, format.error());
   const BuildInfo& info = GetBuildInfo();
   if (short_form) {
     *ctx.out << info.version << "\n";
     return kExitOk;
   }
-  nlohmann::ordered_json doc = {{"version", info.version},
-                                {"gitCommit", info.git_commit},
-                                {"buildDate", info.build_date}};
+  nlohmann::ordered_json doc = {
+      {"version", info.version}, {"gitCommit", info.git_commit}, {"buildDate", info.build_date}};
   switch (*format) {
-    case OutputFormat::kJson: *ctx.out << doc.dump(2) << "\n"; break;
-    case OutputFormat::kYaml: *ctx.out << EmitYaml(doc); break;
+    case OutputFormat::kJson:
+      *ctx.out << doc.dump(2) << "\n";
+      break;
+    case OutputFormat::kYaml:
+      *ctx.out << EmitYaml(doc);
+      break;
     default:
-      *ctx.out << "powerctl " << info.version << " (commit " << info.git_commit << ", built " << info.build_date
-               << ")\n";
+      *ctx.out << "powerctl " << info.version << " (commit " << info.git_commit << ", built "
+               << info.build_date << ")\n";
   }
   return kExitOk;
 }
@@ -36,7 +40,8 @@ int RunVersion(const Context& ctx, bool short_form) {
 
 void RegisterVersion(CLI::App& app, CommandEnv& env) {
   auto short_form = std::make_shared<bool>(false);
-  CLI::App* cmd = app.add_subcommand("version", "Print powerctl's version, git commit and build date");
+  CLI::App* cmd =
+      app.add_subcommand("version", "Print powerctl's version, git commit and build date");
   cmd->add_flag("--short", *short_form, "Print only the version number");
   cmd->callback([&env, short_form] { env.exit_code = RunVersion(env.ctx, *short_form); });
 }

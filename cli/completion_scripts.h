@@ -2,11 +2,11 @@
 // Shell completion scripts generated from the command tree, so they never fall
 // behind the commands (completions/ holds the same output; a test keeps them equal).
 
-#include <string>
+#include "cli/app.h"
 
 #include <CLI/CLI.hpp>
 
-#include "cli/app.h"
+#include <string>
 
 namespace powerctl::cli {
 

@@ -1,21 +1,26 @@
 #include "cli/context.h"
 
-#include <algorithm>
-#include <ostream>
+#include "core/manifests/config_loader.h"
 
 #include <fmt/format.h>
 
-#include "core/manifests/config_loader.h"
+#include <algorithm>
+#include <ostream>
 
 namespace powerctl::cli {
 
 std::string_view OutputFormatName(OutputFormat f) {
   switch (f) {
-    case OutputFormat::kTable: return "table";
-    case OutputFormat::kWide: return "wide";
-    case OutputFormat::kJson: return "json";
-    case OutputFormat::kYaml: return "yaml";
-    case OutputFormat::kName: return "name";
+    case OutputFormat::kTable:
+      return "table";
+    case OutputFormat::kWide:
+      return "wide";
+    case OutputFormat::kJson:
+      return "json";
+    case OutputFormat::kYaml:
+      return "yaml";
+    case OutputFormat::kName:
+      return "name";
   }
   return "table";
 }
@@ -50,7 +55,9 @@ void Context::PrintError(const std::string& message) const {
   }
 }
 
-void Context::Note(const std::string& message) const { *err << message << "\n"; }
+void Context::Note(const std::string& message) const {
+  *err << message << "\n";
+}
 
 Result<manifests::PowerctlConfig> Context::LoadConfig() const {
   manifests::ConfigSources sources;
@@ -62,15 +69,16 @@ Result<manifests::PowerctlConfig> Context::LoadConfig() const {
   return manifests::LoadConfig(sources);
 }
 
-Result<OutputFormat> Context::Output(OutputFormat fallback, const std::vector<OutputFormat>& allowed) const {
+Result<OutputFormat> Context::Output(OutputFormat fallback,
+                                     const std::vector<OutputFormat>& allowed) const {
   if (globals.output.empty()) return fallback;
   for (OutputFormat f : allowed) {
     if (OutputFormatName(f) == globals.output) return f;
   }
   std::vector<std::string_view> names;
   for (OutputFormat f : allowed) names.push_back(OutputFormatName(f));
-  return MakeError(ErrorCode::kInvalidInput,
-                   fmt::format("-o {}: this command supports {}", globals.output, fmt::join(names, "|")));
+  return MakeError(ErrorCode::kInvalidInput, fmt::format("-o {}: this command supports {}",
+                                                         globals.output, fmt::join(names, "|")));
 }
 
 }  // namespace powerctl::cli

@@ -2,17 +2,17 @@
 // Everything a command needs from the process, built once in main and passed down:
 // global flags, the environment, the output streams and how to decorate them.
 
+#include "core/common/result.h"
+#include "core/manifests/config.h"
+
+#include <spdlog/logger.h>
+
 #include <iosfwd>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <spdlog/logger.h>
-
-#include "core/common/result.h"
-#include "core/manifests/config.h"
 
 namespace powerctl::cli {
 
@@ -53,7 +53,8 @@ struct Context {
   Result<manifests::PowerctlConfig> LoadConfig() const;
 
   // -o parsed against what the command supports; `fallback` when -o is not given.
-  Result<OutputFormat> Output(OutputFormat fallback, const std::vector<OutputFormat>& allowed) const;
+  Result<OutputFormat> Output(OutputFormat fallback,
+                              const std::vector<OutputFormat>& allowed) const;
 };
 
 std::string_view OutputFormatName(OutputFormat f);

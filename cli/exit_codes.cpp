@@ -4,16 +4,20 @@ namespace powerctl::cli {
 
 ExitCode ExitCodeFor(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kInvalidInput: return kExitUsage;
-    case ErrorCode::kCheckFailed: return kExitCheckFailed;
-    case ErrorCode::kInterrupted: return kExitInterrupted;
+    case ErrorCode::kInvalidInput:
+      return kExitUsage;
+    case ErrorCode::kCheckFailed:
+      return kExitCheckFailed;
+    case ErrorCode::kInterrupted:
+      return kExitInterrupted;
     case ErrorCode::kNotFound:
     case ErrorCode::kIo:
     case ErrorCode::kNetwork:
     case ErrorCode::kApi:
     case ErrorCode::kForbidden:
     case ErrorCode::kConflict:
-    case ErrorCode::kInternal: return kExitRuntime;
+    case ErrorCode::kInternal:
+      return kExitRuntime;
   }
   return kExitRuntime;
 }

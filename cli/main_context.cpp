@@ -1,11 +1,11 @@
 #include "cli/main_context.h"
 
-#include <csignal>
-#include <iostream>
+#include "cli/app.h"
 
 #include <unistd.h>
 
-#include "cli/app.h"
+#include <csignal>
+#include <iostream>
 
 extern char** environ;
 
@@ -13,7 +13,8 @@ namespace powerctl::cli {
 
 int Main(int argc, char** argv) {
   std::ios::sync_with_stdio(true);
-  // Writing to a closed pipe (`powerctl generate | head`) should end quietly, not kill us mid-write.
+  // Writing to a closed pipe (`powerctl generate | head`) should end quietly, not kill us
+  // mid-write.
   std::signal(SIGPIPE, SIG_IGN);
   Context ctx;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {

@@ -1,9 +1,9 @@
 #include "core/common/duration.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdlib>
-
-#include <fmt/format.h>
 
 namespace powerctl {
 
@@ -28,12 +28,18 @@ Result<Duration> ParseDuration(std::string_view text) {
     while (pos < text.size() && text[pos] >= 'a' && text[pos] <= 'z') ++pos;
     std::string_view unit = text.substr(unit_start, pos - unit_start);
     double scale = 0;
-    if (unit == "ms") scale = 1;
-    else if (unit == "s") scale = 1000;
-    else if (unit == "m") scale = 60'000;
-    else if (unit == "h") scale = 3'600'000;
-    else if (unit == "d") scale = 86'400'000;
-    else return invalid();
+    if (unit == "ms")
+      scale = 1;
+    else if (unit == "s")
+      scale = 1000;
+    else if (unit == "m")
+      scale = 60'000;
+    else if (unit == "h")
+      scale = 3'600'000;
+    else if (unit == "d")
+      scale = 86'400'000;
+    else
+      return invalid();
     total_ms += value * scale;
   }
   if (!std::isfinite(total_ms) || total_ms > 1e13) return invalid();

@@ -1,11 +1,11 @@
 #pragma once
 // Go-style durations ("500ms", "2s", "1m30s", "7d"), as used in Kubernetes configuration.
 
+#include "core/common/result.h"
+
 #include <chrono>
 #include <string>
 #include <string_view>
-
-#include "core/common/result.h"
 
 namespace powerctl {
 

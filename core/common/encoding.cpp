@@ -1,19 +1,22 @@
 #include "core/common/encoding.h"
 
-#include <array>
-#include <vector>
-
 #include <openssl/evp.h>
 #include <openssl/sha.h>
+
+#include <array>
+#include <vector>
 
 namespace powerctl {
 
 std::string Base64Encode(std::string_view data) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
   out.reserve((data.size() + 2) / 3 * 4);
   std::size_t i = 0;
-  auto byte = [&](std::size_t k) { return static_cast<unsigned>(static_cast<unsigned char>(data[k])); };
+  auto byte = [&](std::size_t k) {
+    return static_cast<unsigned>(static_cast<unsigned char>(data[k]));
+  };
   for (; i + 2 < data.size(); i += 3) {
     unsigned v = (byte(i) << 16) | (byte(i + 1) << 8) | byte(i + 2);
     out += kAlphabet[(v >> 18) & 63];

@@ -1,8 +1,8 @@
 #include "core/common/kube_version.h"
 
-#include <charconv>
-
 #include <fmt/format.h>
+
+#include <charconv>
 
 namespace powerctl {
 namespace {
@@ -28,7 +28,8 @@ Result<KubeVersion> KubeVersion::Parse(std::string_view text) {
   if (pos < text.size() && (text[pos] == 'v' || text[pos] == 'V')) ++pos;
   KubeVersion v;
   v.major = ReadNumber(text, pos);
-  if (v.major < 0 || pos >= text.size() || text[pos] != '.') return invalid("expected MAJOR.MINOR, e.g. 1.30");
+  if (v.major < 0 || pos >= text.size() || text[pos] != '.')
+    return invalid("expected MAJOR.MINOR, e.g. 1.30");
   ++pos;
   v.minor = ReadNumber(text, pos);
   if (v.minor < 0) return invalid("expected MAJOR.MINOR, e.g. 1.30");
@@ -37,14 +38,17 @@ Result<KubeVersion> KubeVersion::Parse(std::string_view text) {
     v.patch = ReadNumber(text, pos);
     if (v.patch < 0) return invalid("expected a patch number after the second dot");
   }
-  if (pos < text.size() && text[pos] != '-' && text[pos] != '+') return invalid("unexpected trailing text");
+  if (pos < text.size() && text[pos] != '-' && text[pos] != '+')
+    return invalid("unexpected trailing text");
   if (v.major != 1 || v.minor < kMinMinor || v.minor > kMaxMinor) {
     return invalid(fmt::format("supported versions are 1.{} to 1.{}", kMinMinor, kMaxMinor));
   }
   return v;
 }
 
-std::string KubeVersion::MinorString() const { return fmt::format("{}.{}", major, minor); }
+std::string KubeVersion::MinorString() const {
+  return fmt::format("{}.{}", major, minor);
+}
 
 std::string KubeVersion::ImageTag() const {
   return fmt::format("v{}.{}.{}", major, minor, patch < 0 ? 0 : patch);

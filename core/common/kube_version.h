@@ -1,10 +1,10 @@
 #pragma once
 // A Kubernetes minor version (and optional patch) that powerctl can target.
 
+#include "core/common/result.h"
+
 #include <string>
 #include <string_view>
-
-#include "core/common/result.h"
 
 namespace powerctl {
 

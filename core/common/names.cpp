@@ -6,7 +6,9 @@
 namespace powerctl {
 namespace {
 
-bool IsAlnumLower(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+bool IsAlnumLower(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
 
 }  // namespace
 
@@ -18,7 +20,8 @@ std::string ValidateDnsLabel(const std::string& value) {
       return "must consist of lower-case letters, digits and '-' (RFC 1123 label)";
     }
   }
-  if (value.front() == '-' || value.back() == '-') return "must start and end with a letter or digit";
+  if (value.front() == '-' || value.back() == '-')
+    return "must start and end with a letter or digit";
   return "";
 }
 
@@ -47,15 +50,18 @@ std::string ValidateLabelValue(const std::string& value) {
       return "must consist of letters, digits, '-', '_' and '.'";
     }
   }
-  if (!alnum(value.front()) || !alnum(value.back())) return "must start and end with a letter or digit";
+  if (!alnum(value.front()) || !alnum(value.back()))
+    return "must start and end with a letter or digit";
   return "";
 }
 
 std::string ValidateQuantity(const std::string& value) {
   // Kubernetes' quantity grammar: signed decimal number, then a binary (Ki..Ei),
   // decimal (m, k, M, G, T, P, E) or exponent (e3) suffix.
-  static const std::regex kQuantity(R"(^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$)");
-  if (!std::regex_match(value, kQuantity)) return "is not a resource quantity (e.g. 100m, 0.5, 64Mi)";
+  static const std::regex kQuantity(
+      R"(^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$)");
+  if (!std::regex_match(value, kQuantity))
+    return "is not a resource quantity (e.g. 100m, 0.5, 64Mi)";
   return "";
 }
 
@@ -70,7 +76,8 @@ std::string ValidateImageReference(const std::string& value) {
   if (colon != std::string::npos && (slash == std::string::npos || colon > slash)) {
     repository = repository.substr(0, colon);
   }
-  static const std::regex kRepo(R"(^[a-z0-9]+([._-]+[a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-]+[a-z0-9]+)*)*$)");
+  static const std::regex kRepo(
+      R"(^[a-z0-9]+([._-]+[a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-]+[a-z0-9]+)*)*$)");
   if (!std::regex_match(repository, kRepo)) {
     return "is not an image reference (e.g. registry.example.com/powerctl:0.1.0)";
   }

@@ -9,7 +9,8 @@ namespace powerctl {
 std::string ValidateDnsLabel(const std::string& value);      // RFC 1123 label, <= 63
 std::string ValidateDnsSubdomain(const std::string& value);  // RFC 1123 subdomain, <= 253
 std::string ValidateLabelValue(const std::string& value);    // label value, <= 63, may be empty
-std::string ValidateQuantity(const std::string& value);      // resource quantity: 100m, 1.5, 64Mi, 2G, 1e3
+std::string ValidateQuantity(
+    const std::string& value);  // resource quantity: 100m, 1.5, 64Mi, 2G, 1e3
 std::string ValidateImageReference(const std::string& value);
 
 }  // namespace powerctl

@@ -27,13 +27,15 @@ struct Error {
   std::string message;
 };
 
-inline Error MakeError(ErrorCode code, std::string message) { return Error{code, std::move(message)}; }
+inline Error MakeError(ErrorCode code, std::string message) {
+  return Error{code, std::move(message)};
+}
 
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : data_(std::move(value)) {}          // NOLINT: implicit by design
-  Result(Error error) : data_(std::move(error)) {}      // NOLINT: implicit by design
+  Result(T value) : data_(std::move(value)) {}      // NOLINT: implicit by design
+  Result(Error error) : data_(std::move(error)) {}  // NOLINT: implicit by design
 
   bool ok() const { return std::holds_alternative<T>(data_); }
   explicit operator bool() const { return ok(); }
@@ -55,7 +57,9 @@ class [[nodiscard]] Result {
 // Result<void>: success or an error.
 struct Ok {};
 using Status = Result<Ok>;
-inline Status OkStatus() { return Ok{}; }
+inline Status OkStatus() {
+  return Ok{};
+}
 
 // Prefixes an error message with context ("reading powerctl.yaml: ...").
 inline Error WithContext(Error e, const std::string& context) {
@@ -66,13 +70,13 @@ inline Error WithContext(Error e, const std::string& context) {
 }  // namespace powerctl
 
 // Propagates an error from a Result-returning expression.
-#define POWERCTL_TRY(var, expr)                  \
-  auto var##_result_ = (expr);                   \
+#define POWERCTL_TRY(var, expr)                          \
+  auto var##_result_ = (expr);                           \
   if (!var##_result_.ok()) return var##_result_.error(); \
   auto var = std::move(var##_result_).value()
 
-#define POWERCTL_CHECK_OK(expr)                            \
-  do {                                                     \
-    auto status_ = (expr);                                 \
-    if (!status_.ok()) return status_.error();             \
+#define POWERCTL_CHECK_OK(expr)                \
+  do {                                         \
+    auto status_ = (expr);                     \
+    if (!status_.ok()) return status_.error(); \
   } while (0)

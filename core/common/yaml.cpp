@@ -618,7 +618,18 @@ class JsonBuilder final : public YAML::EventHandler {
     return stack_.back().mark;
   }
 
-  void OnDocumentStart(const YAML::Mark& /*mark*/) override {
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    // yaml-cpp 0.7 never consumes a token that cannot start a node (a stray
+    // "," or a "]" after a complete node, e.g. the comma-first typo
+    // "- a\n, b\n- c") and reports empty documents at it forever. A real
+    // document consumes at least one token, so a repeated start means that.
+    if (mark.pos == last_document_pos_) {
+      const std::size_t i = static_cast<std::size_t>(mark.pos) + pos_offset_;
+      const bool known = check_quotes_ && i < text_.size();
+      throw ConversionError{
+          mark, known ? "unexpected '" + std::string(1, text_[i]) + "'" : "unexpected token"};
+    }
+    last_document_pos_ = mark.pos;
     // Anchors are per document in YAML, and yaml-cpp restarts their ids.
     anchors_.clear();
     anchor_names_.clear();
@@ -836,7 +847,8 @@ class JsonBuilder final : public YAML::EventHandler {
 
   std::string_view text_;
   std::size_t pos_offset_ = 0;
-  bool check_quotes_ = true;
+  bool check_quotes_ = true;  // whether marks map to offsets in text_
+  int last_document_pos_ = -1;
   const YamlLimits& limits_;
   std::vector<Json>* docs_;
   std::vector<Frame> stack_;

@@ -1,27 +1,34 @@
 #include "core/manifests/components.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace powerctl::manifests {
 namespace {
 
-constexpr Component kOrder[] = {Component::kNamespace, Component::kRbac,     Component::kSecrets,
-                                Component::kPolicies,  Component::kModel,    Component::kExtender,
+constexpr Component kOrder[] = {Component::kNamespace, Component::kRbac,  Component::kSecrets,
+                                Component::kPolicies,  Component::kModel, Component::kExtender,
                                 Component::kScheduler};
 
 }  // namespace
 
 std::string_view ComponentName(Component c) {
   switch (c) {
-    case Component::kNamespace: return "namespace";
-    case Component::kRbac: return "rbac";
-    case Component::kSecrets: return "secrets";
-    case Component::kPolicies: return "policies";
-    case Component::kModel: return "model";
-    case Component::kExtender: return "extender";
-    case Component::kScheduler: return "scheduler";
+    case Component::kNamespace:
+      return "namespace";
+    case Component::kRbac:
+      return "rbac";
+    case Component::kSecrets:
+      return "secrets";
+    case Component::kPolicies:
+      return "policies";
+    case Component::kModel:
+      return "model";
+    case Component::kExtender:
+      return "extender";
+    case Component::kScheduler:
+      return "scheduler";
   }
   return "unknown";
 }
@@ -33,7 +40,8 @@ std::vector<std::string_view> ComponentNames() {
 }
 
 bool PredictorNeedsModelServer(const PowerctlConfig& config) {
-  return config.predictor.backend == "tfserving-grpc" || config.predictor.backend == "tfserving-rest";
+  return config.predictor.backend == "tfserving-grpc" ||
+         config.predictor.backend == "tfserving-rest";
 }
 
 Result<std::vector<Component>> ResolveComponents(const std::vector<std::string>& names,

@@ -1,12 +1,12 @@
 #pragma once
 // The manifest components `generate`, `apply` and `delete` work on, in dependency order.
 
+#include "core/common/result.h"
+#include "core/manifests/config.h"
+
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "core/common/result.h"
-#include "core/manifests/config.h"
 
 namespace powerctl::manifests {
 

@@ -30,12 +30,14 @@ struct PolicyStrategy {
 struct Policy {
   std::string name;
   std::string namespace_;  // "" means the pods' namespace is the powerctl namespace
-  std::map<std::string, PolicyStrategy> strategies;  // dontschedule, scheduleonmetric, deschedule, labeling
+  std::map<std::string, PolicyStrategy>
+      strategies;  // dontschedule, scheduleonmetric, deschedule, labeling
 };
 
 struct SchedulerSettings {
-  std::string name = "powerctl-scheduler";  // schedulerName pods set; also the profile and lease name
-  std::string image;                        // "" = registry.k8s.io/kube-scheduler:<target version>
+  std::string name =
+      "powerctl-scheduler";  // schedulerName pods set; also the profile and lease name
+  std::string image;         // "" = registry.k8s.io/kube-scheduler:<target version>
   int replicas = 1;
   bool leader_elect = true;
   bool power_first = false;  // disable the default spreading scores so power decides
@@ -51,14 +53,14 @@ struct SchedulerSettings {
 struct ExtenderSettings {
   std::string image = "localhost/powerctl:0.1.0";  // required when the extender is generated
   int replicas = 1;
-  int port = 8443;      // kube-scheduler's (m)TLS port
-  int ops_port = 8080;  // plain: /healthz, /readyz, /metrics, read-only JSON
+  int port = 8443;                // kube-scheduler's (m)TLS port
+  int ops_port = 8080;            // plain: /healthz, /readyz, /metrics, read-only JSON
   std::string tls_mode = "mtls";  // mtls | tls | insecure
   std::string url_prefix_path = "/scheduler";
-  int weight = 5;                 // kube-scheduler multiplies scores (0..10) by weight x 10
+  int weight = 5;  // kube-scheduler multiplies scores (0..10) by weight x 10
   std::string http_timeout = "2s";
-  bool ignorable = true;          // scheduling goes on when the extender is down
-  bool node_cache_capable = true; // send node names, not full Node objects
+  bool ignorable = true;           // scheduling goes on when the extender is down
+  bool node_cache_capable = true;  // send node names, not full Node objects
   std::string cpu_request = "100m";
   std::string memory_request = "64Mi";
   std::string memory_limit = "256Mi";
@@ -66,10 +68,10 @@ struct ExtenderSettings {
 
 struct ModelSettings {
   std::string name = "power";
-  std::string version;    // "" = latest
+  std::string version;  // "" = latest
   std::string signature = "serving_default";
   std::string serving_image = "docker.io/tensorflow/serving:2.14.1";
-  std::string image;      // an image holding the SavedModel under /models/<name>/<version>
+  std::string image;  // an image holding the SavedModel under /models/<name>/<version>
   std::string persistent_volume_claim;  // or a PVC holding it
   int grpc_port = 8500;
   int rest_port = 8501;
@@ -87,11 +89,11 @@ struct SensorNames {
 };
 
 struct TelemetrySettings {
-  std::string cpu_source = "metrics-api";             // metrics-api | prometheus
-  std::string temperature_source = "ipmi-exporter";   // ipmi-exporter | prometheus
+  std::string cpu_source = "metrics-api";            // metrics-api | prometheus
+  std::string temperature_source = "ipmi-exporter";  // ipmi-exporter | prometheus
   std::string prometheus_url = "http://prometheus.monitoring.svc:9090";
   int ipmi_exporter_port = 9290;
-  std::string max_age = "2m";          // older readings count as missing
+  std::string max_age = "2m";  // older readings count as missing
   std::string refresh_interval = "15s";
   SensorNames sensors;
 };

@@ -1,15 +1,15 @@
 #include "core/manifests/config_loader.h"
 
-#include <fstream>
-#include <regex>
-#include <set>
-#include <sstream>
+#include "core/common/names.h"
+#include "core/manifests/config_schema.h"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "core/common/names.h"
-#include "core/manifests/config_schema.h"
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
 
 namespace powerctl::manifests {
 namespace {
@@ -19,7 +19,8 @@ constexpr int kMaxConfigDepth = 16;
 
 class ConfigParser {
  public:
-  ConfigParser(PowerctlConfig& config, const std::string& source) : config_(config), source_(source) {}
+  ConfigParser(PowerctlConfig& config, const std::string& source)
+      : config_(config), source_(source) {}
 
   Status ParseRoot(const YAML::Node& root) {
     if (root.IsNull()) return OkStatus();
@@ -49,20 +50,23 @@ class ConfigParser {
                      fmt::format("{}:{}: {}", source_, at.Mark().line + 1, message));
   }
 
-  Status ParseNode(const std::string& path, const YAML::Node& key_node, const YAML::Node& value, int depth) {
+  Status ParseNode(const std::string& path, const YAML::Node& key_node, const YAML::Node& value,
+                   int depth) {
     if (depth > kMaxConfigDepth) return Fail(key_node, "nesting too deep");
     const FieldSpec* field = FindField(path);
     if (field == nullptr) {
       if (value.IsMap() && IsPrefixOfField(path)) {
         for (const auto& kv : value) {
           if (!kv.first.IsScalar()) return Fail(kv.first, "keys must be plain strings");
-          POWERCTL_CHECK_OK(ParseNode(path + "." + kv.first.Scalar(), kv.first, kv.second, depth + 1));
+          POWERCTL_CHECK_OK(
+              ParseNode(path + "." + kv.first.Scalar(), kv.first, kv.second, depth + 1));
         }
         return OkStatus();
       }
       std::string hint = SuggestField(path);
-      return Fail(key_node, fmt::format("unknown key \"{}\"{}", path,
-                                        hint.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", hint)));
+      return Fail(key_node,
+                  fmt::format("unknown key \"{}\"{}", path,
+                              hint.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", hint)));
     }
     Status status = OkStatus();
     if (value.IsScalar()) {
@@ -70,14 +74,16 @@ class ConfigParser {
     } else if (value.IsSequence()) {
       std::vector<std::string> items;
       for (const auto& item : value) {
-        if (!item.IsScalar()) return Fail(item, fmt::format("{}: list items must be strings", path));
+        if (!item.IsScalar())
+          return Fail(item, fmt::format("{}: list items must be strings", path));
         items.push_back(item.Scalar());
       }
       status = SetFieldFromList(config_, *field, items);
     } else if (value.IsNull()) {
       status = MakeError(ErrorCode::kInvalidInput, fmt::format("{}: a value is required", path));
     } else {
-      status = MakeError(ErrorCode::kInvalidInput, fmt::format("{}: expected a value, not a mapping", path));
+      status = MakeError(ErrorCode::kInvalidInput,
+                         fmt::format("{}: expected a value, not a mapping", path));
     }
     if (!status.ok()) return Fail(value.IsNull() ? key_node : value, status.error().message);
     return OkStatus();
@@ -107,7 +113,8 @@ class ConfigParser {
   }
 
   Status ParsePolicy(const YAML::Node& node, Policy& policy) {
-    if (!node.IsMap()) return Fail(node, "policies: each policy must be a mapping with name and strategies");
+    if (!node.IsMap())
+      return Fail(node, "policies: each policy must be a mapping with name and strategies");
     for (const auto& kv : node) {
       std::string key = kv.first.as<std::string>();
       if (key == "name") {
@@ -123,25 +130,34 @@ class ConfigParser {
       } else if (key == "strategies") {
         POWERCTL_CHECK_OK(ParseStrategies(kv.second, policy));
       } else {
-        return Fail(kv.first, fmt::format("unknown key \"policies.{}\" (expected name, namespace, strategies)", key));
+        return Fail(
+            kv.first,
+            fmt::format("unknown key \"policies.{}\" (expected name, namespace, strategies)", key));
       }
     }
     if (policy.name.empty()) return Fail(node, "policies: a policy needs a name");
-    if (policy.strategies.empty()) return Fail(node, fmt::format("policies.{}: needs at least one strategy", policy.name));
+    if (policy.strategies.empty())
+      return Fail(node, fmt::format("policies.{}: needs at least one strategy", policy.name));
     return OkStatus();
   }
 
   Status ParseStrategies(const YAML::Node& node, Policy& policy) {
-    static const std::set<std::string> kStrategies = {"dontschedule", "scheduleonmetric", "deschedule", "labeling"};
-    if (!node.IsMap()) return Fail(node, "policies.strategies: expected a mapping of strategy names");
+    static const std::set<std::string> kStrategies = {"dontschedule", "scheduleonmetric",
+                                                      "deschedule", "labeling"};
+    if (!node.IsMap())
+      return Fail(node, "policies.strategies: expected a mapping of strategy names");
     for (const auto& kv : node) {
       std::string name = kv.first.as<std::string>();
       if (kStrategies.count(name) == 0) {
-        return Fail(kv.first, fmt::format("policies.strategies: unknown strategy \"{}\" (expected dontschedule, "
-                                          "scheduleonmetric, deschedule or labeling)", name));
+        return Fail(
+            kv.first,
+            fmt::format("policies.strategies: unknown strategy \"{}\" (expected dontschedule, "
+                        "scheduleonmetric, deschedule or labeling)",
+                        name));
       }
       PolicyStrategy strategy;
-      if (!kv.second.IsMap()) return Fail(kv.second, fmt::format("policies.strategies.{}: expected a mapping", name));
+      if (!kv.second.IsMap())
+        return Fail(kv.second, fmt::format("policies.strategies.{}: expected a mapping", name));
       for (const auto& field : kv.second) {
         std::string key = field.first.as<std::string>();
         if (key == "logicalOperator") {
@@ -157,11 +173,14 @@ class ConfigParser {
             strategy.rules.push_back(std::move(rule));
           }
         } else {
-          return Fail(field.first, fmt::format("unknown key \"{}\" in strategy {} (expected logicalOperator, rules)",
-                                               key, name));
+          return Fail(
+              field.first,
+              fmt::format("unknown key \"{}\" in strategy {} (expected logicalOperator, rules)",
+                          key, name));
         }
       }
-      if (strategy.rules.empty()) return Fail(kv.second, fmt::format("policies.strategies.{}: needs rules", name));
+      if (strategy.rules.empty())
+        return Fail(kv.second, fmt::format("policies.strategies.{}: needs rules", name));
       policy.strategies[name] = std::move(strategy);
     }
     return OkStatus();
@@ -196,19 +215,24 @@ class ConfigParser {
         if (!kv.second.IsSequence()) return Fail(kv.second, "labels: expected a list of key=value");
         for (const auto& label : kv.second) {
           std::string text = label.IsScalar() ? label.Scalar() : "";
-          if (text.find('=') == std::string::npos) return Fail(label, "labels: each entry must be key=value");
+          if (text.find('=') == std::string::npos)
+            return Fail(label, "labels: each entry must be key=value");
           rule.labels.push_back(text);
         }
       } else {
-        return Fail(kv.first, fmt::format("unknown key \"{}\" in rule (expected metricname, operator, target, labels)",
-                                          key));
+        return Fail(
+            kv.first,
+            fmt::format(
+                "unknown key \"{}\" in rule (expected metricname, operator, target, labels)", key));
       }
     }
-    if (rule.metric_name.empty() || rule.op.empty()) return Fail(node, "rules: metricname and operator are required");
+    if (rule.metric_name.empty() || rule.op.empty())
+      return Fail(node, "rules: metricname and operator are required");
     if (strategy != "scheduleonmetric" && !rule.has_target) {
       return Fail(node, fmt::format("rules: {} rules need a target", strategy));
     }
-    if (strategy == "labeling" && rule.labels.empty()) return Fail(node, "rules: labeling rules need labels");
+    if (strategy == "labeling" && rule.labels.empty())
+      return Fail(node, "rules: labeling rules need labels");
     return OkStatus();
   }
 
@@ -218,7 +242,8 @@ class ConfigParser {
 
 }  // namespace
 
-Status ApplyConfigText(PowerctlConfig& config, std::string_view text, const std::string& source_name) {
+Status ApplyConfigText(PowerctlConfig& config, std::string_view text,
+                       const std::string& source_name) {
   if (text.size() > kMaxConfigBytes) {
     return MakeError(ErrorCode::kInvalidInput, fmt::format("{}: larger than 1 MiB", source_name));
   }
@@ -230,14 +255,16 @@ Status ApplyConfigText(PowerctlConfig& config, std::string_view text, const std:
                      fmt::format("{}:{}: {}", source_name, e.mark.line + 1, e.msg));
   }
   if (docs.size() > 1) {
-    return MakeError(ErrorCode::kInvalidInput, fmt::format("{}: expected one YAML document", source_name));
+    return MakeError(ErrorCode::kInvalidInput,
+                     fmt::format("{}: expected one YAML document", source_name));
   }
   if (docs.empty()) return OkStatus();
   ConfigParser parser(config, source_name);
   try {
     return parser.ParseRoot(docs[0]);
   } catch (const YAML::Exception& e) {
-    return MakeError(ErrorCode::kInvalidInput, fmt::format("{}:{}: {}", source_name, e.mark.line + 1, e.msg));
+    return MakeError(ErrorCode::kInvalidInput,
+                     fmt::format("{}:{}: {}", source_name, e.mark.line + 1, e.msg));
   }
 }
 
@@ -246,7 +273,8 @@ Result<PowerctlConfig> LoadConfig(const ConfigSources& sources) {
   if (sources.file) {
     std::ifstream in(*sources.file, std::ios::binary);
     if (!in) {
-      return MakeError(ErrorCode::kInvalidInput, fmt::format("cannot read config file {}", sources.file->string()));
+      return MakeError(ErrorCode::kInvalidInput,
+                       fmt::format("cannot read config file {}", sources.file->string()));
     }
     std::ostringstream text;
     text << in.rdbuf();
@@ -264,10 +292,11 @@ Result<PowerctlConfig> LoadConfig(const ConfigSources& sources) {
     const FieldSpec* field = eq == std::string::npos ? nullptr : FindField(key);
     if (field == nullptr) {
       std::string hint = SuggestField(key);
-      return MakeError(ErrorCode::kInvalidInput,
-                       fmt::format("--set {}: {}{}", assignment,
-                                   eq == std::string::npos ? "expected KEY=VALUE" : "unknown key",
-                                   hint.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", hint)));
+      return MakeError(
+          ErrorCode::kInvalidInput,
+          fmt::format("--set {}: {}{}", assignment,
+                      eq == std::string::npos ? "expected KEY=VALUE" : "unknown key",
+                      hint.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", hint)));
     }
     Status s = SetFieldFromText(config, *field, assignment.substr(eq + 1));
     if (!s.ok()) return WithContext(s.error(), "--set " + assignment);
@@ -284,8 +313,10 @@ Status ValidateConfig(const PowerctlConfig& config) {
   if (config.predictor.model.grpc_port == config.predictor.model.rest_port) {
     return fail("predictor.model.grpcPort and predictor.model.restPort must differ");
   }
-  if (!config.predictor.model.image.empty() && !config.predictor.model.persistent_volume_claim.empty()) {
-    return fail("predictor.model.image and predictor.model.persistentVolumeClaim are exclusive; set one");
+  if (!config.predictor.model.image.empty() &&
+      !config.predictor.model.persistent_volume_claim.empty()) {
+    return fail(
+        "predictor.model.image and predictor.model.persistentVolumeClaim are exclusive; set one");
   }
   return OkStatus();
 }

@@ -1,16 +1,16 @@
 #include "core/manifests/config_schema.h"
 
-#include <algorithm>
-#include <cctype>
-#include <charconv>
-#include <cmath>
-
-#include <fmt/format.h>
-
 #include "core/common/duration.h"
 #include "core/common/edit_distance.h"
 #include "core/common/kube_version.h"
 #include "core/common/names.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
 
 namespace powerctl::manifests {
 namespace {
@@ -23,10 +23,18 @@ std::string CheckKubeVersion(const std::string& v) {
   auto k = KubeVersion::Parse(v);
   return k.ok() ? "" : k.error().message;
 }
-std::string CheckDnsLabel(const std::string& v) { return ValidateDnsLabel(v); }
-std::string CheckDnsSubdomain(const std::string& v) { return ValidateDnsSubdomain(v); }
-std::string CheckQuantity(const std::string& v) { return ValidateQuantity(v); }
-std::string CheckImage(const std::string& v) { return v.empty() ? "" : ValidateImageReference(v); }
+std::string CheckDnsLabel(const std::string& v) {
+  return ValidateDnsLabel(v);
+}
+std::string CheckDnsSubdomain(const std::string& v) {
+  return ValidateDnsSubdomain(v);
+}
+std::string CheckQuantity(const std::string& v) {
+  return ValidateQuantity(v);
+}
+std::string CheckImage(const std::string& v) {
+  return v.empty() ? "" : ValidateImageReference(v);
+}
 std::string CheckOptionalDnsSubdomain(const std::string& v) {
   return v.empty() ? "" : ValidateDnsSubdomain(v);
 }
@@ -40,7 +48,8 @@ std::string CheckUrlPath(const std::string& v) {
   return "";
 }
 std::string CheckUrl(const std::string& v) {
-  if (v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0) return "must start with http:// or https://";
+  if (v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0)
+    return "must start with http:// or https://";
   return "";
 }
 
@@ -54,93 +63,263 @@ std::vector<FieldSpec> MakeFields() {
   using C = PowerctlConfig;
   std::vector<FieldSpec> f;
   auto add = [&](FieldSpec s) { f.push_back(std::move(s)); };
-  add({"namespace", "Namespace for the extender, the scheduler and the model server",
-       [](C& c) { return Ref(&c.namespace_); }, {}, 0, 0, CheckDnsLabel, true});
-  add({"kubernetesVersion", "Target Kubernetes version (1.20 to 1.34) when --kube-version is not given",
-       [](C& c) { return Ref(&c.kubernetes_version); }, {}, 0, 0, CheckKubeVersion, true});
+  add({"namespace",
+       "Namespace for the extender, the scheduler and the model server",
+       [](C& c) { return Ref(&c.namespace_); },
+       {},
+       0,
+       0,
+       CheckDnsLabel,
+       true});
+  add({"kubernetesVersion",
+       "Target Kubernetes version (1.20 to 1.34) when --kube-version is not given",
+       [](C& c) { return Ref(&c.kubernetes_version); },
+       {},
+       0,
+       0,
+       CheckKubeVersion,
+       true});
 
-  add({"scheduler.name", "schedulerName that pods set to use power-aware scheduling; also the lease name",
-       [](C& c) { return Ref(&c.scheduler.name); }, {}, 0, 0, CheckDnsSubdomain, true});
-  add({"scheduler.image", "kube-scheduler image; empty = registry.k8s.io/kube-scheduler:<target version>",
-       [](C& c) { return Ref(&c.scheduler.image); }, {}, 0, 0, CheckImage});
-  add({"scheduler.replicas", "kube-scheduler replicas (leader election picks one)",
-       [](C& c) { return Ref(&c.scheduler.replicas); }, {}, 1, 10});
+  add({"scheduler.name",
+       "schedulerName that pods set to use power-aware scheduling; also the lease name",
+       [](C& c) { return Ref(&c.scheduler.name); },
+       {},
+       0,
+       0,
+       CheckDnsSubdomain,
+       true});
+  add({"scheduler.image",
+       "kube-scheduler image; empty = registry.k8s.io/kube-scheduler:<target version>",
+       [](C& c) { return Ref(&c.scheduler.image); },
+       {},
+       0,
+       0,
+       CheckImage});
+  add({"scheduler.replicas",
+       "kube-scheduler replicas (leader election picks one)",
+       [](C& c) { return Ref(&c.scheduler.replicas); },
+       {},
+       1,
+       10});
   add({"scheduler.leaderElect", "Use a Lease so several replicas can run",
        [](C& c) { return Ref(&c.scheduler.leader_elect); }});
-  add({"scheduler.powerFirst", "Disable the default spreading scores so power decides among feasible nodes",
-       [](C& c) { return Ref(&c.scheduler.power_first); }, {}, 0, 0, nullptr, true});
-  add({"scheduler.expectedNodes", "Cluster size, used to size the client qps/burst when they are 0",
-       [](C& c) { return Ref(&c.scheduler.expected_nodes); }, {}, 1, 100000});
-  add({"scheduler.clientQPS", "API client queries per second; 0 = derived from expectedNodes",
-       [](C& c) { return Ref(&c.scheduler.client_qps); }, {}, 0, 10000});
-  add({"scheduler.clientBurst", "API client burst; 0 = twice the qps",
-       [](C& c) { return Ref(&c.scheduler.client_burst); }, {}, 0, 20000});
-  add({"scheduler.verbosity", "kube-scheduler --v log level",
-       [](C& c) { return Ref(&c.scheduler.verbosity); }, {}, 0, 10});
-  add({"scheduler.legacyHealthzPort", "1.20-1.22: loopback port of the scheduler's unauthenticated healthz/metrics",
-       [](C& c) { return Ref(&c.scheduler.legacy_healthz_port); }, {}, 1, 65535});
+  add({"scheduler.powerFirst",
+       "Disable the default spreading scores so power decides among feasible nodes",
+       [](C& c) { return Ref(&c.scheduler.power_first); },
+       {},
+       0,
+       0,
+       nullptr,
+       true});
+  add({"scheduler.expectedNodes",
+       "Cluster size, used to size the client qps/burst when they are 0",
+       [](C& c) { return Ref(&c.scheduler.expected_nodes); },
+       {},
+       1,
+       100000});
+  add({"scheduler.clientQPS",
+       "API client queries per second; 0 = derived from expectedNodes",
+       [](C& c) { return Ref(&c.scheduler.client_qps); },
+       {},
+       0,
+       10000});
+  add({"scheduler.clientBurst",
+       "API client burst; 0 = twice the qps",
+       [](C& c) { return Ref(&c.scheduler.client_burst); },
+       {},
+       0,
+       20000});
+  add({"scheduler.verbosity",
+       "kube-scheduler --v log level",
+       [](C& c) { return Ref(&c.scheduler.verbosity); },
+       {},
+       0,
+       10});
+  add({"scheduler.legacyHealthzPort",
+       "1.20-1.22: loopback port of the scheduler's unauthenticated healthz/metrics",
+       [](C& c) { return Ref(&c.scheduler.legacy_healthz_port); },
+       {},
+       1,
+       65535});
 
-  add({"extender.image", "powerctl image for the extender (required for the extender component)",
-       [](C& c) { return Ref(&c.extender.image); }, {}, 0, 0, CheckImage, true});
-  add({"extender.replicas", "Extender replicas",
-       [](C& c) { return Ref(&c.extender.replicas); }, {}, 1, 20});
-  add({"extender.port", "Port kube-scheduler calls (TLS per tlsMode)",
-       [](C& c) { return Ref(&c.extender.port); }, {}, 1, 65535});
-  add({"extender.opsPort", "Plain HTTP port for /healthz, /readyz, /metrics and read-only JSON",
-       [](C& c) { return Ref(&c.extender.ops_port); }, {}, 1, 65535});
-  add({"extender.tlsMode", "mtls (scheduler presents a client certificate), tls, or insecure (plain HTTP)",
-       [](C& c) { return Ref(&c.extender.tls_mode); }, {"mtls", "tls", "insecure"}, 0, 0, nullptr, true});
-  add({"extender.urlPrefixPath", "Path prefix of the filter/prioritize/preempt verbs",
-       [](C& c) { return Ref(&c.extender.url_prefix_path); }, {}, 0, 0, CheckUrlPath});
-  add({"extender.weight", "Extender weight: kube-scheduler adds score (0..10) x weight x 10 to plugin scores",
-       [](C& c) { return Ref(&c.extender.weight); }, {}, 1, 100, nullptr, true});
-  add({"extender.httpTimeout", "How long kube-scheduler waits for the extender",
-       [](C& c) { return Ref(&c.extender.http_timeout); }, {}, 0, 0, CheckDuration});
+  add({"extender.image",
+       "powerctl image for the extender (required for the extender component)",
+       [](C& c) { return Ref(&c.extender.image); },
+       {},
+       0,
+       0,
+       CheckImage,
+       true});
+  add({"extender.replicas",
+       "Extender replicas",
+       [](C& c) { return Ref(&c.extender.replicas); },
+       {},
+       1,
+       20});
+  add({"extender.port",
+       "Port kube-scheduler calls (TLS per tlsMode)",
+       [](C& c) { return Ref(&c.extender.port); },
+       {},
+       1,
+       65535});
+  add({"extender.opsPort",
+       "Plain HTTP port for /healthz, /readyz, /metrics and read-only JSON",
+       [](C& c) { return Ref(&c.extender.ops_port); },
+       {},
+       1,
+       65535});
+  add({"extender.tlsMode",
+       "mtls (scheduler presents a client certificate), tls, or insecure (plain HTTP)",
+       [](C& c) { return Ref(&c.extender.tls_mode); },
+       {"mtls", "tls", "insecure"},
+       0,
+       0,
+       nullptr,
+       true});
+  add({"extender.urlPrefixPath",
+       "Path prefix of the filter/prioritize/preempt verbs",
+       [](C& c) { return Ref(&c.extender.url_prefix_path); },
+       {},
+       0,
+       0,
+       CheckUrlPath});
+  add({"extender.weight",
+       "Extender weight: kube-scheduler adds score (0..10) x weight x 10 to plugin scores",
+       [](C& c) { return Ref(&c.extender.weight); },
+       {},
+       1,
+       100,
+       nullptr,
+       true});
+  add({"extender.httpTimeout",
+       "How long kube-scheduler waits for the extender",
+       [](C& c) { return Ref(&c.extender.http_timeout); },
+       {},
+       0,
+       0,
+       CheckDuration});
   add({"extender.ignorable", "Keep scheduling when the extender is unreachable or fails",
        [](C& c) { return Ref(&c.extender.ignorable); }});
   add({"extender.nodeCacheCapable", "Send node names instead of full Node objects (faster)",
        [](C& c) { return Ref(&c.extender.node_cache_capable); }});
-  add({"extender.cpuRequest", "Extender container CPU request",
-       [](C& c) { return Ref(&c.extender.cpu_request); }, {}, 0, 0, CheckQuantity});
-  add({"extender.memoryRequest", "Extender container memory request",
-       [](C& c) { return Ref(&c.extender.memory_request); }, {}, 0, 0, CheckQuantity});
-  add({"extender.memoryLimit", "Extender container memory limit",
-       [](C& c) { return Ref(&c.extender.memory_limit); }, {}, 0, 0, CheckQuantity});
+  add({"extender.cpuRequest",
+       "Extender container CPU request",
+       [](C& c) { return Ref(&c.extender.cpu_request); },
+       {},
+       0,
+       0,
+       CheckQuantity});
+  add({"extender.memoryRequest",
+       "Extender container memory request",
+       [](C& c) { return Ref(&c.extender.memory_request); },
+       {},
+       0,
+       0,
+       CheckQuantity});
+  add({"extender.memoryLimit",
+       "Extender container memory limit",
+       [](C& c) { return Ref(&c.extender.memory_limit); },
+       {},
+       0,
+       0,
+       CheckQuantity});
 
-  add({"predictor.backend", "Power model: builtin (no server), tfserving-grpc, tfserving-rest or v2",
-       [](C& c) { return Ref(&c.predictor.backend); }, {"builtin", "tfserving-grpc", "tfserving-rest", "v2"},
-       0, 0, nullptr, true});
-  add({"predictor.model.name", "Model name on the model server",
-       [](C& c) { return Ref(&c.predictor.model.name); }, {}, 0, 0, CheckDnsSubdomain});
+  add({"predictor.backend",
+       "Power model: builtin (no server), tfserving-grpc, tfserving-rest or v2",
+       [](C& c) { return Ref(&c.predictor.backend); },
+       {"builtin", "tfserving-grpc", "tfserving-rest", "v2"},
+       0,
+       0,
+       nullptr,
+       true});
+  add({"predictor.model.name",
+       "Model name on the model server",
+       [](C& c) { return Ref(&c.predictor.model.name); },
+       {},
+       0,
+       0,
+       CheckDnsSubdomain});
   add({"predictor.model.version", "Model version; empty = latest",
        [](C& c) { return Ref(&c.predictor.model.version); }});
   add({"predictor.model.signature", "Model signature name",
        [](C& c) { return Ref(&c.predictor.model.signature); }});
-  add({"predictor.model.servingImage", "TensorFlow Serving image for the model component",
-       [](C& c) { return Ref(&c.predictor.model.serving_image); }, {}, 0, 0, CheckImage});
-  add({"predictor.model.image", "Image holding the SavedModel at /models/<name>/<version> (or set persistentVolumeClaim)",
-       [](C& c) { return Ref(&c.predictor.model.image); }, {}, 0, 0, CheckImage});
-  add({"predictor.model.persistentVolumeClaim", "PVC holding the SavedModel at <name>/<version> (or set image)",
-       [](C& c) { return Ref(&c.predictor.model.persistent_volume_claim); }, {}, 0, 0,
+  add({"predictor.model.servingImage",
+       "TensorFlow Serving image for the model component",
+       [](C& c) { return Ref(&c.predictor.model.serving_image); },
+       {},
+       0,
+       0,
+       CheckImage});
+  add({"predictor.model.image",
+       "Image holding the SavedModel at /models/<name>/<version> (or set persistentVolumeClaim)",
+       [](C& c) { return Ref(&c.predictor.model.image); },
+       {},
+       0,
+       0,
+       CheckImage});
+  add({"predictor.model.persistentVolumeClaim",
+       "PVC holding the SavedModel at <name>/<version> (or set image)",
+       [](C& c) { return Ref(&c.predictor.model.persistent_volume_claim); },
+       {},
+       0,
+       0,
        CheckOptionalDnsSubdomain});
-  add({"predictor.model.grpcPort", "TensorFlow Serving gRPC port",
-       [](C& c) { return Ref(&c.predictor.model.grpc_port); }, {}, 1, 65535});
-  add({"predictor.model.restPort", "TensorFlow Serving REST port",
-       [](C& c) { return Ref(&c.predictor.model.rest_port); }, {}, 1, 65535});
+  add({"predictor.model.grpcPort",
+       "TensorFlow Serving gRPC port",
+       [](C& c) { return Ref(&c.predictor.model.grpc_port); },
+       {},
+       1,
+       65535});
+  add({"predictor.model.restPort",
+       "TensorFlow Serving REST port",
+       [](C& c) { return Ref(&c.predictor.model.rest_port); },
+       {},
+       1,
+       65535});
 
-  add({"telemetry.cpuSource", "Node CPU usage from metrics-api (metrics.k8s.io) or prometheus",
-       [](C& c) { return Ref(&c.telemetry.cpu_source); }, {"metrics-api", "prometheus"}, 0, 0, nullptr, true});
-  add({"telemetry.temperatureSource", "Temperatures from ipmi-exporter (scraped per node) or prometheus",
-       [](C& c) { return Ref(&c.telemetry.temperature_source); }, {"ipmi-exporter", "prometheus"}, 0, 0,
-       nullptr, true});
-  add({"telemetry.prometheusUrl", "Prometheus base URL",
-       [](C& c) { return Ref(&c.telemetry.prometheus_url); }, {}, 0, 0, CheckUrl});
-  add({"telemetry.ipmiExporterPort", "ipmi_exporter port on each node",
-       [](C& c) { return Ref(&c.telemetry.ipmi_exporter_port); }, {}, 1, 65535});
-  add({"telemetry.maxAge", "Readings older than this count as missing",
-       [](C& c) { return Ref(&c.telemetry.max_age); }, {}, 0, 0, CheckDuration});
-  add({"telemetry.refreshInterval", "How often telemetry is refreshed in the background",
-       [](C& c) { return Ref(&c.telemetry.refresh_interval); }, {}, 0, 0, CheckDuration});
+  add({"telemetry.cpuSource",
+       "Node CPU usage from metrics-api (metrics.k8s.io) or prometheus",
+       [](C& c) { return Ref(&c.telemetry.cpu_source); },
+       {"metrics-api", "prometheus"},
+       0,
+       0,
+       nullptr,
+       true});
+  add({"telemetry.temperatureSource",
+       "Temperatures from ipmi-exporter (scraped per node) or prometheus",
+       [](C& c) { return Ref(&c.telemetry.temperature_source); },
+       {"ipmi-exporter", "prometheus"},
+       0,
+       0,
+       nullptr,
+       true});
+  add({"telemetry.prometheusUrl",
+       "Prometheus base URL",
+       [](C& c) { return Ref(&c.telemetry.prometheus_url); },
+       {},
+       0,
+       0,
+       CheckUrl});
+  add({"telemetry.ipmiExporterPort",
+       "ipmi_exporter port on each node",
+       [](C& c) { return Ref(&c.telemetry.ipmi_exporter_port); },
+       {},
+       1,
+       65535});
+  add({"telemetry.maxAge",
+       "Readings older than this count as missing",
+       [](C& c) { return Ref(&c.telemetry.max_age); },
+       {},
+       0,
+       0,
+       CheckDuration});
+  add({"telemetry.refreshInterval",
+       "How often telemetry is refreshed in the background",
+       [](C& c) { return Ref(&c.telemetry.refresh_interval); },
+       {},
+       0,
+       0,
+       CheckDuration});
   add({"telemetry.sensors.ambient", "ipmi sensor names read as the ambient temperature",
        [](C& c) { return Ref(&c.telemetry.sensors.ambient); }});
   add({"telemetry.sensors.cpu1", "ipmi sensor names read as CPU1",
@@ -148,14 +327,30 @@ std::vector<FieldSpec> MakeFields() {
   add({"telemetry.sensors.cpu2", "ipmi sensor names read as CPU2",
        [](C& c) { return Ref(&c.telemetry.sensors.cpu2); }});
 
-  add({"scoring.powerWeight", "Weight of the power score",
-       [](C& c) { return Ref(&c.scoring.power_weight); }, {}, 0, 100});
-  add({"scoring.policyWeight", "Weight of scheduleonmetric policy scores",
-       [](C& c) { return Ref(&c.scoring.policy_weight); }, {}, 0, 100});
-  add({"scoring.realUsageWeight", "Weight of the real memory/CPU usage score",
-       [](C& c) { return Ref(&c.scoring.real_usage_weight); }, {}, 0, 100});
-  add({"scoring.unknownScore", "Score (0..10) for nodes whose power cannot be predicted",
-       [](C& c) { return Ref(&c.scoring.unknown_score); }, {}, 0, 10});
+  add({"scoring.powerWeight",
+       "Weight of the power score",
+       [](C& c) { return Ref(&c.scoring.power_weight); },
+       {},
+       0,
+       100});
+  add({"scoring.policyWeight",
+       "Weight of scheduleonmetric policy scores",
+       [](C& c) { return Ref(&c.scoring.policy_weight); },
+       {},
+       0,
+       100});
+  add({"scoring.realUsageWeight",
+       "Weight of the real memory/CPU usage score",
+       [](C& c) { return Ref(&c.scoring.real_usage_weight); },
+       {},
+       0,
+       100});
+  add({"scoring.unknownScore",
+       "Score (0..10) for nodes whose power cannot be predicted",
+       [](C& c) { return Ref(&c.scoring.unknown_score); },
+       {},
+       0,
+       10});
   return f;
 }
 
@@ -263,10 +458,12 @@ Status SetFieldFromList(PowerctlConfig& config, const FieldSpec& field,
   FieldRef ref = field.ref(config);
   auto* list = std::get_if<std::vector<std::string>*>(&ref);
   if (list == nullptr) {
-    return MakeError(ErrorCode::kInvalidInput, fmt::format("{}: expected a single value, not a list", field.path));
+    return MakeError(ErrorCode::kInvalidInput,
+                     fmt::format("{}: expected a single value, not a list", field.path));
   }
   if (items.empty()) {
-    return MakeError(ErrorCode::kInvalidInput, fmt::format("{}: needs at least one name", field.path));
+    return MakeError(ErrorCode::kInvalidInput,
+                     fmt::format("{}: needs at least one name", field.path));
   }
   **list = items;
   return OkStatus();
@@ -278,7 +475,8 @@ std::string FieldValueText(PowerctlConfig& config, const FieldSpec& field) {
   if (auto* i = std::get_if<int*>(&ref)) return std::to_string(**i);
   if (auto* d = std::get_if<double*>(&ref)) return fmt::format("{}", **d);
   if (auto* b = std::get_if<bool*>(&ref)) return **b ? "true" : "false";
-  if (auto* l = std::get_if<std::vector<std::string>*>(&ref)) return fmt::format("{}", fmt::join(**l, ","));
+  if (auto* l = std::get_if<std::vector<std::string>*>(&ref))
+    return fmt::format("{}", fmt::join(**l, ","));
   return "";
 }
 

@@ -2,13 +2,13 @@
 // The table of powerctl.yaml keys. Parsing (file, environment, --set), validation
 // messages, `powerctl init` and the README's key list all come from this table.
 
+#include "core/common/result.h"
+#include "core/manifests/config.h"
+
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
-
-#include "core/common/result.h"
-#include "core/manifests/config.h"
 
 namespace powerctl::manifests {
 

@@ -1,17 +1,18 @@
 #include "core/manifests/config_writer.h"
 
-#include <variant>
+#include "core/common/yaml.h"
+#include "core/manifests/config_schema.h"
 
 #include <fmt/format.h>
 
-#include "core/common/yaml.h"
-#include "core/manifests/config_schema.h"
+#include <variant>
 
 namespace powerctl::manifests {
 namespace {
 
 std::string ScalarText(const FieldRef& ref) {
-  if (auto* s = std::get_if<std::string*>(&ref)) return EmitYaml(nlohmann::ordered_json(**s)).substr(0);
+  if (auto* s = std::get_if<std::string*>(&ref))
+    return EmitYaml(nlohmann::ordered_json(**s)).substr(0);
   if (auto* i = std::get_if<int*>(&ref)) return std::to_string(**i);
   if (auto* d = std::get_if<double*>(&ref)) return fmt::format("{}", **d);
   if (auto* b = std::get_if<bool*>(&ref)) return **b ? "true" : "false";
@@ -55,7 +56,8 @@ nlohmann::ordered_json PoliciesJson(const std::vector<Policy>& policies) {
   return list;
 }
 
-const char* kPolicyExample = R"(# policies:                      # TASPolicy-compatible; pods opt in with label telemetry-policy: NAME
+const char* kPolicyExample =
+    R"(# policies:                      # TASPolicy-compatible; pods opt in with label telemetry-policy: NAME
 # - name: cool-nodes
 #   strategies:
 #     dontschedule:                # filter out nodes that violate any rule
@@ -73,9 +75,15 @@ std::string WriteConfigYaml(const PowerctlConfig& config_in, ConfigStyle style) 
   bool comments = style == ConfigStyle::kCommented;
   std::string out;
   if (comments) {
-    out += "# powerctl configuration. Precedence: built-in defaults < this file < POWERCTL_* environment\n";
-    out += "# variables (e.g. POWERCTL_EXTENDER_WEIGHT) < command-line flags (--set extender.weight=10).\n";
-    out += "# Every key is optional; `powerctl generate` validates the file and names the line of any error.\n";
+    out +=
+        "# powerctl configuration. Precedence: built-in defaults < this file < POWERCTL_* "
+        "environment\n";
+    out +=
+        "# variables (e.g. POWERCTL_EXTENDER_WEIGHT) < command-line flags (--set "
+        "extender.weight=10).\n";
+    out +=
+        "# Every key is optional; `powerctl generate` validates the file and names the line of any "
+        "error.\n";
   }
   out += fmt::format("apiVersion: {}\nkind: {}\n", kConfigApiVersion, kConfigKind);
   std::vector<std::string> open;  // the mapping keys we are inside
@@ -85,12 +93,14 @@ std::string WriteConfigYaml(const PowerctlConfig& config_in, ConfigStyle style) 
     std::string path(field.path);
     while (true) {
       std::size_t dot = path.find('.', start);
-      parts.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+      parts.push_back(
+          path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
       if (dot == std::string::npos) break;
       start = dot + 1;
     }
     std::size_t common = 0;
-    while (common < open.size() && common + 1 < parts.size() && open[common] == parts[common]) ++common;
+    while (common < open.size() && common + 1 < parts.size() && open[common] == parts[common])
+      ++common;
     open.resize(common);
     for (std::size_t k = common; k + 1 < parts.size(); ++k) {
       if (k == 0 && comments) out += "\n";
@@ -102,7 +112,8 @@ std::string WriteConfigYaml(const PowerctlConfig& config_in, ConfigStyle style) 
       if (parts.size() == 1) out += "\n";
       out += fmt::format("{}# {} (env {})\n", indent, field.help, EnvVarName(field.path));
     }
-    out += fmt::format("{}{}: {}\n", indent, parts.back(), StripNewline(ScalarText(field.ref(config))));
+    out += fmt::format("{}{}: {}\n", indent, parts.back(),
+                       StripNewline(ScalarText(field.ref(config))));
   }
   if (!config.policies.empty()) {
     nlohmann::ordered_json root;

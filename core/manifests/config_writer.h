@@ -2,9 +2,9 @@
 // Writes a PowerctlConfig back as powerctl.yaml: commented for `powerctl init`,
 // plain for the extender's ConfigMap.
 
-#include <string>
-
 #include "core/manifests/config.h"
+
+#include <string>
 
 namespace powerctl::manifests {
 

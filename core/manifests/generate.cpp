@@ -1,51 +1,63 @@
 #include "core/manifests/generate.h"
 
-#include <fstream>
-#include <sstream>
-
-#include <fmt/format.h>
-
 #include "core/common/encoding.h"
 #include "core/common/yaml.h"
 #include "core/manifests/embedded_templates.h"
 #include "core/manifests/render_context.h"
 #include "core/manifests/template.h"
 
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
 namespace powerctl::manifests {
 namespace {
 
 using json = nlohmann::ordered_json;
 
-Status CheckRequiredFields(const GenerateRequest& request, const std::vector<Component>& components) {
+Status CheckRequiredFields(const GenerateRequest& request,
+                           const std::vector<Component>& components) {
   const PowerctlConfig& c = request.config;
-  auto has = [&](Component x) { return std::find(components.begin(), components.end(), x) != components.end(); };
+  auto has = [&](Component x) {
+    return std::find(components.begin(), components.end(), x) != components.end();
+  };
   if (has(Component::kExtender) && c.extender.image.empty()) {
-    return MakeError(ErrorCode::kInvalidInput, "extender.image is required to generate the extender component");
-  }
-  if (has(Component::kModel) && c.predictor.model.image.empty() && c.predictor.model.persistent_volume_claim.empty()) {
     return MakeError(ErrorCode::kInvalidInput,
-                     "predictor.model.image or predictor.model.persistentVolumeClaim is required to generate the "
+                     "extender.image is required to generate the extender component");
+  }
+  if (has(Component::kModel) && c.predictor.model.image.empty() &&
+      c.predictor.model.persistent_volume_claim.empty()) {
+    return MakeError(ErrorCode::kInvalidInput,
+                     "predictor.model.image or predictor.model.persistentVolumeClaim is required "
+                     "to generate the "
                      "model component (the SavedModel to serve)");
   }
   if (request.out_of_cluster) {
     if (request.kubeconfig_path.empty()) {
-      return MakeError(ErrorCode::kInvalidInput, "--out-of-cluster needs --kubeconfig PATH for the scheduler");
+      return MakeError(ErrorCode::kInvalidInput,
+                       "--out-of-cluster needs --kubeconfig PATH for the scheduler");
     }
     if (request.extender_url.empty()) {
       return MakeError(ErrorCode::kInvalidInput, "--out-of-cluster needs --extender-url URL");
     }
-    if (request.extender_url.rfind("http://", 0) != 0 && request.extender_url.rfind("https://", 0) != 0) {
-      return MakeError(ErrorCode::kInvalidInput, "--extender-url must start with http:// or https://");
+    if (request.extender_url.rfind("http://", 0) != 0 &&
+        request.extender_url.rfind("https://", 0) != 0) {
+      return MakeError(ErrorCode::kInvalidInput,
+                       "--extender-url must start with http:// or https://");
     }
     bool https = request.extender_url.rfind("https://", 0) == 0;
     if (https != (c.extender.tls_mode != "insecure")) {
-      return MakeError(ErrorCode::kInvalidInput,
-                       fmt::format("--extender-url scheme does not match extender.tlsMode {} (use {})",
-                                   c.extender.tls_mode, c.extender.tls_mode == "insecure" ? "http://" : "https://"));
+      return MakeError(
+          ErrorCode::kInvalidInput,
+          fmt::format("--extender-url scheme does not match extender.tlsMode {} (use {})",
+                      c.extender.tls_mode,
+                      c.extender.tls_mode == "insecure" ? "http://" : "https://"));
     }
     if (https && !request.cert_dir) {
-      return MakeError(ErrorCode::kInvalidInput,
-                       "--out-of-cluster with TLS needs --cert-dir (or --output-dir) for the certificate files");
+      return MakeError(
+          ErrorCode::kInvalidInput,
+          "--out-of-cluster with TLS needs --cert-dir (or --output-dir) for the certificate files");
     }
   }
   return OkStatus();
@@ -53,24 +65,29 @@ Status CheckRequiredFields(const GenerateRequest& request, const std::vector<Com
 
 bool KeyMaterialPresent(const std::filesystem::path& dir) {
   std::error_code ec;
-  return std::filesystem::exists(dir / "ca.crt", ec) && std::filesystem::exists(dir / "server.key", ec);
+  return std::filesystem::exists(dir / "ca.crt", ec) &&
+         std::filesystem::exists(dir / "server.key", ec);
 }
 
-Result<KeyMaterial> ObtainKeyMaterial(const GenerateRequest& request, std::vector<std::string>& notes) {
+Result<KeyMaterial> ObtainKeyMaterial(const GenerateRequest& request,
+                                      std::vector<std::string>& notes) {
   CertificateRequest cert_request = ExtenderCertificateRequest(request.config);
   if (request.cert_dir && KeyMaterialPresent(*request.cert_dir)) {
     POWERCTL_TRY(loaded, LoadKeyMaterial(*request.cert_dir));
     Status valid = VerifyKeyMaterial(loaded, &cert_request);
-    if (!valid.ok()) return WithContext(valid.error(), "TLS material in " + request.cert_dir->string());
+    if (!valid.ok())
+      return WithContext(valid.error(), "TLS material in " + request.cert_dir->string());
     notes.push_back("using TLS material from " + request.cert_dir->string());
     return loaded;
   }
   POWERCTL_TRY(generated, GenerateKeyMaterial(cert_request));
   if (request.out_of_cluster && request.cert_dir) {
     POWERCTL_CHECK_OK(WriteKeyMaterial(*request.cert_dir, generated));
-    notes.push_back("wrote new TLS material to " + request.cert_dir->string() + " (keys mode 0600)");
+    notes.push_back("wrote new TLS material to " + request.cert_dir->string() +
+                    " (keys mode 0600)");
   } else {
-    notes.push_back("generated new TLS material (CA, extender server and scheduler client certificates)");
+    notes.push_back(
+        "generated new TLS material (CA, extender server and scheduler client certificates)");
   }
   return generated;
 }
@@ -85,13 +102,15 @@ Result<std::vector<json>> RenderFile(const std::string& file, const json& contex
 
 Status CheckObject(const json& object, const std::string& file, std::size_t index) {
   auto fail = [&](const std::string& what) {
-    return MakeError(ErrorCode::kInvalidInput, fmt::format("{}: document {}: {}", file, index + 1, what));
+    return MakeError(ErrorCode::kInvalidInput,
+                     fmt::format("{}: document {}: {}", file, index + 1, what));
   };
   if (!object.is_object()) return fail("is not a mapping");
-  if (!object.contains("apiVersion") || !object["apiVersion"].is_string()) return fail("missing apiVersion");
+  if (!object.contains("apiVersion") || !object["apiVersion"].is_string())
+    return fail("missing apiVersion");
   if (!object.contains("kind") || !object["kind"].is_string()) return fail("missing kind");
-  if (!object.contains("metadata") || !object["metadata"].is_object() || !object["metadata"].contains("name") ||
-      !object["metadata"]["name"].is_string()) {
+  if (!object.contains("metadata") || !object["metadata"].is_object() ||
+      !object["metadata"].contains("name") || !object["metadata"]["name"].is_string()) {
     return fail("missing metadata.name");
   }
   return OkStatus();
@@ -99,7 +118,8 @@ Status CheckObject(const json& object, const std::string& file, std::size_t inde
 
 }  // namespace
 
-Result<std::string> LoadTemplate(const std::string& name, const std::optional<std::filesystem::path>& dir) {
+Result<std::string> LoadTemplate(const std::string& name,
+                                 const std::optional<std::filesystem::path>& dir) {
   if (dir) {
     std::filesystem::path path = *dir / name;
     std::error_code ec;
@@ -131,7 +151,8 @@ Result<GenerateResult> Generate(const GenerateRequest& request) {
 
   GenerateResult result;
   bool tls = request.config.extender.tls_mode != "insecure";
-  bool wants_secrets = std::find(components.begin(), components.end(), Component::kSecrets) != components.end();
+  bool wants_secrets =
+      std::find(components.begin(), components.end(), Component::kSecrets) != components.end();
   bool wants_scheduler =
       std::find(components.begin(), components.end(), Component::kScheduler) != components.end();
   std::optional<KeyMaterial> keys;
@@ -150,9 +171,11 @@ Result<GenerateResult> Generate(const GenerateRequest& request) {
   json context = BuildRenderContext(request.config, options);
 
   // The scheduler configuration is rendered first: the ConfigMap embeds it as text.
-  POWERCTL_TRY(scheduler_config, RenderFile("scheduler-config.yaml", context, request.templates_dir));
+  POWERCTL_TRY(scheduler_config,
+               RenderFile("scheduler-config.yaml", context, request.templates_dir));
   if (scheduler_config.size() != 1 || !scheduler_config[0].is_object()) {
-    return MakeError(ErrorCode::kInvalidInput, "scheduler-config.yaml must render exactly one document");
+    return MakeError(ErrorCode::kInvalidInput,
+                     "scheduler-config.yaml must render exactly one document");
   }
   std::string config_text = EmitYaml(scheduler_config[0]);
   context["scheduler"]["configText"] = config_text;
@@ -165,7 +188,8 @@ Result<GenerateResult> Generate(const GenerateRequest& request) {
       result.components.push_back(std::move(out));
       continue;
     }
-    if (request.out_of_cluster && component == Component::kSecrets) continue;  // files in cert_dir instead
+    if (request.out_of_cluster && component == Component::kSecrets)
+      continue;  // files in cert_dir instead
     std::string file = std::string(ComponentName(component)) + ".yaml";
     POWERCTL_TRY(objects, RenderFile(file, context, request.templates_dir));
     for (std::size_t i = 0; i < objects.size(); ++i) {

@@ -1,18 +1,18 @@
 #pragma once
 // `powerctl generate`: renders the manifests of the selected components.
 
-#include <filesystem>
-#include <optional>
-#include <string>
-#include <vector>
-
-#include <nlohmann/json.hpp>
-
 #include "core/common/kube_version.h"
 #include "core/common/result.h"
 #include "core/manifests/components.h"
 #include "core/manifests/config.h"
 #include "core/manifests/tls.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace powerctl::manifests {
 
@@ -43,7 +43,8 @@ struct GenerateResult {
 Result<GenerateResult> Generate(const GenerateRequest& request);
 
 // Loads a template by file name: from `dir` when it holds that file, else embedded.
-Result<std::string> LoadTemplate(const std::string& name, const std::optional<std::filesystem::path>& dir);
+Result<std::string> LoadTemplate(const std::string& name,
+                                 const std::optional<std::filesystem::path>& dir);
 
 // Labels every object powerctl makes carries.
 void AddStandardLabels(nlohmann::ordered_json& object, Component component);

@@ -1,12 +1,12 @@
 #include "core/manifests/render_context.h"
 
-#include <algorithm>
-
-#include <fmt/format.h>
-
 #include "core/common/duration.h"
 #include "core/common/encoding.h"
 #include "core/manifests/config_writer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
 
 namespace powerctl::manifests {
 namespace {
@@ -21,7 +21,8 @@ constexpr const char* kSchedulerTlsDir = "/etc/powerctl/tls";
 // feasible nodes. v1beta2 (1.22) folded NodeResourcesLeastAllocated into
 // NodeResourcesFit's scoring; disabling NodeResourcesFit under `score` keeps its filter.
 json DisabledScorePlugins(const KubeVersion& v) {
-  if (!v.AtLeast(22)) return json::array({"NodeResourcesLeastAllocated", "NodeResourcesBalancedAllocation"});
+  if (!v.AtLeast(22))
+    return json::array({"NodeResourcesLeastAllocated", "NodeResourcesBalancedAllocation"});
   return json::array({"NodeResourcesFit", "NodeResourcesBalancedAllocation"});
 }
 
@@ -32,7 +33,8 @@ std::string ExtenderHost(const PowerctlConfig& config) {
 std::string ModelConfigText(const ModelSettings& model) {
   std::string policy;
   if (!model.version.empty()) {
-    policy = fmt::format("    model_version_policy {{ specific {{ versions: {} }} }}\n", model.version);
+    policy =
+        fmt::format("    model_version_policy {{ specific {{ versions: {} }} }}\n", model.version);
   }
   return fmt::format(
       "model_config_list {{\n  config {{\n    name: \"{0}\"\n    base_path: \"/models/{0}\"\n"
@@ -54,11 +56,11 @@ json PoliciesContext(const PowerctlConfig& config) {
                          {"hasLabels", !r.labels.empty()},
                          {"labels", r.labels}});
       }
-      strategies.push_back({{"strategy", name},
-                            {"logicalOperator", strategy.logical_operator.empty()
-                                                    ? json(false)
-                                                    : json(strategy.logical_operator)},
-                            {"rules", rules}});
+      strategies.push_back(
+          {{"strategy", name},
+           {"logicalOperator",
+            strategy.logical_operator.empty() ? json(false) : json(strategy.logical_operator)},
+           {"rules", rules}});
     }
     list.push_back({{"name", p.name},
                     {"namespace", p.namespace_.empty() ? config.namespace_ : p.namespace_},
@@ -71,9 +73,15 @@ json PoliciesContext(const PowerctlConfig& config) {
 
 ObjectNames NamesFor(const PowerctlConfig& config) {
   const std::string& s = config.scheduler.name;
-  return ObjectNames{s, s + "-config", s + "-tls",
-                     "powerctl-extender", "powerctl-extender-config", "powerctl-extender-tls", "powerctl-extender",
-                     "powerctl-model", "powerctl-model-config"};
+  return ObjectNames{s,
+                     s + "-config",
+                     s + "-tls",
+                     "powerctl-extender",
+                     "powerctl-extender-config",
+                     "powerctl-extender-tls",
+                     "powerctl-extender",
+                     "powerctl-model",
+                     "powerctl-model-config"};
 }
 
 CertificateRequest ExtenderCertificateRequest(const PowerctlConfig& config) {
@@ -149,20 +157,21 @@ json BuildRenderContext(const PowerctlConfig& config, const RenderOptions& optio
   ext["weight"] = e.weight;
   ext["ignorable"] = e.ignorable;
   ext["nodeCacheCapable"] = e.node_cache_capable;
-  ext["httpTimeout"] = FormatDuration(ParseDuration(e.http_timeout).ok() ? *ParseDuration(e.http_timeout)
-                                                                         : Duration(5000));
+  ext["httpTimeout"] = FormatDuration(
+      ParseDuration(e.http_timeout).ok() ? *ParseDuration(e.http_timeout) : Duration(5000));
   ext["cpuRequest"] = e.cpu_request;
   ext["memoryRequest"] = e.memory_request;
   ext["memoryLimit"] = e.memory_limit;
   ext["urlPrefix"] = options.out_of_cluster
                          ? options.extender_url
-                         : fmt::format("{}://{}:{}{}", tls ? "https" : "http", ExtenderHost(config), e.port,
-                                       e.url_prefix_path);
+                         : fmt::format("{}://{}:{}{}", tls ? "https" : "http", ExtenderHost(config),
+                                       e.port, e.url_prefix_path);
   std::string dir = options.out_of_cluster ? options.cert_dir : kSchedulerTlsDir;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   ext["tls"] = {{"enabled", tls},
                 {"mutual", mutual},
-                // Out of cluster the URL names an address, so the certificate is checked against the Service name.
+                // Out of cluster the URL names an address, so the certificate is checked against
+                // the Service name.
                 {"serverName", options.out_of_cluster ? json(ExtenderHost(config)) : json(false)},
                 {"caFile", dir + "/ca.crt"},
                 {"certFile", dir + (options.out_of_cluster ? "/client.crt" : "/tls.crt")},
@@ -177,7 +186,8 @@ json BuildRenderContext(const PowerctlConfig& config, const RenderOptions& optio
   model["configMap"] = names.model_config_map;
   model["servingImage"] = m.serving_image;
   model["image"] = m.image.empty() ? json(false) : json(m.image);
-  model["persistentVolumeClaim"] = m.persistent_volume_claim.empty() ? json(false) : json(m.persistent_volume_claim);
+  model["persistentVolumeClaim"] =
+      m.persistent_volume_claim.empty() ? json(false) : json(m.persistent_volume_claim);
   model["grpcPort"] = m.grpc_port;
   model["restPort"] = m.rest_port;
   model["statusPath"] = "/v1/models/" + m.name;

@@ -2,14 +2,14 @@
 // Turns powerctl.yaml plus the target Kubernetes version into the values the
 // templates use. Every version-dependent decision lives here, with its reason.
 
-#include <optional>
-#include <string>
-
-#include <nlohmann/json.hpp>
-
 #include "core/common/kube_version.h"
 #include "core/manifests/config.h"
 #include "core/manifests/tls.h"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
 
 namespace powerctl::manifests {
 
@@ -24,9 +24,9 @@ ObjectNames NamesFor(const PowerctlConfig& config);
 struct RenderOptions {
   KubeVersion version;
   bool out_of_cluster = false;
-  std::string kubeconfig_path;  // out of cluster: the scheduler's kubeconfig
-  std::string extender_url;     // out of cluster: the extender's URL prefix
-  std::string cert_dir;         // out of cluster: where ca.crt, client.crt, client.key are
+  std::string kubeconfig_path;        // out of cluster: the scheduler's kubeconfig
+  std::string extender_url;           // out of cluster: the extender's URL prefix
+  std::string cert_dir;               // out of cluster: where ca.crt, client.crt, client.key are
   const KeyMaterial* keys = nullptr;  // set when secrets are rendered
 };
 
@@ -36,6 +36,7 @@ CertificateRequest ExtenderCertificateRequest(const PowerctlConfig& config);
 // KubeSchedulerConfiguration apiVersion for a Kubernetes version.
 std::string SchedulerConfigApiVersion(const KubeVersion& version);
 
-nlohmann::ordered_json BuildRenderContext(const PowerctlConfig& config, const RenderOptions& options);
+nlohmann::ordered_json BuildRenderContext(const PowerctlConfig& config,
+                                          const RenderOptions& options);
 
 }  // namespace powerctl::manifests

@@ -95,11 +95,12 @@ for target in "${targets[@]}"; do
   after=$(find "$crashes" -maxdepth 1 -name "$target-*" | wc -l)
 
   # Final stats when the run ends normally; otherwise the last "#N ..." status line.
+  # (Fork mode prints "#N: ... exec/s R ..." lines and no final stats.)
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   if [[ -z $runs ]]; then
-    runs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
-    rate=$(grep -oE 'exec/s: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+')
+    runs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#' || true)
+    rate=$(grep -oE 'exec/s:? [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || true)
   fi
   units=$(find "$work" -type f | wc -l)
   if [[ $rc -ne 0 || $after -gt $before ]]; then

@@ -1,10 +1,10 @@
 #include "core/manifests/config_loader.h"
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
 #include "core/manifests/config_schema.h"
 #include "core/manifests/config_writer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 namespace powerctl::manifests {
 namespace {
@@ -27,11 +27,13 @@ TEST(ConfigLoaderTest, EmptyTextKeepsDefaults) {
 
 TEST(ConfigLoaderTest, ReadsNestedKeysAndLists) {
   PowerctlConfig config;
-  ASSERT_TRUE(ApplyConfigText(config,
-                              "namespace: energy\nextender:\n  port: 9443\n  ignorable: false\n"
-                              "telemetry:\n  sensors:\n    ambient: [Inlet Temp]\nscoring:\n  powerWeight: 2.5\n",
-                              "p.yaml")
-                  .ok());
+  ASSERT_TRUE(
+      ApplyConfigText(
+          config,
+          "namespace: energy\nextender:\n  port: 9443\n  ignorable: false\n"
+          "telemetry:\n  sensors:\n    ambient: [Inlet Temp]\nscoring:\n  powerWeight: 2.5\n",
+          "p.yaml")
+          .ok());
   EXPECT_EQ(config.namespace_, "energy");
   EXPECT_EQ(config.extender.port, 9443);
   EXPECT_FALSE(config.extender.ignorable);
@@ -40,12 +42,17 @@ TEST(ConfigLoaderTest, ReadsNestedKeysAndLists) {
 }
 
 TEST(ConfigLoaderTest, ErrorsNameFileLineAndKey) {
-  EXPECT_THAT(ApplyError("namespace: a\nextender:\n  prot: 1\n").message,
-              HasSubstr("p.yaml:3: unknown key \"extender.prot\" (did you mean \"extender.port\"?)"));
-  EXPECT_THAT(ApplyError("extender:\n  port: 0\n").message, HasSubstr("p.yaml:2: extender.port: must be between"));
-  EXPECT_THAT(ApplyError("extender:\n  weight: heavy\n").message, HasSubstr("p.yaml:2: extender.weight"));
-  EXPECT_THAT(ApplyError("namespace: Bad_Name\n").message, HasSubstr("p.yaml:1: namespace: must consist"));
-  EXPECT_THAT(ApplyError("extender:\n  tlsMode: plain\n").message, HasSubstr("not one of: mtls, tls, insecure"));
+  EXPECT_THAT(
+      ApplyError("namespace: a\nextender:\n  prot: 1\n").message,
+      HasSubstr("p.yaml:3: unknown key \"extender.prot\" (did you mean \"extender.port\"?)"));
+  EXPECT_THAT(ApplyError("extender:\n  port: 0\n").message,
+              HasSubstr("p.yaml:2: extender.port: must be between"));
+  EXPECT_THAT(ApplyError("extender:\n  weight: heavy\n").message,
+              HasSubstr("p.yaml:2: extender.weight"));
+  EXPECT_THAT(ApplyError("namespace: Bad_Name\n").message,
+              HasSubstr("p.yaml:1: namespace: must consist"));
+  EXPECT_THAT(ApplyError("extender:\n  tlsMode: plain\n").message,
+              HasSubstr("not one of: mtls, tls, insecure"));
   EXPECT_THAT(ApplyError("kind: Other\n").message, HasSubstr("kind: must be PowerctlConfig"));
   EXPECT_THAT(ApplyError("- a\n- b\n").message, HasSubstr("top level must be a mapping"));
   EXPECT_THAT(ApplyError("a: 1\n---\nb: 2\n").message, HasSubstr("one YAML document"));
@@ -54,8 +61,9 @@ TEST(ConfigLoaderTest, ErrorsNameFileLineAndKey) {
 }
 
 TEST(ConfigLoaderTest, PolicyValidation) {
-  EXPECT_THAT(ApplyError("policies:\n- name: p\n  strategies:\n    nosuch:\n      rules: []\n").message,
-              HasSubstr("unknown strategy \"nosuch\""));
+  EXPECT_THAT(
+      ApplyError("policies:\n- name: p\n  strategies:\n    nosuch:\n      rules: []\n").message,
+      HasSubstr("unknown strategy \"nosuch\""));
   EXPECT_THAT(ApplyError("policies:\n- name: p\n  strategies:\n    dontschedule:\n      rules:\n"
                          "      - {metricname: m, operator: LessThan}\n")
                   .message,
@@ -76,7 +84,8 @@ TEST(ConfigLoaderTest, PolicyValidation) {
 
 TEST(ConfigLoaderTest, LayersApplyInOrder) {
   ConfigSources sources;
-  sources.environment = {{"POWERCTL_EXTENDER_WEIGHT", "4"}, {"POWERCTL_NAMESPACE", "from-env"}, {"HOME", "/x"}};
+  sources.environment = {
+      {"POWERCTL_EXTENDER_WEIGHT", "4"}, {"POWERCTL_NAMESPACE", "from-env"}, {"HOME", "/x"}};
   sources.set_flags = {"extender.weight=6"};
   auto config = LoadConfig(sources);
   ASSERT_TRUE(config.ok()) << config.error().message;
@@ -104,7 +113,8 @@ TEST(ConfigSchemaTest, EnvVarNames) {
   EXPECT_EQ(EnvVarName("namespace"), "POWERCTL_NAMESPACE");
   EXPECT_EQ(EnvVarName("extender.opsPort"), "POWERCTL_EXTENDER_OPS_PORT");
   EXPECT_EQ(EnvVarName("scheduler.clientQPS"), "POWERCTL_SCHEDULER_CLIENT_QPS");
-  EXPECT_EQ(EnvVarName("predictor.model.persistentVolumeClaim"), "POWERCTL_PREDICTOR_MODEL_PERSISTENT_VOLUME_CLAIM");
+  EXPECT_EQ(EnvVarName("predictor.model.persistentVolumeClaim"),
+            "POWERCTL_PREDICTOR_MODEL_PERSISTENT_VOLUME_CLAIM");
 }
 
 TEST(ConfigWriterTest, WrittenConfigLoadsBackEqual) {
@@ -123,7 +133,8 @@ TEST(ConfigWriterTest, WrittenConfigLoadsBackEqual) {
     PowerctlConfig back;
     Status s = ApplyConfigText(back, text, "w.yaml");
     ASSERT_TRUE(s.ok()) << s.error().message << "\n" << text;
-    EXPECT_EQ(WriteConfigYaml(back, ConfigStyle::kPlain), WriteConfigYaml(config, ConfigStyle::kPlain));
+    EXPECT_EQ(WriteConfigYaml(back, ConfigStyle::kPlain),
+              WriteConfigYaml(config, ConfigStyle::kPlain));
     EXPECT_EQ(back.policies.size(), 1u);
     EXPECT_EQ(back.telemetry.sensors.cpu1, config.telemetry.sensors.cpu1);
   }

@@ -18,7 +18,8 @@ TEST(KubeVersionTest, ParsesMinorPatchAndSuffixes) {
 }
 
 TEST(KubeVersionTest, RejectsOutOfRangeAndGarbage) {
-  for (const char* bad : {"1.19", "1.35", "2.0", "", "1", "1.", "1.x", "v", "1.20.x", "1.20abc", "01.2000000000"}) {
+  for (const char* bad :
+       {"1.19", "1.35", "2.0", "", "1", "1.", "1.x", "v", "1.20.x", "1.20abc", "01.2000000000"}) {
     auto v = KubeVersion::Parse(bad);
     EXPECT_FALSE(v.ok()) << bad;
     if (!v.ok()) {

@@ -1,13 +1,15 @@
 #include "core/manifests/render_context.h"
 
-#include <gtest/gtest.h>
-
 #include "core/manifests/components.h"
+
+#include <gtest/gtest.h>
 
 namespace powerctl::manifests {
 namespace {
 
-KubeVersion V(int minor) { return KubeVersion{1, minor, -1}; }
+KubeVersion V(int minor) {
+  return KubeVersion{1, minor, -1};
+}
 
 TEST(RenderContextTest, SchedulerConfigApiVersions) {
   EXPECT_EQ(SchedulerConfigApiVersion(V(20)), "kubescheduler.config.k8s.io/v1beta1");
@@ -49,8 +51,9 @@ TEST(RenderContextTest, CertificateCoversServiceNames) {
   PowerctlConfig config;
   config.namespace_ = "energy";
   CertificateRequest request = ExtenderCertificateRequest(config);
-  for (const char* name : {"powerctl-extender.energy.svc", "powerctl-extender.energy.svc.cluster.local",
-                           "powerctl-extender.energy", "powerctl-extender"}) {
+  for (const char* name :
+       {"powerctl-extender.energy.svc", "powerctl-extender.energy.svc.cluster.local",
+        "powerctl-extender.energy", "powerctl-extender"}) {
     EXPECT_NE(std::find(request.server_dns_names.begin(), request.server_dns_names.end(), name),
               request.server_dns_names.end())
         << name;
@@ -63,8 +66,8 @@ TEST(ComponentsTest, AllExpandsInDependencyOrder) {
   ASSERT_TRUE(all.ok());
   std::vector<std::string_view> names;
   for (Component c : *all) names.push_back(ComponentName(c));
-  EXPECT_EQ(names, (std::vector<std::string_view>{"namespace", "rbac", "secrets", "policies", "extender",
-                                                  "scheduler"}));
+  EXPECT_EQ(names, (std::vector<std::string_view>{"namespace", "rbac", "secrets", "policies",
+                                                  "extender", "scheduler"}));
   config.predictor.backend = "tfserving-rest";
   EXPECT_EQ(ResolveComponents({}, config)->size(), 7u);
   auto picked = ResolveComponents({"scheduler", "namespace", "scheduler"}, config);

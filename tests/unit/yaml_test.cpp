@@ -351,6 +351,15 @@ TEST(YamlParse, SyntaxErrorsCarryLineAndColumn) {
   EXPECT_EQ(alias.rfind("x.yaml:2:4:", 0), 0u) << alias;
 }
 
+TEST(YamlParse, StrayFlowIndicatorsDoNotHang) {
+  // yaml-cpp 0.7 alone loops forever on these, emitting empty documents.
+  EXPECT_EQ(ParseError("- a\n, b\n- c\n"), "x.yaml:2:1: unexpected ','");
+  EXPECT_EQ(ParseError("[1, 2],"), "x.yaml:1:7: unexpected ','");
+  EXPECT_EQ(ParseError("a: 1\n---\n,\n"), "x.yaml:3:1: unexpected ','");
+  EXPECT_NE(ParseError("k: [a]]\n").find("x.yaml:1:"), std::string::npos);
+  EXPECT_NE(ParseError("{a: 1}}").find("x.yaml:1:"), std::string::npos);
+}
+
 TEST(YamlParse, DuplicateKeys) {
   EXPECT_EQ(ParseError("a: 1\nb: 2\na: 3\n"),
             "x.yaml:3:1: duplicate key \"a\" (first defined at line 1)");
