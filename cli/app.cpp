@@ -99,6 +99,10 @@ void BuildApp(CLI::App& app, CommandEnv& env) {
   AddGlobalFlags(app, env);
   RegisterInit(app, env);
   RegisterGenerate(app, env);
+  RegisterApply(app, env);
+  RegisterDelete(app, env);
+  RegisterLabel(app, env);
+  RegisterDoctor(app, env);
   RegisterCompletion(app, env);
   RegisterVersion(app, env);
   app.footer(

@@ -27,6 +27,10 @@ struct CommandEnv {
 // One per file in cli/: each adds its subcommand to `app`.
 void RegisterInit(CLI::App& app, CommandEnv& env);
 void RegisterGenerate(CLI::App& app, CommandEnv& env);
+void RegisterApply(CLI::App& app, CommandEnv& env);
+void RegisterDelete(CLI::App& app, CommandEnv& env);
+void RegisterLabel(CLI::App& app, CommandEnv& env);
+void RegisterDoctor(CLI::App& app, CommandEnv& env);
 void RegisterCompletion(CLI::App& app, CommandEnv& env);
 void RegisterVersion(CLI::App& app, CommandEnv& env);
 

@@ -2,6 +2,10 @@
 complete -c powerctl -f
 complete -c powerctl -n '__fish_use_subcommand' -a init
 complete -c powerctl -n '__fish_use_subcommand' -a generate
+complete -c powerctl -n '__fish_use_subcommand' -a apply
+complete -c powerctl -n '__fish_use_subcommand' -a delete
+complete -c powerctl -n '__fish_use_subcommand' -a label
+complete -c powerctl -n '__fish_use_subcommand' -a doctor
 complete -c powerctl -n '__fish_use_subcommand' -a completion
 complete -c powerctl -n '__fish_use_subcommand' -a version
 complete -c powerctl -s h -l help -d 'Print this help message and exit'
@@ -32,6 +36,43 @@ complete -c powerctl -n '__fish_seen_subcommand_from generate' -l templates -r -
 complete -c powerctl -n '__fish_seen_subcommand_from generate' -l out-of-cluster -d 'Render the scheduler configuration for a kube-scheduler run outside the cluster'
 complete -c powerctl -n '__fish_seen_subcommand_from generate' -l extender-url -x -d 'Out of cluster: the extender\'s URL prefix'
 complete -c powerctl -n '__fish_seen_subcommand_from generate' -l cert-dir -r -F -d 'TLS material directory: reused when present, else written (out of cluster)'
+complete -c powerctl -n '__fish_seen_subcommand_from apply' -a 'all namespace rbac secrets policies model extender scheduler'
+complete -c powerctl -n '__fish_seen_subcommand_from apply' -s h -l help -d 'Print this help message and exit'
+complete -c powerctl -n '__fish_seen_subcommand_from apply' -l help-all -d 'Show help for every command'
+complete -c powerctl -n '__fish_seen_subcommand_from apply' -l kube-version -x -d 'Render for this version instead of the server\'s'
+complete -c powerctl -n '__fish_seen_subcommand_from apply' -l templates -r -F -d 'Directory whose templates replace the embedded ones'
+complete -c powerctl -n '__fish_seen_subcommand_from apply' -l cert-dir -r -F -d 'Use the TLS material in this directory'
+complete -c powerctl -n '__fish_seen_subcommand_from apply' -l dry-run -x -a 'none client server' -d 'none: change the cluster; client: only show what would change; server: let the API server validate without persisting'
+complete -c powerctl -n '__fish_seen_subcommand_from apply' -l force-conflicts -d 'Take over fields another manager owns'
+complete -c powerctl -n '__fish_seen_subcommand_from apply' -l rotate-certs -d 'Replace the TLS Secrets with new key material'
+complete -c powerctl -n '__fish_seen_subcommand_from apply' -l wait -d 'Wait until the Deployments have rolled out'
+complete -c powerctl -n '__fish_seen_subcommand_from apply' -l timeout -x -d 'How long --wait waits (default 5m)'
+complete -c powerctl -n '__fish_seen_subcommand_from delete' -a 'all namespace rbac secrets policies model extender scheduler'
+complete -c powerctl -n '__fish_seen_subcommand_from delete' -s h -l help -d 'Print this help message and exit'
+complete -c powerctl -n '__fish_seen_subcommand_from delete' -l help-all -d 'Show help for every command'
+complete -c powerctl -n '__fish_seen_subcommand_from delete' -l dry-run -x -a 'none client server' -d 'none: change the cluster; client: only show what would change; server: let the API server validate without persisting'
+complete -c powerctl -n '__fish_seen_subcommand_from delete' -l include-crds -d 'Also delete the TASPolicy CRD (and so every TASPolicy)'
+complete -c powerctl -n '__fish_seen_subcommand_from delete' -l wait -d 'Wait until the objects are gone'
+complete -c powerctl -n '__fish_seen_subcommand_from delete' -l timeout -x -d 'How long --wait waits (default 5m)'
+complete -c powerctl -n '__fish_seen_subcommand_from label' -a nodes
+complete -c powerctl -n '__fish_seen_subcommand_from label' -s h -l help -d 'Print this help message and exit'
+complete -c powerctl -n '__fish_seen_subcommand_from label' -l help-all -d 'Show help for every command'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -s h -l help -d 'Print this help message and exit'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l help-all -d 'Show help for every command'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -s l -l selector -x -d 'Label selector for the nodes'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l all -d 'All nodes'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l ambient -x -d 'Ambient temperature range MIN:MAX'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l cpu1 -x -d 'CPU1 temperature range MIN:MAX'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l cpu2 -x -d 'CPU2 temperature range MIN:MAX'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l model-host -x -d 'TensorFlow Serving host'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l model-port -x -d 'TensorFlow Serving gRPC port'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l model-name -x -d 'Model name'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l model-version -x -d 'Model version'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l model-signature -x -d 'Model signature'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l overwrite -d 'Change labels that already have another value'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l dry-run -x -a 'none client server' -d 'none: change the cluster; client: only show what would change; server: let the API server validate without persisting'
+complete -c powerctl -n '__fish_seen_subcommand_from doctor' -s h -l help -d 'Print this help message and exit'
+complete -c powerctl -n '__fish_seen_subcommand_from doctor' -l help-all -d 'Show help for every command'
 complete -c powerctl -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'
 complete -c powerctl -n '__fish_seen_subcommand_from completion' -s h -l help -d 'Print this help message and exit'
 complete -c powerctl -n '__fish_seen_subcommand_from completion' -l help-all -d 'Show help for every command'

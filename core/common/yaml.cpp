@@ -310,7 +310,9 @@ class FlowDepthScanner {
         Bump();
         continue;
       }
-      if (c == '#' && PrevIsBlank()) {
+      // yaml-cpp starts a comment at "#" after a blank or at a token
+      // boundary ('s'#x, [a]#x); only inside a plain scalar is it text.
+      if (c == '#' && (PrevIsBlank() || !prev_plain_)) {
         in_plain_ = false;  // a comment ends a plain scalar
         SkipToEol();
         continue;
@@ -361,6 +363,7 @@ class FlowDepthScanner {
 
   // Handles indentation at the start of a line in block context.
   void BeginLine() {
+    blank_line_ = false;
     int spaces = 0;
     while (Peek(static_cast<std::size_t>(spaces)) == ' ') ++spaces;
     if (depth_ > 0) return;  // whitespace is insignificant in flow context
@@ -379,13 +382,14 @@ class FlowDepthScanner {
     const char c = Peek(0);
     // Blank lines fold into a plain scalar; comment lines end it. Neither
     // changes which indentation the next node's parent has.
-    if (c == '\n' || c == '\0' || c == '\r') return;
-    if (c == '#') {
-      in_plain_ = false;
+    if (c == '\n' || c == '\0' || c == '\r' || c == '#') {
+      blank_line_ = true;
+      if (c == '#') in_plain_ = false;
       return;
     }
     indent_ = spaces;
     line_n_ = kUnknown;
+    props_col_ = kUnknown;  // properties on an earlier line belong to a collection
     if (in_plain_ && indent_ > plain_n_) {
       at_start_ = false;  // continuation of a multi-line plain scalar
     } else {
@@ -395,16 +399,26 @@ class FlowDepthScanner {
   }
 
   void EndLine() {
-    if (depth_ > 0) return;
+    if (depth_ > 0 || blank_line_) return;
     // A line ending in "key:" or "-" hands its indentation to a node on the
     // next line; that is the parent indentation for the next line's node.
-    carried_n_ = (!in_plain_ && at_start_ && line_n_ != kUnknown) ? line_n_ : kUnknown;
+    if (in_plain_ || !at_start_) {
+      carried_n_ = kUnknown;
+    } else if (line_n_ != kUnknown) {
+      carried_n_ = line_n_;
+    }  // else only properties: they belong to the next line's node, same parent
   }
 
   int ParentIndent() const {
     if (line_n_ != kUnknown) return line_n_;
     if (carried_n_ != kUnknown) return carried_n_;
     return indent_ - 1;
+  }
+
+  // A node's column includes its properties ("&a key: v" starts at "&").
+  void StartToken() {
+    token_col_ = props_col_ != kUnknown ? props_col_ : col_;
+    props_col_ = kUnknown;
   }
 
   bool Open() {
@@ -416,6 +430,7 @@ class FlowDepthScanner {
 
   // One significant character in flow context. Returns true if too deep.
   bool FlowChar(char c) {
+    prev_plain_ = false;
     switch (c) {
       case '[':
       case '{':
@@ -444,6 +459,7 @@ class FlowDepthScanner {
           json_like_ = false;
         } else {
           at_start_ = false;
+          prev_plain_ = true;
         }
         Bump();
         return false;
@@ -468,6 +484,7 @@ class FlowDepthScanner {
     }
     at_start_ = false;
     json_like_ = false;
+    prev_plain_ = true;
     Bump();
     return false;
   }
@@ -475,39 +492,48 @@ class FlowDepthScanner {
   // One significant character in block context. Returns true if too deep;
   // sets *block_scalar when it skipped a block scalar (now at a line start).
   bool BlockChar(char c, bool* block_scalar) {
+    prev_plain_ = false;
     if (!at_start_) {
       if (c == ':' && BlankAt(1)) {  // end of an implicit key
         line_n_ = token_col_;
         at_start_ = true;
         in_plain_ = false;
+      } else {
+        prev_plain_ = in_plain_;
       }
       Bump();
       return false;
     }
     if (c == '[' || c == '{') {
-      token_col_ = col_;
+      StartToken();
       if (Open()) return true;
       Bump();
       return false;
     }
     if ((c == '-' || c == '?' || c == ':') && BlankAt(1)) {
       line_n_ = col_;
+      props_col_ = kUnknown;
       Bump();
       return false;
     }
     if (c == '"' || c == '\'') {
-      token_col_ = col_;
+      StartToken();
       SkipQuoted(c);
       at_start_ = false;
       return false;
     }
     if (c == '|' || c == '>') {
+      props_col_ = kUnknown;
       SkipBlockScalar(ParentIndent());
       *block_scalar = true;
       return false;
     }
     if (c == '!' || c == '&' || c == '*') {
-      if (c == '*') token_col_ = col_;
+      if (c == '*') {
+        StartToken();
+      } else if (props_col_ == kUnknown) {
+        props_col_ = col_;
+      }
       SkipProperty();
       at_start_ = c != '*';
       return false;
@@ -517,9 +543,10 @@ class FlowDepthScanner {
       return false;
     }
     // A plain scalar starts; remember what a continuation line must exceed.
-    token_col_ = col_;
+    StartToken();
     plain_n_ = ParentIndent();
     in_plain_ = true;
+    prev_plain_ = true;
     at_start_ = false;
     Bump();
     return false;
@@ -582,6 +609,9 @@ class FlowDepthScanner {
   int line_n_ = kUnknown;
   int carried_n_ = -1;
   int token_col_ = 0;
+  int props_col_ = kUnknown;  // column of the current node's first property
+  bool prev_plain_ = false;   // the last significant character was plain text
+  bool blank_line_ = false;   // the current line is blank or only a comment
   bool in_plain_ = false;
   int plain_n_ = -1;
 };
@@ -644,18 +674,18 @@ class JsonBuilder final : public YAML::EventHandler {
 
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
     static const std::string kNullKey = "null";
-    Count(mark, 1);
-    Complete(mark, anchor, Json(nullptr), kNullKey);
+    Count(mark, 1, 0);
+    Complete(mark, anchor, Json(nullptr), kNullKey, 0);
   }
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& value) override {
-    Count(mark, 1);
+    Count(mark, 1, value.size());
     // yaml-cpp passes raw bytes through; a string that is not UTF-8 would
     // make every later nlohmann::json::dump() of the manifest throw.
     if (!IsValidUtf8(value)) throw ConversionError{mark, "text is not valid UTF-8"};
     if (tag == "!") CheckQuoteClosed(mark);
-    Complete(mark, anchor, Resolve(mark, tag, value), value);
+    Complete(mark, anchor, Resolve(mark, tag, value), value, value.size());
   }
 
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
@@ -666,7 +696,7 @@ class JsonBuilder final : public YAML::EventHandler {
                             "alias *" + anchor_names_[anchor] + " refers to a node containing it"};
     }
     const Anchored& anchored = it->second;
-    Count(mark, anchored.nodes);
+    Count(mark, anchored.nodes, anchored.bytes);
     if (Depth() + anchored.height > limits_.max_depth) DepthError(mark);
     AddToParent(mark, Json(anchored.value), anchored.height,
                 anchored.scalar ? &anchored.key_text : nullptr);
@@ -695,6 +725,7 @@ class JsonBuilder final : public YAML::EventHandler {
     YAML::Mark mark;
     YAML::anchor_t anchor = 0;
     std::size_t first_node = 0;
+    std::size_t first_byte = 0;
     int child_height = 0;
     bool has_key = false;
     std::string key;
@@ -704,7 +735,8 @@ class JsonBuilder final : public YAML::EventHandler {
   struct Anchored {
     Json value;
     std::size_t nodes = 0;
-    int height = 0;  // 0 for scalars, else 1 + deepest child
+    std::size_t bytes = 0;  // of scalar text
+    int height = 0;         // 0 for scalars, else 1 + deepest child
     bool scalar = false;
     std::string key_text;  // the scalar's text, for aliases used as keys
   };
@@ -716,11 +748,19 @@ class JsonBuilder final : public YAML::EventHandler {
                                     std::to_string(limits_.max_depth) + ")"};
   }
 
-  void Count(const YAML::Mark& mark, std::size_t n) {
-    node_count_ += n;
+  // Aliases expand as they are converted, so both counts include every use:
+  // nodes stop "billion laughs" trees, bytes stop one long string aliased
+  // thousands of times (few nodes, gigabytes of text).
+  void Count(const YAML::Mark& mark, std::size_t nodes, std::size_t bytes) {
+    node_count_ += nodes;
     if (node_count_ > limits_.max_nodes) {
       throw ConversionError{mark, "more than max_nodes (" + std::to_string(limits_.max_nodes) +
                                       ") nodes; aliases count each time they are used"};
+    }
+    text_bytes_ += bytes;
+    if (text_bytes_ > limits_.max_bytes) {
+      throw ConversionError{mark, "more than max_bytes (" + std::to_string(limits_.max_bytes) +
+                                      ") bytes of text; aliases count each time they are used"};
     }
   }
 
@@ -783,7 +823,7 @@ class JsonBuilder final : public YAML::EventHandler {
     if (!stack_.empty() && stack_.back().is_map && !stack_.back().has_key) {
       throw ConversionError{mark, "mapping keys must be scalars"};
     }
-    Count(mark, 1);
+    Count(mark, 1, 0);
     if (Depth() + 1 > limits_.max_depth) DepthError(mark);
     RememberAnchorName(anchor);
     Frame frame;
@@ -792,6 +832,7 @@ class JsonBuilder final : public YAML::EventHandler {
     frame.mark = mark;
     frame.anchor = anchor;
     frame.first_node = node_count_ - 1;
+    frame.first_byte = text_bytes_;
     stack_.push_back(std::move(frame));
   }
 
@@ -800,17 +841,21 @@ class JsonBuilder final : public YAML::EventHandler {
     stack_.pop_back();
     const int height = 1 + frame.child_height;
     if (frame.anchor != YAML::NullAnchor) {
-      anchors_[frame.anchor] =
-          Anchored{frame.value, node_count_ - frame.first_node, height, false, {}};
+      anchors_[frame.anchor] = Anchored{frame.value,
+                                        node_count_ - frame.first_node,
+                                        text_bytes_ - frame.first_byte,
+                                        height,
+                                        false,
+                                        {}};
     }
     AddToParent(frame.mark, std::move(frame.value), height, nullptr);
   }
 
   void Complete(const YAML::Mark& mark, YAML::anchor_t anchor, Json value,
-                const std::string& key_text) {
+                const std::string& key_text, std::size_t bytes) {
     if (anchor != YAML::NullAnchor) {
       RememberAnchorName(anchor);
-      anchors_[anchor] = Anchored{value, 1, 0, true, key_text};
+      anchors_[anchor] = Anchored{value, 1, bytes, 0, true, key_text};
     }
     AddToParent(mark, std::move(value), 0, &key_text);
   }
@@ -856,7 +901,9 @@ class JsonBuilder final : public YAML::EventHandler {
   std::unordered_map<YAML::anchor_t, Anchored> anchors_;
   std::unordered_map<YAML::anchor_t, std::string> anchor_names_;
   std::string pending_anchor_name_;
-  std::size_t node_count_ = 0;  // over the whole stream: the memory bound is per call
+  // Over the whole stream: the memory bound is per call.
+  std::size_t node_count_ = 0;
+  std::size_t text_bytes_ = 0;
 };
 
 std::string Location(std::string_view source, int line0, int col0) {

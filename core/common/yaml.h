@@ -19,9 +19,9 @@ namespace powerctl {
 
 // Bounds that keep a hostile or broken file from exhausting memory or time.
 struct YamlLimits {
-  int max_depth = 64;              // nested collections, counted from the document root
-  std::size_t max_nodes = 200000;  // converted nodes over the whole stream, aliases expanded
-  std::size_t max_bytes = 8 << 20;
+  int max_depth = 64;               // nested collections, counted from the document root
+  std::size_t max_nodes = 200000;   // converted nodes over the whole stream, aliases expanded
+  std::size_t max_bytes = 8 << 20;  // the input, and separately all scalar text, aliases expanded
 };
 
 // Parses a (multi-document) YAML stream into JSON values.
@@ -50,8 +50,9 @@ struct YamlLimits {
 // is not valid UTF-8, duplicate keys (naming the key and the line
 // of its first use), non-scalar keys, undefined or self-referencing aliases,
 // and exceeding a limit (the message names it). Aliases are expanded as they
-// are converted and count against max_nodes every time they are used, which
-// stops "billion laughs" documents early.
+// are converted and count against max_nodes and max_bytes every time they
+// are used, which stops "billion laughs" documents and a long string aliased
+// many times early.
 Result<std::vector<nlohmann::ordered_json>> ParseYamlDocuments(std::string_view text,
                                                                std::string_view source_name,
                                                                const YamlLimits& limits = {});

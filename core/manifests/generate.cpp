@@ -137,10 +137,12 @@ Result<std::string> LoadTemplate(const std::string& name,
   return MakeError(ErrorCode::kInternal, "no embedded template " + name);
 }
 
-void AddStandardLabels(json& object, Component component) {
+void AddStandardLabels(json& object, Component component, const std::string& instance) {
   json& labels = object["metadata"]["labels"];
   if (!labels.is_object()) labels = json::object();
   labels["app.kubernetes.io/name"] = "powerctl";
+  // A CRD is shared by every install in the cluster: it belongs to no instance.
+  if (object.value("kind", "") != "CustomResourceDefinition") labels["app.kubernetes.io/instance"] = instance;
   labels["app.kubernetes.io/managed-by"] = "powerctl";
   labels["app.kubernetes.io/component"] = std::string(ComponentName(component));
 }
@@ -194,7 +196,7 @@ Result<GenerateResult> Generate(const GenerateRequest& request) {
     POWERCTL_TRY(objects, RenderFile(file, context, request.templates_dir));
     for (std::size_t i = 0; i < objects.size(); ++i) {
       POWERCTL_CHECK_OK(CheckObject(objects[i], file, i));
-      AddStandardLabels(objects[i], component);
+      AddStandardLabels(objects[i], component, request.config.namespace_);
     }
     out.objects = std::move(objects);
     result.components.push_back(std::move(out));

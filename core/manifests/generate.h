@@ -46,7 +46,8 @@ Result<GenerateResult> Generate(const GenerateRequest& request);
 Result<std::string> LoadTemplate(const std::string& name,
                                  const std::optional<std::filesystem::path>& dir);
 
-// Labels every object powerctl makes carries.
-void AddStandardLabels(nlohmann::ordered_json& object, Component component);
+// Labels every object powerctl makes carries. `instance` is powerctl's namespace: it
+// tells installs apart, also on cluster-scoped objects, so `delete` removes only its own.
+void AddStandardLabels(nlohmann::ordered_json& object, Component component, const std::string& instance);
 
 }  // namespace powerctl::manifests

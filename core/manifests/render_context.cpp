@@ -146,6 +146,8 @@ json BuildRenderContext(const PowerctlConfig& config, const RenderOptions& optio
   json ext;
   ext["name"] = names.extender;
   ext["serviceAccount"] = names.extender;
+  // Cluster-scoped names carry the namespace, so two installs never share them.
+  ext["clusterRole"] = "powerctl:extender:" + config.namespace_;
   ext["configMap"] = names.extender_config_map;
   ext["tlsSecret"] = names.extender_tls_secret;
   ext["leaseName"] = names.extender_lease;

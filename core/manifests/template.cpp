@@ -15,12 +15,18 @@ using Json = nlohmann::ordered_json;
 // template from exhausting the stack.
 constexpr std::size_t kMaxSectionDepth = 100;
 
+// Nested sections over lists multiply: 32 nested {{#items}} over two items
+// is 2^32 passes. Real manifests need a few thousand steps and well under a
+// MiB (the API server caps objects near 1.5 MiB), so these only stop runaways.
+constexpr std::size_t kMaxRenderSteps = 1'000'000;
+constexpr std::size_t kMaxOutputBytes = 64 << 20;
+
 enum class NodeKind { kText, kVariable, kRaw, kSection, kInverted };
 
 struct Node {
   NodeKind kind = NodeKind::kText;
   std::string text;  // literal text, or the tag's name
-  int line = 0;      // of the tag, for errors
+  int line = 0;      // of the tag, or where the text starts; for errors
   std::vector<Node> children;
 };
 
@@ -62,21 +68,26 @@ class TemplateParser {
       return open.empty() ? root : open.back()->children;
     };
     std::string pending;
+    int pending_line = 1;
     const auto flush = [&] {
       if (pending.empty()) return;
-      current().push_back(Node{NodeKind::kText, std::move(pending), 0, {}});
+      current().push_back(Node{NodeKind::kText, std::move(pending), pending_line, {}});
       pending.clear();
     };
 
     std::size_t pos = 0;
     int line = 1;
+    const auto append = [&](std::string_view piece) {
+      if (pending.empty()) pending_line = line;
+      pending.append(piece);
+    };
     while (pos < text_.size()) {
       const std::size_t open_pos = text_.find("{{", pos);
       if (open_pos == std::string_view::npos) {
-        pending.append(text_.substr(pos));
+        append(text_.substr(pos));
         break;
       }
-      pending.append(text_.substr(pos, open_pos - pos));
+      append(text_.substr(pos, open_pos - pos));
       line += CountNewlines(text_.substr(pos, open_pos - pos));
       const int tag_line = line;
 
@@ -211,6 +222,7 @@ class Renderer {
 
   Status Render(const std::vector<Node>& nodes) {
     for (const Node& node : nodes) {
+      POWERCTL_CHECK_OK(Step(node.line));
       switch (node.kind) {
         case NodeKind::kText:
           out_ += node.text;
@@ -219,9 +231,7 @@ class Renderer {
         case NodeKind::kRaw: {
           const Json* value = Lookup(node.text);
           if (value == nullptr) {
-            return MakeError(ErrorCode::kInvalidInput,
-                             std::string(name_) + ":" + std::to_string(node.line) +
-                                 ": unknown variable \"" + node.text + "\"");
+            return ErrorAt(node.line, "unknown variable \"" + node.text + "\"");
           }
           if (node.kind == NodeKind::kRaw && value->is_string()) {
             out_ += value->get_ref<const std::string&>();
@@ -234,7 +244,10 @@ class Renderer {
           const Json* value = Lookup(node.text);
           if (value == nullptr || !Truthy(*value)) break;
           if (value->is_array()) {
-            for (const Json& item : *value) POWERCTL_CHECK_OK(RenderWith(item, node.children));
+            for (const Json& item : *value) {
+              POWERCTL_CHECK_OK(Step(node.line));
+              POWERCTL_CHECK_OK(RenderWith(item, node.children));
+            }
           } else {
             POWERCTL_CHECK_OK(RenderWith(*value, node.children));
           }
@@ -253,6 +266,24 @@ class Renderer {
   std::string Take() && { return std::move(out_); }
 
  private:
+  // Charges one unit of work and checks the output so far against the caps.
+  Status Step(int line) {
+    if (++steps_ > kMaxRenderSteps) {
+      return ErrorAt(line, "rendering takes more than " + std::to_string(kMaxRenderSteps) +
+                               " steps (nested sections over lists multiply)");
+    }
+    if (out_.size() > kMaxOutputBytes) {
+      return ErrorAt(
+          line, "rendered output is larger than " + std::to_string(kMaxOutputBytes >> 20) + " MiB");
+    }
+    return OkStatus();
+  }
+
+  Error ErrorAt(int line, const std::string& message) const {
+    return MakeError(ErrorCode::kInvalidInput,
+                     std::string(name_) + ":" + std::to_string(line) + ": " + message);
+  }
+
   Status RenderWith(const Json& frame, const std::vector<Node>& nodes) {
     stack_.push_back(&frame);
     Status status = Render(nodes);
@@ -293,6 +324,7 @@ class Renderer {
   std::string_view name_;
   std::vector<const Json*> stack_;
   std::string out_;
+  std::size_t steps_ = 0;
 };
 
 }  // namespace

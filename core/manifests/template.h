@@ -36,7 +36,9 @@ namespace powerctl::manifests {
 // Strict: {{x}} or {{{x}}} that does not resolve is an error
 // "<template_name>:<line>: unknown variable \"x\""; unclosed, mismatched or stray section
 // tags, unterminated tags, bad names, partials ({{>x}}) and delimiter changes ({{=x y=}})
-// are errors with the line, and sections nest at most 100 deep. All errors are
+// are errors with the line. Sections nest at most 100 deep, and rendering stops with an
+// error after 1,000,000 steps (tags and text pieces visited, list elements iterated) or
+// 64 MiB of output, since nested sections over lists multiply. All errors are
 // ErrorCode::kInvalidInput.
 Result<std::string> RenderTemplate(std::string_view template_name, std::string_view text,
                                    const nlohmann::ordered_json& context);

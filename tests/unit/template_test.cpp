@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <limits>
 #include <string>
 #include <vector>
@@ -289,6 +290,43 @@ TEST(Template, SectionNestingIsBounded) {
   ok += "x";
   for (int i = 0; i < 100; ++i) ok += "{{/a}}";
   EXPECT_EQ(Render(ok, Json{{"a", Json{{"a", true}}}}), "x");
+}
+
+TEST(Template, ExponentialSectionsHitTheStepBudget) {
+  // 32 nested sections over two items would be 2^32 passes.
+  std::string text = "a\n";
+  for (int i = 0; i < 32; ++i) text += "{{#items}}";
+  text += "x";
+  for (int i = 0; i < 32; ++i) text += "{{/items}}";
+  const Json ctx = Json::parse(R"({"items": [1, 2]})");
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message = RenderError(text, ctx);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
+  EXPECT_EQ(message.rfind("t.yaml:2: rendering takes more than 1000000 steps", 0), 0u) << message;
+}
+
+TEST(Template, OutputIsCapped) {
+  // Few steps, large output: 200 x 200 passes over a 2 KB string is 80 MB.
+  Json xs = Json::array();
+  for (int i = 0; i < 200; ++i) xs.push_back(i);
+  const Json ctx = {{"xs", xs}, {"big", std::string(2000, 'b')}};
+  EXPECT_NE(RenderError("{{#xs}}{{#xs}}{{{big}}}{{/xs}}{{/xs}}", ctx)
+                .find("rendered output is larger than 64 MiB"),
+            std::string::npos);
+}
+
+TEST(Template, LargeOrdinaryRenderIsFine) {
+  Json items = Json::array();
+  for (int i = 0; i < 5000; ++i) items.push_back({{"name", "n" + std::to_string(i)}, {"port", i}});
+  auto result =
+      RenderTemplate("t.yaml", "{{#items}}\n- name: {{name}}\n  port: {{port}}\n{{/items}}\n",
+                     Json{{"items", items}});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  auto docs = ParseYamlDocuments(*result, "r.yaml");
+  ASSERT_TRUE(docs.ok()) << docs.error().message;
+  ASSERT_EQ(docs->size(), 1u);
+  EXPECT_EQ((*docs)[0].size(), 5000u);
+  EXPECT_EQ((*docs)[0][4999]["name"], Json("n4999"));
 }
 
 // ---------------------------------------------------------------------------

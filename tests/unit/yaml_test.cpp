@@ -248,6 +248,26 @@ TEST(YamlParse, BillionLaughsHitsTheNodeLimitQuickly) {
   EXPECT_EQ(message.rfind("x.yaml:", 0), 0u) << message;
 }
 
+TEST(YamlParse, AliasedLongStringHitsTheByteLimit) {
+  // Few nodes, but every alias of the 100 KB string is another 100 KB.
+  std::string text = "a: &a " + std::string(100000, 'x') + "\nb: [*a";
+  for (int i = 0; i < 2000; ++i) text += ", *a";
+  text += "]\n";
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message = ParseError(text);
+  EXPECT_LT(ElapsedSeconds(start), 1.0);
+  EXPECT_NE(message.find("x.yaml:2:"), std::string::npos) << message;
+  EXPECT_NE(message.find("more than max_bytes (8388608) bytes of text"), std::string::npos)
+      << message;
+  YamlLimits limits;
+  limits.max_bytes = 30;
+  // 22 bytes of text (keys count too), then 32.
+  EXPECT_TRUE(ParseYamlDocuments("k: &a abcdefghij\nl: *a\n", "x", limits).ok());
+  EXPECT_EQ(ParseError("k: &a abcdefghij\nl: [*a, *a]\n", limits),
+            "x.yaml:2:9: more than max_bytes (30) bytes of text; aliases count each time they "
+            "are used");
+}
+
 TEST(YamlParse, NodeLimitCountsKeysValuesAndDocuments) {
   YamlLimits limits;
   limits.max_nodes = 5;
@@ -317,6 +337,31 @@ TEST(YamlParse, BracketsInsideScalarsDoNotCountAsNesting) {
   EXPECT_EQ(v["d"], Json(many + "\n" + many + "\n"));
   EXPECT_EQ(v["e"], Json("ok"));
   EXPECT_EQ(v["f"][1], Json(many));
+}
+
+TEST(YamlParse, DepthPreScanSkipsTextThatOnlyLooksNested) {
+  // Each of these is valid YAML with "[" in text positions; a depth limit of
+  // 2 makes any miscounted bracket an error.
+  YamlLimits limits;
+  limits.max_depth = 2;
+  const std::vector<std::pair<std::string, Json>> cases = {
+      {"&x k: |\n  [[[[\n", Json{{"k", "[[[[\n"}}},
+      {"- |\n [[[[\n", Json::array({"[[[[\n"})},
+      {"a: 's'#[[[[\n", Json{{"a", "s"}}},
+      {"a: [1]#[[[[\n", Json{{"a", {1}}}},
+      {"# c\n\n  plain\n[[[[ more\n", Json("plain [[[[ more")},
+      {"- a\n  [[[[ b\n", Json::array({"a [[[[ b"})},
+      {"k: v\n  [[[[\n", Json{{"k", "v [[[["}}},
+      {"k:\n  \"x\n  [[[[\"\n", Json{{"k", "x [[[["}}},
+      {"k: it's [[[[\n", Json{{"k", "it's [[[["}}},
+      {"k: [\"[[[[\", '[[[[']\n", Json{{"k", {"[[[[", "[[[["}}}},
+  };
+  for (const auto& [text, expected] : cases) {
+    auto docs = ParseYamlDocuments(text, "x.yaml", limits);
+    ASSERT_TRUE(docs.ok()) << text << ": " << docs.error().message;
+    ASSERT_EQ(docs->size(), 1u) << text;
+    EXPECT_EQ(docs->front(), expected) << text;
+  }
 }
 
 TEST(YamlParse, ByteLimit) {

@@ -1,0 +1,24 @@
+#include "cli/kube_context.h"
+
+#include "core/kube/connection.h"
+#include "core/kube/transport.h"
+
+namespace powerctl::cli {
+
+Result<std::unique_ptr<kube::Client>> ConnectToCluster(const Context& ctx) {
+  kube::ConnectionRequest request;
+  request.kubeconfig_flag = ctx.globals.kubeconfig;
+  request.context_flag = ctx.globals.context;
+  request.environment = ctx.environment;
+  POWERCTL_TRY(connection, kube::ResolveConnection(request));
+  ctx.log->debug("cluster: {} ({})", connection.server, connection.description);
+  kube::TransportOptions transport_options;
+  transport_options.log = ctx.log;
+  transport_options.environment = ctx.environment;
+  POWERCTL_TRY(transport, kube::MakeCurlTransport(connection, transport_options));
+  kube::ClientOptions options;
+  options.log = ctx.log;
+  return std::make_unique<kube::Client>(std::move(transport), options);
+}
+
+}  // namespace powerctl::cli

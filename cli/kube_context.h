@@ -1,0 +1,13 @@
+#pragma once
+// Connecting to the cluster the way kubectl would, from the global flags.
+
+#include <memory>
+
+#include "cli/context.h"
+#include "core/kube/client.h"
+
+namespace powerctl::cli {
+
+Result<std::unique_ptr<kube::Client>> ConnectToCluster(const Context& ctx);
+
+}  // namespace powerctl::cli

@@ -1,0 +1,112 @@
+#pragma once
+// A small Kubernetes REST client on top of HttpTransport: JSON in and out, retries
+// with backoff, paging, watches, and API errors turned into clear messages.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/logger.h>
+
+#include "core/common/result.h"
+#include "core/kube/transport.h"
+
+namespace powerctl::kube {
+
+using json = nlohmann::json;
+
+struct ClientOptions {
+  int max_attempts = 5;  // 429, 5xx (not 501), refused connections
+  std::chrono::milliseconds initial_backoff{200};
+  std::chrono::milliseconds max_backoff{5000};
+  std::function<void(std::chrono::milliseconds)> sleep;  // injectable for tests; default sleeps
+  std::shared_ptr<spdlog::logger> log;
+  // ClusterConnection::description, named in 401 messages ("the server rejected the
+  // credentials of context "kind-dev" of /root/.kube/config").
+  std::string connection_description;
+};
+
+enum class DryRun { kNone, kClient, kServer };  // kClient never reaches the client
+
+struct ListOptions {
+  std::string label_selector;
+  std::string field_selector;
+  int limit = 500;  // page size; pages are followed with `continue`
+};
+
+struct ApplyOptions {
+  std::string field_manager = "powerctl";
+  bool force = false;
+  bool dry_run = false;  // server-side dry run (dryRun=All)
+};
+
+struct WatchOptions {
+  std::string label_selector;
+  std::string field_selector;
+  std::string resource_version;  // "" = list first, then watch from the list's version
+  int timeout_seconds = 300;     // server-side; the watch is re-opened after it
+};
+
+struct WatchEvent {
+  std::string type;  // ADDED, MODIFIED, DELETED (BOOKMARK and ERROR are handled inside)
+  json object;
+};
+
+struct ServerVersion {
+  std::string git_version;  // "v1.20.2"
+  int major = 0;
+  int minor = 0;
+};
+
+class Client {
+ public:
+  Client(std::unique_ptr<HttpTransport> transport, ClientOptions options);
+
+  Result<json> Get(const std::string& path);
+  Result<std::vector<json>> List(const std::string& path, const ListOptions& options = {});
+  Result<json> Create(const std::string& collection_path, const json& object, bool dry_run = false);
+  // Server-side apply: PATCH with application/apply-patch+yaml and a field manager.
+  Result<json> Apply(const std::string& path, const json& object, const ApplyOptions& options);
+  Result<json> MergePatch(const std::string& path, const json& patch, bool dry_run = false);
+  Result<json> JsonPatch(const std::string& path, const json& patch, bool dry_run = false);
+  // kNotFound when the object is already gone.
+  Result<json> Delete(const std::string& path, bool dry_run = false, const std::string& propagation = "Background");
+  // Lists (for the initial state and resourceVersion), then watches; relists on 410 Gone.
+  // `handler` gets every event (the initial list as ADDED) and returns false to stop.
+  Status ListAndWatch(const std::string& path, const WatchOptions& options,
+                      const std::function<bool(const WatchEvent&)>& handler);
+  Result<ServerVersion> Version();
+
+ private:
+  struct ListResult {
+    std::vector<json> items;
+    std::string resource_version;  // of the list, where a watch starts
+  };
+  using QueryParams = std::vector<std::pair<std::string, std::string>>;
+
+  Result<HttpResponse> Do(HttpRequest request, bool retry_on_5xx);
+  Result<json> DoJson(HttpRequest request, bool retry_on_5xx);
+  Result<ListResult> ListAll(const std::string& path, const ListOptions& options);
+  // The exponential backoff with jitter before retry number `attempt` (1-based).
+  std::chrono::milliseconds Backoff(int attempt) const;
+  void Sleep(std::chrono::milliseconds duration) const;
+  // Appends percent-encoded parameters to a path that may already have a query.
+  static std::string WithQuery(std::string path, const QueryParams& params);
+
+  std::unique_ptr<HttpTransport> transport_;
+  ClientOptions options_;
+};
+
+// Turns a non-2xx response into an Error: Status objects give their message; 403 names
+// the verb, resource and the RBAC rule to grant; codes map to ErrorCode (403 kForbidden,
+// 404 kNotFound, 409 kConflict, 401/422/other kApi). `connection_description` is named in
+// 401 messages; "" leaves it out.
+Error ErrorFromResponse(const std::string& method, const std::string& path, const HttpResponse& response,
+                        const std::string& connection_description = "");
+
+}  // namespace powerctl::kube

@@ -1,0 +1,132 @@
+#include "core/kube/curl_support.h"
+
+#include <algorithm>
+#include <cctype>
+#include <system_error>
+
+namespace powerctl::kube::curl {
+namespace {
+
+constexpr std::size_t kMaxErrorBody = 64 * 1024;
+
+std::string StripSlashes(std::string s) {
+  while (!s.empty() && s.back() == '/') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+Result<Target> MakeTarget(const ClusterConnection& connection) {
+  Target target{StripSlashes(connection.server), StripSlashes(connection.server), "", ""};
+  std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> url(curl_url(), &curl_url_cleanup);
+  Error invalid{ErrorCode::kInvalidInput, "invalid API server URL \"" + connection.server + "\""};
+  if (!url || curl_url_set(url.get(), CURLUPART_URL, connection.server.c_str(), 0) != CURLUE_OK) {
+    return invalid;
+  }
+  auto part = [&](CURLUPart which, unsigned flags) {
+    char* value = nullptr;
+    if (curl_url_get(url.get(), which, &value, flags) != CURLUE_OK) return std::string();
+    std::string out(value);
+    curl_free(value);
+    return out;
+  };
+  std::string scheme = part(CURLUPART_SCHEME, 0);
+  if (scheme != "https" && scheme != "http") return invalid;
+  std::string host = part(CURLUPART_HOST, 0);
+  std::string port = part(CURLUPART_PORT, CURLU_DEFAULT_PORT);
+  if (connection.tls_server_name.empty() || host == connection.tls_server_name) return target;
+  if (curl_url_set(url.get(), CURLUPART_HOST, connection.tls_server_name.c_str(), 0) != CURLUE_OK ||
+      curl_url_set(url.get(), CURLUPART_PORT, port.c_str(), 0) != CURLUE_OK) {
+    return MakeError(ErrorCode::kInvalidInput,
+                     "invalid tls-server-name \"" + connection.tls_server_name + "\"");
+  }
+  target.base_url = StripSlashes(part(CURLUPART_URL, 0));
+  target.connect_to = connection.tls_server_name + ":" + port + ":" + host + ":" + port;
+  target.host_header = "Host: " + host + ":" + port;
+  return target;
+}
+
+size_t AppendBody(char* data, size_t size, size_t count, void* user) {
+  static_cast<std::string*>(user)->append(data, size * count);
+  return size * count;
+}
+
+// Header lines of the final response; a status line (e.g. after 100 Continue) starts over.
+size_t CollectHeader(char* data, size_t size, size_t count, void* user) {
+  auto* headers = static_cast<std::map<std::string, std::string>*>(user);
+  std::string line(data, size * count);
+  size_t colon = line.find(':');
+  if (line.rfind("HTTP/", 0) == 0) {
+    headers->clear();
+    return size * count;
+  }
+  if (colon == std::string::npos) return size * count;
+  std::string name = line.substr(0, colon);
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  size_t begin = line.find_first_not_of(" \t", colon + 1);
+  size_t end = line.find_last_not_of(" \t\r\n");
+  std::string value =
+      begin == std::string::npos || end < begin ? "" : line.substr(begin, end - begin + 1);
+  auto [it, inserted] = headers->emplace(name, value);
+  if (!inserted) it->second += ", " + value;
+  return size * count;
+}
+
+bool DeliverLine(StreamState& state, std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line.empty() || (*state.on_line)(line);
+}
+
+size_t StreamWrite(char* data, size_t size, size_t count, void* user) {
+  auto& state = *static_cast<StreamState*>(user);
+  size_t n = size * count;
+  if (state.status == 0) curl_easy_getinfo(state.handle, CURLINFO_RESPONSE_CODE, &state.status);
+  if (state.status != 200) {
+    state.error_body.append(
+        data, std::min(n, kMaxErrorBody - std::min(kMaxErrorBody, state.error_body.size())));
+    return n;
+  }
+  state.buffer.append(data, n);
+  size_t start = 0;
+  for (size_t nl; (nl = state.buffer.find('\n', start)) != std::string::npos; start = nl + 1) {
+    if (!DeliverLine(state, std::string_view(state.buffer).substr(start, nl - start))) {
+      state.stopped = true;
+      return 0;  // makes libcurl abort the transfer
+    }
+  }
+  state.buffer.erase(0, start);
+  return n;
+}
+
+std::string NetworkMessage(CURLcode rc, CURL* handle, const char* error_buffer,
+                           const std::string& server) {
+  std::string detail = error_buffer[0] != '\0' ? error_buffer : curl_easy_strerror(rc);
+  switch (rc) {
+    case CURLE_COULDNT_CONNECT: {
+      long os_errno = 0;
+      curl_easy_getinfo(handle, CURLINFO_OS_ERRNO, &os_errno);
+      if (os_errno != 0) {
+        detail = std::error_code(static_cast<int>(os_errno), std::generic_category()).message();
+      }
+      return "cannot connect to " + server + ": " + detail;
+    }
+    case CURLE_COULDNT_RESOLVE_HOST:
+      return "cannot resolve the host of " + server + ": " + detail;
+    case CURLE_OPERATION_TIMEDOUT:
+      return "request to " + server + " timed out: " + detail;
+    case CURLE_PEER_FAILED_VERIFICATION:
+      return "the TLS certificate of " + server + " is not trusted: " + detail +
+             " (check certificate-authority-data and tls-server-name)";
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CLIENTCERT:
+      return "TLS handshake with " + server + " failed: " + detail;
+    default:
+      return "request to " + server + " failed: " + detail;
+  }
+}
+
+}  // namespace powerctl::kube::curl

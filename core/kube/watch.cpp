@@ -1,0 +1,167 @@
+// Client::ListAndWatch: an informer-style loop. List for the initial state and its
+// resourceVersion, watch from there, follow bookmarks, re-watch when the server ends the
+// stream, and relist when the version has expired (410), delivering what changed.
+
+#include "core/kube/client.h"
+#include "core/kube/json_fields.h"
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace powerctl::kube {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A client-side limit on a watch, beyond timeoutSeconds which the server enforces:
+// it only matters if the connection dies silently, which TCP keepalive may not notice.
+constexpr std::chrono::seconds kWatchTimeoutSlack{30};
+
+std::string ObjectKey(const json& object) {
+  return StringField(object, {"metadata", "namespace"}) + "/" +
+         StringField(object, {"metadata", "name"});
+}
+
+// After a relist: what the handler has not seen yet. Vanished (or replaced: same name,
+// new uid) objects are DELETED, new ones ADDED, changed ones MODIFIED; unchanged ones are
+// not delivered again. Returns false when the handler asked to stop.
+bool DeliverRelist(const std::vector<json>& items, std::map<std::string, json>& known,
+                   const std::function<bool(const WatchEvent&)>& handler) {
+  std::map<std::string, const json*> fresh;
+  for (const json& item : items) fresh[ObjectKey(item)] = &item;
+  auto uid = [](const json& object) { return StringField(object, {"metadata", "uid"}); };
+  auto version = [](const json& object) {
+    return StringField(object, {"metadata", "resourceVersion"});
+  };
+  for (auto it = known.begin(); it != known.end();) {
+    auto now = fresh.find(it->first);
+    if (now == fresh.end() || uid(*now->second) != uid(it->second)) {
+      json gone = std::move(it->second);
+      it = known.erase(it);
+      if (!handler(WatchEvent{"DELETED", std::move(gone)})) return false;
+    } else {
+      ++it;
+    }
+  }
+  for (const json& item : items) {
+    std::string key = ObjectKey(item);
+    auto old = known.find(key);
+    if (old != known.end() && version(old->second) == version(item)) continue;
+    std::string type = old == known.end() ? "ADDED" : "MODIFIED";
+    known[key] = item;
+    if (!handler(WatchEvent{type, item})) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status Client::ListAndWatch(const std::string& path, const WatchOptions& options,
+                            const std::function<bool(const WatchEvent&)>& handler) {
+  std::map<std::string, json> known;  // "namespace/name" -> the object last delivered
+  std::string resource_version = options.resource_version;
+  bool relist = resource_version.empty();
+  int failures = 0;  // consecutive watches that failed or expired without delivering anything
+  while (true) {
+    if (relist) {
+      ListOptions list_options;
+      list_options.label_selector = options.label_selector;
+      list_options.field_selector = options.field_selector;
+      POWERCTL_TRY(list, ListAll(path, list_options));
+      if (!DeliverRelist(list.items, known, handler)) return OkStatus();
+      resource_version = list.resource_version;
+      relist = false;
+    }
+
+    QueryParams params{{"watch", "1"}, {"allowWatchBookmarks", "true"}};
+    if (!resource_version.empty()) params.emplace_back("resourceVersion", resource_version);
+    if (options.timeout_seconds > 0) {
+      params.emplace_back("timeoutSeconds", std::to_string(options.timeout_seconds));
+    }
+    if (!options.label_selector.empty())
+      params.emplace_back("labelSelector", options.label_selector);
+    if (!options.field_selector.empty())
+      params.emplace_back("fieldSelector", options.field_selector);
+    HttpRequest request;
+    request.method = "GET";
+    request.path = WithQuery(path, params);
+    request.timeout = options.timeout_seconds > 0
+                          ? std::chrono::seconds(options.timeout_seconds) + kWatchTimeoutSlack
+                          : std::chrono::milliseconds(0);
+
+    bool stopped = false;
+    bool expired = false;
+    int events = 0;
+    std::optional<Error> failure;
+    auto on_line = [&](std::string_view line) {
+      json event = json::parse(line, nullptr, false);
+      std::string type = StringField(event, {"type"});
+      const json* object = FindField(event, {"object"});
+      if (event.is_discarded() || type.empty() || object == nullptr || !object->is_object()) {
+        failure = MakeError(ErrorCode::kApi, "malformed watch event from GET " + request.path);
+        return false;
+      }
+      if (type == "ERROR") {
+        // 410: the version fell out of the history window (reason Expired, or Gone on
+        // older servers); anything else is an error the server reports mid-stream.
+        expired = IntField(*object, {"code"}) == 410;
+        if (!expired) {
+          HttpResponse status{IntField(*object, {"code"}, 500), DumpJson(*object), {}};
+          failure = ErrorFromResponse("GET", request.path, status, options_.connection_description);
+        }
+        return false;
+      }
+      ++events;
+      std::string version = StringField(*object, {"metadata", "resourceVersion"});
+      if (!version.empty()) resource_version = version;
+      if (type == "BOOKMARK") return true;  // only moves the version forward
+      if (type == "DELETED") {
+        known.erase(ObjectKey(*object));
+      } else {
+        known[ObjectKey(*object)] = *object;
+      }
+      stopped = !handler(WatchEvent{type, *object});
+      return !stopped;
+    };
+    std::string error_body;
+    auto started = Clock::now();
+    Result<long> status = transport_->Stream(request, on_line, &error_body);
+    if (stopped) return OkStatus();
+    if (events > 0) failures = 0;
+    if (expired || (status.ok() && *status == 410)) {
+      if (options_.log) options_.log->debug("watch of {} expired; listing again", path);
+      relist = true;
+      // Expiring again straight after a relist, with nothing in between, is not progress:
+      // back off, and give up if it keeps happening.
+      if (events == 0) {
+        if (++failures >= std::max(1, options_.max_attempts)) {
+          return MakeError(ErrorCode::kApi, "the watch of " + path + " keeps expiring (HTTP 410)");
+        }
+        Sleep(Backoff(failures));
+      }
+      continue;
+    }
+    if (!status.ok()) {
+      failure = status.error();  // a dropped connection: watch again from the last version
+    } else if (*status != 200) {
+      HttpResponse response{*status, error_body, {}};
+      Error error =
+          ErrorFromResponse("GET", request.path, response, options_.connection_description);
+      if (*status != 429 && *status < 500) return error;  // e.g. 403: waiting will not help
+      failure = error;
+    }
+    if (failure) {
+      if (++failures >= std::max(1, options_.max_attempts)) return *failure;
+      if (options_.log) {
+        options_.log->debug("watch of {} failed ({}/{}): {}", path, failures, options_.max_attempts,
+                            failure->message);
+      }
+      Sleep(Backoff(failures));
+    } else if (events == 0 && Clock::now() - started < std::chrono::seconds(1)) {
+      Sleep(Backoff(1));  // a server that ends empty watches at once must not make us spin
+    }
+  }
+}
+
+}  // namespace powerctl::kube

@@ -1,0 +1,44 @@
+#pragma once
+// `powerctl doctor`: preflight and health checks with stable IDs. Later issues add
+// checks (model, telemetry, extender endpoints, load balancer) to the same list.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "core/common/result.h"
+#include "core/kube/client.h"
+#include "core/manifests/config.h"
+
+namespace powerctl::setup {
+
+enum class CheckStatus { kPass, kWarn, kFail, kSkip };
+std::string_view CheckStatusName(CheckStatus status);  // PASS WARN FAIL SKIP
+
+struct CheckResult {
+  std::string id;    // stable: "api-reachable", used in scripts and docs
+  std::string title;
+  CheckStatus status = CheckStatus::kSkip;
+  std::string message;
+  std::string fix;   // a concrete next step for WARN/FAIL
+};
+
+struct DoctorReport {
+  std::vector<CheckResult> checks;
+  bool failed() const;
+};
+
+struct DoctorInput {
+  manifests::PowerctlConfig config;
+  kube::Client* client = nullptr;  // null when no connection could be configured
+  std::string connection_error;    // why, when client is null
+  std::string server;              // for messages
+  std::chrono::system_clock::time_point now = std::chrono::system_clock::now();
+};
+
+DoctorReport RunDoctor(const DoctorInput& input);
+
+// The IDs of every check, in order (documented in the README).
+const std::vector<std::string>& DoctorCheckIds();
+
+}  // namespace powerctl::setup

@@ -1,0 +1,39 @@
+#pragma once
+// Waiting for Deployments to roll out, with the reason when they do not.
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/common/clock.h"
+#include "core/common/result.h"
+#include "core/kube/client.h"
+
+namespace powerctl::setup {
+
+struct DeploymentRef {
+  std::string namespace_;
+  std::string name;
+};
+
+struct RolloutProgress {
+  std::string name;  // deployment/NAME
+  int replicas = 0;
+  int updated = 0;
+  int available = 0;
+  bool done = false;
+  std::string waiting_for;  // why it is not done yet, from the Deployment and its pods
+};
+
+// Polls until every Deployment has observedGeneration >= generation and all replicas
+// updated and available. On timeout the error names each Deployment still waiting and why
+// (e.g. the scheduler's message for a Pending pod), not just "timed out".
+Status WaitForRollouts(kube::Client& client, const std::vector<DeploymentRef>& deployments,
+                       std::chrono::milliseconds timeout, const Clock& clock,
+                       const std::function<void(const std::vector<RolloutProgress>&)>& on_progress);
+
+// One look at a Deployment (exposed for doctor).
+Result<RolloutProgress> InspectRollout(kube::Client& client, const DeploymentRef& deployment);
+
+}  // namespace powerctl::setup
