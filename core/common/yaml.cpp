@@ -511,7 +511,8 @@ class FlowDepthScanner {
       return false;
     }
     if ((c == '-' || c == '?' || c == ':') && BlankAt(1)) {
-      line_n_ = col_;
+      // "&a : v" has an empty key that consists of its properties.
+      line_n_ = (c == ':' && props_col_ != kUnknown) ? props_col_ : col_;
       props_col_ = kUnknown;
       Bump();
       return false;

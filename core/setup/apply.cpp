@@ -1,5 +1,6 @@
 #include "core/setup/apply.h"
 
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -156,6 +157,12 @@ Result<ApplyReport> Apply(kube::Client& client, const ApplyRequest& request, con
       objects.push_back(std::move(object));
     }
   }
+  // Namespaces and CRDs first: everything else may live in one or be one of its kind.
+  std::stable_partition(objects.begin(), objects.end(), [](const json& o) {
+    std::string kind = o.value("kind", "");
+    return kind == "Namespace" || kind == "CustomResourceDefinition";
+  });
+
   // All or nothing: check every permission the apply needs before reading or changing anything.
   POWERCTL_TRY(missing, MissingPermissions(client, ChecksFor(objects)));
   if (!missing.empty()) return PermissionError("apply", missing);

@@ -346,6 +346,7 @@ TEST(YamlParse, DepthPreScanSkipsTextThatOnlyLooksNested) {
   limits.max_depth = 2;
   const std::vector<std::pair<std::string, Json>> cases = {
       {"&x k: |\n  [[[[\n", Json{{"k", "[[[[\n"}}},
+      {"&x : |\n  [[[[\n", Json{{"null", "[[[[\n"}}},
       {"- |\n [[[[\n", Json::array({"[[[[\n"})},
       {"a: 's'#[[[[\n", Json{{"a", "s"}}},
       {"a: [1]#[[[[\n", Json{{"a", {1}}}},
