@@ -18,6 +18,7 @@ Result<std::unique_ptr<kube::Client>> ConnectToCluster(const Context& ctx) {
   POWERCTL_TRY(transport, kube::MakeCurlTransport(connection, transport_options));
   kube::ClientOptions options;
   options.log = ctx.log;
+  options.connection_description = connection.description;
   return std::make_unique<kube::Client>(std::move(transport), options);
 }
 

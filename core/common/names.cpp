@@ -58,6 +58,8 @@ std::string ValidateLabelValue(const std::string& value) {
 std::string ValidateQuantity(const std::string& value) {
   // Kubernetes' quantity grammar: signed decimal number, then a binary (Ki..Ei),
   // decimal (m, k, M, G, T, P, E) or exponent (e3) suffix.
+  // std::regex recurses per character: bound the input before matching.
+  if (value.size() > 64) return "is not a resource quantity (too long)";
   static const std::regex kQuantity(
       R"(^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$)");
   if (!std::regex_match(value, kQuantity))
@@ -67,6 +69,7 @@ std::string ValidateQuantity(const std::string& value) {
 
 std::string ValidateImageReference(const std::string& value) {
   if (value.empty()) return "must not be empty";
+  if (value.size() > 512) return "is longer than 512 characters";
   for (char c : value) {
     if (std::isspace(static_cast<unsigned char>(c))) return "must not contain spaces";
   }

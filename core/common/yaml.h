@@ -78,8 +78,9 @@ Result<std::vector<nlohmann::ordered_json>> ParseYamlDocuments(std::string_view 
 // floats in shortest round-trip form, non-finite ones as .inf/-.inf/.nan.
 // Invalid UTF-8 in strings is replaced by U+FFFD.
 //
-// For any value v without nulls at top level,
-// ParseYamlDocuments(EmitYaml(v)) == {v}.
+// For any value v that is not null at top level, has valid UTF-8 strings and
+// fits the default limits, ParseYamlDocuments(EmitYaml(v)) == {v}, with
+// types, key order and the sign of -0.0 kept (NaN comes back as NaN).
 std::string EmitYaml(const nlohmann::ordered_json& value);
 
 // Emits several documents separated by "---\n" (an empty list gives "").

@@ -106,7 +106,8 @@ class Client {
 // the verb, resource and the RBAC rule to grant; codes map to ErrorCode (403 kForbidden,
 // 404 kNotFound, 409 kConflict, 401/422/other kApi). `connection_description` is named in
 // 401 messages; "" leaves it out.
-Error ErrorFromResponse(const std::string& method, const std::string& path, const HttpResponse& response,
+Error ErrorFromResponse(const std::string& method, const std::string& path,
+                        const HttpResponse& response,
                         const std::string& connection_description = "");
 
 }  // namespace powerctl::kube

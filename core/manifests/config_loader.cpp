@@ -1,6 +1,7 @@
 #include "core/manifests/config_loader.h"
 
 #include "core/common/names.h"
+#include "core/common/yaml.h"
 #include "core/manifests/config_schema.h"
 
 #include <fmt/format.h>
@@ -193,7 +194,7 @@ class ConfigParser {
       std::string key = kv.first.as<std::string>();
       std::string value = kv.second.IsScalar() ? kv.second.Scalar() : "";
       if (key == "metricname") {
-        if (!std::regex_match(value, kMetricName)) {
+        if (value.size() > 253 || !std::regex_match(value, kMetricName)) {
           return Fail(kv.second, "metricname: must match ^[a-zA-Z0-9_-]+$");
         }
         rule.metric_name = value;
@@ -247,18 +248,21 @@ Status ApplyConfigText(PowerctlConfig& config, std::string_view text,
   if (text.size() > kMaxConfigBytes) {
     return MakeError(ErrorCode::kInvalidInput, fmt::format("{}: larger than 1 MiB", source_name));
   }
+  // The bounded reader first: it rejects what yaml-cpp 0.7 mishandles (a leading ',' loops
+  // forever, invalid UTF-8, alias bombs, deep nesting, duplicate keys) with file and line.
+  POWERCTL_TRY(checked, ParseYamlDocuments(text, source_name));
+  if (checked.size() > 1) {
+    return MakeError(ErrorCode::kInvalidInput,
+                     fmt::format("{}: expected one YAML document", source_name));
+  }
+  if (checked.empty()) return OkStatus();
   std::vector<YAML::Node> docs;
   try {
-    docs = YAML::LoadAll(std::string(text));
+    docs.push_back(YAML::Load(std::string(text)));
   } catch (const YAML::Exception& e) {
     return MakeError(ErrorCode::kInvalidInput,
                      fmt::format("{}:{}: {}", source_name, e.mark.line + 1, e.msg));
   }
-  if (docs.size() > 1) {
-    return MakeError(ErrorCode::kInvalidInput,
-                     fmt::format("{}: expected one YAML document", source_name));
-  }
-  if (docs.empty()) return OkStatus();
   ConfigParser parser(config, source_name);
   try {
     return parser.ParseRoot(docs[0]);

@@ -398,6 +398,11 @@ Status SetFieldFromText(PowerctlConfig& config, const FieldSpec& field, std::str
   auto fail = [&](const std::string& why) {
     return MakeError(ErrorCode::kInvalidInput, fmt::format("{}: {}", field.path, why));
   };
+  for (char c : text) {
+    // Every setting is one line; a control character would corrupt the YAML powerctl writes.
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return fail("must not contain control characters");
+  }
+  if (text.size() > 1024) return fail("longer than 1024 characters");
   FieldRef ref = field.ref(config);
   if (auto* s = std::get_if<std::string*>(&ref)) {
     if (!field.choices.empty() &&
@@ -460,6 +465,13 @@ Status SetFieldFromList(PowerctlConfig& config, const FieldSpec& field,
   if (list == nullptr) {
     return MakeError(ErrorCode::kInvalidInput,
                      fmt::format("{}: expected a single value, not a list", field.path));
+  }
+  for (const std::string& item : items) {
+    for (char c : item) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+        return MakeError(ErrorCode::kInvalidInput, fmt::format("{}: must not contain control characters", field.path));
+      }
+    }
   }
   if (items.empty()) {
     return MakeError(ErrorCode::kInvalidInput,

@@ -36,9 +36,13 @@ cd "$root"
 seconds=${FUZZ_SECONDS:-60}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 crashes=tests/fuzz/crashes
-all_targets=(yaml_fuzzer config_fuzzer template_fuzzer scalars_fuzzer pem_fuzzer)
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=("${all_targets[@]}")
+if [[ ${#targets[@]} -eq 0 ]]; then  # every tests/fuzz/<name>_fuzzer.cpp
+  for source in tests/fuzz/*_fuzzer.cpp; do
+    name=${source##*/}
+    targets+=("${name%.cpp}")
+  done
+fi
 
 max_len() {
   case $1 in
@@ -51,7 +55,7 @@ max_len() {
 }
 
 if ! grep -q 'cmake/Fuzz.cmake' CMakeLists.txt; then
-  echo "run.sh: CMakeLists.txt does not include(cmake/Fuzz.cmake); add it after powerctl_core." >&2
+  echo "run.sh: CMakeLists.txt does not include(cmake/Fuzz.cmake)." >&2
   exit 2
 fi
 

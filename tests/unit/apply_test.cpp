@@ -1,0 +1,511 @@
+#include "core/setup/apply.h"
+
+#include "core/kube/resources.h"
+#include "tests/unit/fake_api_server.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace powerctl::setup {
+
+// For gtest's messages: created, configured, unchanged, ...
+void PrintTo(ApplyAction action, std::ostream* os) {
+  *os << ApplyActionName(action);
+}
+
+namespace {
+
+using json = nlohmann::json;
+using kube::fake::FakeApiServer;
+using kube::fake::FakeClock;
+using kube::fake::RecordedRequest;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+constexpr char kNamespacePath[] = "/api/v1/namespaces/powerctl";
+constexpr char kCrdPath[] =
+    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/taspolicies.telemetry.intel.com";
+constexpr char kPolicyPath[] =
+    "/apis/telemetry.intel.com/v1alpha1/namespaces/powerctl/taspolicies/cool-nodes";
+constexpr char kSecretsPrefix[] = "/api/v1/namespaces/powerctl/secrets/";
+constexpr char kExtenderSecretPath[] = "/api/v1/namespaces/powerctl/secrets/powerctl-extender-tls";
+constexpr char kSchedulerSecretPath[] =
+    "/api/v1/namespaces/powerctl/secrets/powerctl-scheduler-tls";
+constexpr char kExtenderPath[] = "/apis/apps/v1/namespaces/powerctl/deployments/powerctl-extender";
+constexpr char kSchedulerPath[] =
+    "/apis/apps/v1/namespaces/powerctl/deployments/powerctl-scheduler";
+
+// The default configuration plus one telemetry policy, so a TASPolicy is applied too.
+manifests::PowerctlConfig TestConfig() {
+  manifests::PolicyRule rule;
+  rule.metric_name = "node_cpu_temperature_celsius";
+  rule.op = "GreaterThan";
+  rule.target = 85;
+  rule.has_target = true;
+  manifests::Policy policy;
+  policy.name = "cool-nodes";
+  policy.strategies["dontschedule"].rules.push_back(rule);
+  manifests::PowerctlConfig config;
+  config.policies.push_back(policy);
+  return config;
+}
+
+std::string PathOf(const AppliedObject& o) {
+  auto path = kube::ObjectPath(o.object);
+  return path.ok() ? *path : "(no path: " + path.error().message + ")";
+}
+
+class ApplyTest : public ::testing::Test {
+ protected:
+  ApplyTest() : client_(server_.MakeClient()) {}
+
+  static ApplyRequest Request() {
+    ApplyRequest request;
+    request.config = TestConfig();
+    request.kube_version = KubeVersion::Parse("1.30").value();
+    return request;
+  }
+
+  Result<ApplyReport> Run(const ApplyRequest& request) {
+    notes_.clear();
+    applied_.clear();
+    progress_.clear();
+    ApplyObserver observer;
+    observer.note = [this](const std::string& message) { notes_.push_back(message); };
+    observer.applied = [this](const AppliedObject& o) { applied_.push_back(o.name); };
+    observer.rollout = [this](const std::vector<RolloutProgress>& p) { progress_.push_back(p); };
+    return Apply(*client_, request, observer, clock_.clock());
+  }
+
+  // Applies Request() to the empty fake and forgets the requests it took.
+  void ApplyOnce() {
+    auto report = Run(Request());
+    ASSERT_TRUE(report.ok()) << report.error().message;
+    server_.ClearRequests();
+  }
+
+  // The position of the first request with this method and path, or -1.
+  long IndexOf(const std::string& method, const std::string& path) const {
+    const auto& requests = server_.requests();
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      if (requests[i].method == method && requests[i].path == path) return static_cast<long>(i);
+    }
+    return -1;
+  }
+
+  static std::map<std::string, ApplyAction> Actions(const ApplyReport& report) {
+    std::map<std::string, ApplyAction> actions;
+    for (const AppliedObject& o : report.objects) actions[PathOf(o)] = o.action;
+    return actions;
+  }
+
+  FakeApiServer server_;
+  std::unique_ptr<kube::Client> client_;
+  FakeClock clock_;
+  std::vector<std::string> notes_;
+  std::vector<std::string> applied_;
+  std::vector<std::vector<RolloutProgress>> progress_;
+};
+
+TEST_F(ApplyTest, FirstRunCreatesEveryObjectWithFieldManagerPowerctl) {
+  auto report = Run(Request());
+  ASSERT_TRUE(report.ok()) << report.error().message;
+
+  EXPECT_TRUE(report->changed());
+  EXPECT_FALSE(report->version_from_server);
+  ASSERT_GE(report->objects.size(), 10u);
+  for (const AppliedObject& o : report->objects) {
+    EXPECT_EQ(o.action, ApplyAction::kCreated) << o.name;
+    std::string path = PathOf(o);
+    ASSERT_TRUE(server_.Has(path)) << path;
+    json managers = server_.Object(path)["metadata"]["managedFields"];
+    ASSERT_EQ(managers.size(), 1u) << path;
+    EXPECT_EQ(managers[0]["manager"], "powerctl") << path;
+  }
+  for (const char* path : {kNamespacePath, kCrdPath, kPolicyPath, kExtenderSecretPath,
+                           kSchedulerSecretPath, kExtenderPath, kSchedulerPath}) {
+    EXPECT_TRUE(server_.Has(path)) << path;
+  }
+  // The observer heard of each object as it was applied.
+  ASSERT_EQ(applied_.size(), report->objects.size());
+  EXPECT_EQ(applied_.front(), "namespace/powerctl");
+  // Every write was a server-side apply by "powerctl".
+  std::vector<RecordedRequest> writes = server_.MutatingRequests();
+  ASSERT_EQ(writes.size(), report->objects.size());
+  for (const RecordedRequest& r : writes) {
+    EXPECT_EQ(r.method, "PATCH") << r.path;
+    EXPECT_EQ(r.content_type, "application/apply-patch+yaml") << r.path;
+    EXPECT_EQ(r.Query("fieldManager"), "powerctl") << r.path;
+    EXPECT_EQ(r.Query("force"), "") << r.path;
+    EXPECT_FALSE(r.dry_run()) << r.path;
+  }
+  EXPECT_THAT(notes_, Contains(HasSubstr("generated new TLS material")));
+}
+
+TEST_F(ApplyTest, FirstRunAppliesNamespaceAndCrdBeforeWhatDependsOnThem) {
+  auto report = Run(Request());
+  ASSERT_TRUE(report.ok()) << report.error().message;
+
+  std::vector<RecordedRequest> patches = server_.RequestsTo("PATCH", "/");
+  ASSERT_FALSE(patches.empty());
+  EXPECT_EQ(patches[0].path, kNamespacePath);
+  long namespace_index = IndexOf("PATCH", kNamespacePath);
+  long crd_index = IndexOf("PATCH", kCrdPath);
+  long policy_index = IndexOf("PATCH", kPolicyPath);
+  ASSERT_GE(crd_index, 0);
+  ASSERT_GE(policy_index, 0);
+  for (std::size_t i = 0; i < server_.requests().size(); ++i) {
+    const RecordedRequest& r = server_.requests()[i];
+    if (r.method != "PATCH" || r.path.find("/namespaces/powerctl/") == std::string::npos) continue;
+    EXPECT_GT(static_cast<long>(i), namespace_index) << r.path << " before its Namespace";
+    EXPECT_GT(static_cast<long>(i), crd_index) << r.path << " before the CRD";
+  }
+  EXPECT_GT(policy_index, crd_index);
+  // The TASPolicy waited for the CRD to be established: the CRD was read back in between.
+  bool crd_read = false;
+  for (long i = crd_index + 1; i < policy_index; ++i) {
+    const RecordedRequest& r = server_.requests()[static_cast<std::size_t>(i)];
+    crd_read = crd_read || (r.method == "GET" && r.path == kCrdPath);
+  }
+  EXPECT_TRUE(crd_read);
+}
+
+TEST_F(ApplyTest, EveryPermissionIsCheckedBeforeAnythingIsRead) {
+  auto report = Run(Request());
+  ASSERT_TRUE(report.ok()) << report.error().message;
+
+  long first_other = -1;
+  long last_review = -1;
+  for (std::size_t i = 0; i < server_.requests().size(); ++i) {
+    const RecordedRequest& r = server_.requests()[i];
+    if (r.IsAccessReview()) last_review = static_cast<long>(i);
+    if (!r.IsAccessReview() && first_other < 0) first_other = static_cast<long>(i);
+  }
+  ASSERT_GE(last_review, 0);
+  EXPECT_LT(last_review, first_other);
+  std::vector<json> reviews = server_.AccessReviews();
+  EXPECT_THAT(reviews, Contains(json{{"verb", "patch"},
+                                     {"group", "apps"},
+                                     {"resource", "deployments"},
+                                     {"namespace", "powerctl"}}));
+  EXPECT_THAT(reviews, Contains(json{{"verb", "create"},
+                                     {"group", "apiextensions.k8s.io"},
+                                     {"resource", "customresourcedefinitions"}}));
+}
+
+TEST_F(ApplyTest, SecondRunIsUnchangedAndKeepsSecretsWithoutPatchingThem) {
+  ASSERT_NO_FATAL_FAILURE(ApplyOnce());
+  std::map<std::string, json> before = server_.objects();
+
+  auto report = Run(Request());
+  ASSERT_TRUE(report.ok()) << report.error().message;
+
+  EXPECT_FALSE(report->changed());
+  int kept = 0;
+  for (const AppliedObject& o : report->objects) {
+    if (o.object.value("kind", "") == "Secret") {
+      EXPECT_EQ(o.action, ApplyAction::kKept) << o.name;
+      ++kept;
+    } else {
+      EXPECT_EQ(o.action, ApplyAction::kUnchanged) << o.name;
+    }
+  }
+  EXPECT_EQ(kept, 2);
+  EXPECT_THAT(server_.RequestsTo("PATCH", kSecretsPrefix), IsEmpty());
+  EXPECT_EQ(server_.objects(), before);  // not even a resourceVersion moved
+  EXPECT_THAT(notes_, Not(Contains(HasSubstr("TLS material"))));
+}
+
+TEST_F(ApplyTest, RotateCertsReplacesTheSecrets) {
+  ASSERT_NO_FATAL_FAILURE(ApplyOnce());
+  json old_secret = server_.Object(kExtenderSecretPath);
+
+  ApplyRequest request = Request();
+  request.rotate_certs = true;
+  auto report = Run(request);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+
+  EXPECT_TRUE(report->changed());
+  std::map<std::string, ApplyAction> actions = Actions(*report);
+  EXPECT_EQ(actions[kExtenderSecretPath], ApplyAction::kConfigured);
+  EXPECT_EQ(actions[kSchedulerSecretPath], ApplyAction::kConfigured);
+  EXPECT_EQ(actions[kExtenderPath], ApplyAction::kUnchanged);
+  EXPECT_EQ(server_.RequestsTo("PATCH", kSecretsPrefix).size(), 2u);
+  json new_secret = server_.Object(kExtenderSecretPath);
+  EXPECT_NE(new_secret["data"]["tls.crt"], old_secret["data"]["tls.crt"]);
+  EXPECT_NE(new_secret["metadata"]["resourceVersion"], old_secret["metadata"]["resourceVersion"]);
+  EXPECT_THAT(notes_, Contains(HasSubstr("generated new TLS material")));
+}
+
+TEST_F(ApplyTest, AMissingSecretReplacesBothSoTheyShareOneCa) {
+  ASSERT_NO_FATAL_FAILURE(ApplyOnce());
+  server_.Remove(kSchedulerSecretPath);
+
+  auto report = Run(Request());
+  ASSERT_TRUE(report.ok()) << report.error().message;
+
+  std::map<std::string, ApplyAction> actions = Actions(*report);
+  EXPECT_EQ(actions[kSchedulerSecretPath], ApplyAction::kCreated);
+  EXPECT_EQ(actions[kExtenderSecretPath], ApplyAction::kConfigured);
+  EXPECT_EQ(server_.Object(kSchedulerSecretPath)["data"]["ca.crt"],
+            server_.Object(kExtenderSecretPath)["data"]["ca.crt"]);
+}
+
+TEST_F(ApplyTest, ReportedSecretsAreRedacted) {
+  auto report = Run(Request());
+  ASSERT_TRUE(report.ok()) << report.error().message;
+
+  int secrets = 0;
+  for (const AppliedObject& o : report->objects) {
+    if (o.object.value("kind", "") != "Secret") continue;
+    ++secrets;
+    ASSERT_TRUE(o.object.contains("data")) << o.name;
+    for (const auto& [key, value] : o.object["data"].items()) {
+      EXPECT_EQ(value, "(redacted)") << o.name << " " << key;
+    }
+  }
+  EXPECT_EQ(secrets, 2);
+  // ...while the server got the real material.
+  EXPECT_NE(server_.Object(kExtenderSecretPath)["data"]["tls.key"], "(redacted)");
+}
+
+TEST_F(ApplyTest, ServerDryRunSendsDryRunAndPersistsNothing) {
+  std::map<std::string, json> before = server_.objects();
+  ApplyRequest request = Request();
+  request.dry_run = DryRunMode::kServer;
+  request.wait = true;  // nothing to wait for in a dry run
+  auto report = Run(request);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+
+  EXPECT_EQ(server_.objects(), before);
+  std::vector<RecordedRequest> writes = server_.MutatingRequests();
+  ASSERT_FALSE(writes.empty());
+  for (const RecordedRequest& r : writes) {
+    EXPECT_TRUE(r.dry_run()) << r.method << " " << r.path;
+    // Objects in the namespace this apply would create cannot be dry-run by the server.
+    EXPECT_THAT(r.path, Not(HasSubstr("/namespaces/powerctl/")));
+  }
+  // The cluster-scoped and kube-system objects were dry-run on the server.
+  EXPECT_THAT(server_.RequestsTo("PATCH", kNamespacePath), Not(IsEmpty()));
+  EXPECT_THAT(server_.RequestsTo("PATCH", kCrdPath), Not(IsEmpty()));
+  EXPECT_THAT(server_.RequestsTo("PATCH", "/apis/rbac.authorization.k8s.io/v1/clusterroles/"),
+              Not(IsEmpty()));
+  EXPECT_THAT(
+      server_.RequestsTo("PATCH",
+                         "/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/rolebindings/"),
+      Not(IsEmpty()));
+  // ...and everything is reported as it would be: created.
+  for (const AppliedObject& o : report->objects) {
+    EXPECT_EQ(o.action, ApplyAction::kCreated) << o.name;
+  }
+  EXPECT_TRUE(report->changed());
+  EXPECT_THAT(server_.RequestsTo("PATCH", kPolicyPath), IsEmpty());
+  EXPECT_THAT(server_.RequestsTo("GET", kExtenderPath), IsEmpty());
+  EXPECT_TRUE(clock_.sleeps.empty());
+}
+
+TEST_F(ApplyTest, ServerDryRunOfAnAppliedClusterComparesWithWhatIsThere) {
+  ASSERT_NO_FATAL_FAILURE(ApplyOnce());
+  std::map<std::string, json> before = server_.objects();
+
+  ApplyRequest request = Request();
+  request.dry_run = DryRunMode::kServer;
+  auto unchanged = Run(request);
+  ASSERT_TRUE(unchanged.ok()) << unchanged.error().message;
+  EXPECT_FALSE(unchanged->changed());
+  for (const RecordedRequest& r : server_.MutatingRequests()) {
+    EXPECT_TRUE(r.dry_run()) << r.path;
+    EXPECT_THAT(r.path, Not(StartsWith(kSecretsPrefix)));
+  }
+
+  request.config.extender.replicas = 3;
+  auto changed = Run(request);
+  ASSERT_TRUE(changed.ok()) << changed.error().message;
+  std::map<std::string, ApplyAction> actions = Actions(*changed);
+  EXPECT_EQ(actions[kExtenderPath], ApplyAction::kConfigured);
+  EXPECT_EQ(actions[kSchedulerPath], ApplyAction::kUnchanged);
+  EXPECT_EQ(server_.objects(), before);
+  EXPECT_EQ(server_.Object(kExtenderPath)["spec"]["replicas"], 1);
+}
+
+TEST_F(ApplyTest, ClientDryRunSendsNoMutatingRequest) {
+  ApplyRequest request = Request();
+  request.dry_run = DryRunMode::kClient;
+  auto report = Run(request);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+
+  EXPECT_THAT(server_.MutatingRequests(), IsEmpty());
+  EXPECT_EQ(server_.Paths().size(), 2u);  // default and kube-system, as the fake started
+  for (const AppliedObject& o : report->objects) {
+    EXPECT_EQ(o.action, ApplyAction::kCreated) << o.name;
+  }
+  EXPECT_TRUE(report->changed());
+}
+
+TEST_F(ApplyTest, ClientDryRunOfAnAppliedClusterKeepsSecretsAndSendsNothing) {
+  ASSERT_NO_FATAL_FAILURE(ApplyOnce());
+  ApplyRequest request = Request();
+  request.dry_run = DryRunMode::kClient;
+  auto report = Run(request);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+
+  EXPECT_THAT(server_.MutatingRequests(), IsEmpty());
+  std::map<std::string, ApplyAction> actions = Actions(*report);
+  EXPECT_EQ(actions[kExtenderSecretPath], ApplyAction::kKept);
+  EXPECT_EQ(actions[kSchedulerSecretPath], ApplyAction::kKept);
+  EXPECT_NE(actions[kExtenderPath], ApplyAction::kCreated);
+}
+
+TEST_F(ApplyTest, DeniedPermissionIsForbiddenListsItAndChangesNothing) {
+  server_.Deny("patch", "deployments", "powerctl");
+  server_.Deny("create", "clusterroles");
+  auto report = Run(Request());
+  ASSERT_FALSE(report.ok());
+
+  EXPECT_EQ(report.error().code, ErrorCode::kForbidden);
+  EXPECT_THAT(report.error().message, HasSubstr("patch deployments.apps in namespace powerctl"));
+  EXPECT_THAT(report.error().message, HasSubstr("create clusterroles.rbac.authorization.k8s.io"));
+  EXPECT_THAT(report.error().message, HasSubstr("2 permissions"));
+  EXPECT_THAT(report.error().message, HasSubstr("nothing was changed"));
+  EXPECT_THAT(server_.MutatingRequests(), IsEmpty());
+  EXPECT_EQ(server_.Paths().size(), 2u);
+  EXPECT_THAT(applied_, IsEmpty());
+}
+
+TEST_F(ApplyTest, KubeVersionComesFromTheServerWhenNotGiven) {
+  ApplyRequest request = Request();
+  request.kube_version.reset();
+  auto report = Run(request);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+
+  EXPECT_TRUE(report->version_from_server);
+  EXPECT_EQ(report->version.major, 1);
+  EXPECT_EQ(report->version.minor, 20);
+  EXPECT_EQ(IndexOf("GET", "/version"), 0);
+  // The 1.20 scheduler image was chosen.
+  json scheduler = server_.Object(kSchedulerPath);
+  EXPECT_THAT(scheduler["spec"]["template"]["spec"]["containers"][0]["image"].get<std::string>(),
+              HasSubstr("v1.20"));
+}
+
+TEST_F(ApplyTest, AnUnsupportedServerVersionIsInvalidInputAndChangesNothing) {
+  server_.SetVersion("v1.18.6", "1", "18");
+  ApplyRequest request = Request();
+  request.kube_version.reset();
+  auto report = Run(request);
+  ASSERT_FALSE(report.ok());
+
+  EXPECT_EQ(report.error().code, ErrorCode::kInvalidInput);
+  EXPECT_THAT(report.error().message, HasSubstr("v1.18.6"));
+  EXPECT_THAT(report.error().message, HasSubstr("--kube-version"));
+  EXPECT_THAT(server_.MutatingRequests(), IsEmpty());
+}
+
+TEST_F(ApplyTest, AnApiErrorMidApplyNamesTheObject) {
+  server_.FailRequests(kExtenderPath, 500, "PATCH", "etcdserver: request timed out");
+  auto report = Run(Request());
+  ASSERT_FALSE(report.ok());
+
+  EXPECT_EQ(report.error().code, ErrorCode::kApi);
+  EXPECT_THAT(report.error().message, HasSubstr("applying deployment/powerctl-extender"));
+  EXPECT_THAT(report.error().message, HasSubstr("etcdserver: request timed out"));
+  // It stopped there: what came before is applied, what comes after is not.
+  EXPECT_TRUE(server_.Has(kNamespacePath));
+  EXPECT_FALSE(server_.Has(kExtenderPath));
+  EXPECT_THAT(server_.RequestsTo("PATCH", kSchedulerPath), IsEmpty());
+}
+
+TEST_F(ApplyTest, ForceConflictsForcesEveryApply) {
+  ApplyRequest request = Request();
+  request.force_conflicts = true;
+  auto report = Run(request);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+
+  std::vector<RecordedRequest> writes = server_.MutatingRequests();
+  ASSERT_FALSE(writes.empty());
+  for (const RecordedRequest& r : writes) EXPECT_EQ(r.Query("force"), "true") << r.path;
+}
+
+TEST_F(ApplyTest, ACrdThatIsNeverEstablishedFailsTheApplyOfItsPolicies) {
+  server_.SetEstablishCrds(false);
+  auto report = Run(Request());
+  ASSERT_FALSE(report.ok());
+
+  EXPECT_THAT(report.error().message,
+              HasSubstr("customresourcedefinition/taspolicies.telemetry.intel.com was not "
+                        "established within 60s"));
+  EXPECT_THAT(server_.RequestsTo("PATCH", kPolicyPath), IsEmpty());
+  EXPECT_GE(clock_.now - std::chrono::steady_clock::time_point(std::chrono::hours(1)),
+            std::chrono::seconds(60));
+}
+
+TEST_F(ApplyTest, WaitSucceedsOnceTheDeploymentsAreAvailable) {
+  server_.SetDeploymentsAvailable(false);
+  clock_.on_sleep = [this] {
+    if (clock_.sleeps.size() == 3) server_.SetDeploymentsAvailable(true);
+  };
+  ApplyRequest request = Request();
+  request.wait = true;
+  auto report = Run(request);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+
+  EXPECT_EQ(clock_.sleeps.size(), 3u);
+  ASSERT_EQ(progress_.size(), 4u);
+  ASSERT_EQ(progress_.front().size(), 2u);
+  for (const RolloutProgress& p : progress_.front()) {
+    EXPECT_FALSE(p.done) << p.name;
+    EXPECT_THAT(p.waiting_for, HasSubstr(FakeApiServer::kDefaultUnschedulable)) << p.name;
+  }
+  std::vector<std::string> names;
+  for (const RolloutProgress& p : progress_.back()) {
+    EXPECT_TRUE(p.done) << p.name;
+    names.push_back(p.name);
+  }
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre("deployment/powerctl-extender",
+                                                     "deployment/powerctl-scheduler"));
+}
+
+TEST_F(ApplyTest, WaitTimeoutNamesTheDeploymentsAndTheUnschedulableMessage) {
+  server_.SetDeploymentsAvailable(false);
+  ApplyRequest request = Request();
+  request.wait = true;
+  request.timeout = std::chrono::seconds(30);
+  auto report = Run(request);
+  ASSERT_FALSE(report.ok());
+
+  const std::string& message = report.error().message;
+  EXPECT_THAT(message, HasSubstr("timed out after 30s"));
+  EXPECT_THAT(message, HasSubstr("deployment/powerctl-extender 0/1 available"));
+  EXPECT_THAT(message, HasSubstr("deployment/powerctl-scheduler 0/1 available"));
+  EXPECT_THAT(message, HasSubstr("pod powerctl-extender-7d4b9c8f6-x2x9q unschedulable: "
+                                 "0/3 nodes are available: 3 Insufficient cpu."));
+  EXPECT_GE(clock_.now - std::chrono::steady_clock::time_point(std::chrono::hours(1)),
+            std::chrono::seconds(30));
+  // The objects were applied before the wait began.
+  EXPECT_TRUE(server_.Has(kExtenderPath));
+}
+
+TEST_F(ApplyTest, ComponentsLimitWhatIsApplied) {
+  ApplyRequest request = Request();
+  request.components = {"namespace", "policies"};
+  auto report = Run(request);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+
+  std::vector<std::string> paths;
+  for (const AppliedObject& o : report->objects) paths.push_back(PathOf(o));
+  EXPECT_THAT(paths, ::testing::ElementsAre(kNamespacePath, kCrdPath, kPolicyPath));
+  EXPECT_FALSE(server_.Has(kExtenderPath));
+}
+
+}  // namespace
+}  // namespace powerctl::setup

@@ -1,0 +1,312 @@
+#include "core/setup/doctor.h"
+
+#include "tests/unit/fake_api_server.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace powerctl::setup {
+
+// For gtest's messages: PASS, WARN, FAIL, SKIP.
+void PrintTo(CheckStatus status, std::ostream* os) {
+  *os << CheckStatusName(status);
+}
+
+namespace {
+
+using json = nlohmann::json;
+using kube::fake::DeploymentObject;
+using kube::fake::FakeApiServer;
+using kube::fake::LeaseObject;
+using kube::fake::NodeMetricsObject;
+using kube::fake::NodeObject;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr char kLeasePath[] =
+    "/apis/coordination.k8s.io/v1/namespaces/powerctl/leases/powerctl-scheduler";
+constexpr char kExtenderPath[] = "/apis/apps/v1/namespaces/powerctl/deployments/powerctl-extender";
+// 2024-05-01T12:00:00Z, the doctor's `now`.
+const std::chrono::system_clock::time_point kNow =
+    std::chrono::system_clock::from_time_t(1714564800);
+
+json AllRanges() {
+  return {{"ambient/min", "18"}, {"ambient/max", "35"}, {"cpu1/min", "30"},
+          {"cpu1/max", "90"},    {"cpu2/min", "30"},    {"cpu2/max", "90"}};
+}
+
+class DoctorTest : public ::testing::Test {
+ protected:
+  // A healthy install: both Deployments available, the lease renewed 5s ago, every node
+  // labelled, metrics.k8s.io serving.
+  DoctorTest() : client_(server_.MakeClient()) {
+    server_.Put(
+        {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "powerctl"}}}});
+    server_.Put(DeploymentObject("powerctl", "powerctl-scheduler", "scheduler"));
+    server_.Put(DeploymentObject("powerctl", "powerctl-extender", "extender", 2));
+    server_.Put(LeaseObject("powerctl", "powerctl-scheduler", "powerctl-scheduler-5f7b_0c1d",
+                            "2024-05-01T11:59:55.123456Z"));
+    for (const char* node : {"n1", "n2"}) {
+      server_.Put(NodeObject(node, AllRanges()));
+      server_.PutAt(std::string("/apis/metrics.k8s.io/v1beta1/nodes/") + node,
+                    NodeMetricsObject(node));
+    }
+    input_.client = client_.get();
+    input_.server = "https://10.0.0.1:6443";
+    input_.now = kNow;
+  }
+
+  DoctorReport Run() { return RunDoctor(input_); }
+
+  static const CheckResult& Check(const DoctorReport& report, const std::string& id) {
+    for (const CheckResult& c : report.checks) {
+      if (c.id == id) return c;
+    }
+    static const CheckResult missing{"(missing)", "", CheckStatus::kSkip, "no such check", ""};
+    ADD_FAILURE() << "no check " << id;
+    return missing;
+  }
+
+  static std::vector<std::string> Ids(const DoctorReport& report) {
+    std::vector<std::string> ids;
+    for (const CheckResult& c : report.checks) ids.push_back(c.id);
+    return ids;
+  }
+
+  void SetLabels(const std::string& node, json labels) {
+    json object = server_.Object("/api/v1/nodes/" + node);
+    object["metadata"]["labels"] = std::move(labels);
+    server_.PutExactly(object);
+  }
+
+  FakeApiServer server_;
+  std::unique_ptr<kube::Client> client_;
+  DoctorInput input_;
+};
+
+TEST_F(DoctorTest, WithoutAConnectionTheApiFailsAndEverythingElseIsSkipped) {
+  input_.client = nullptr;
+  input_.connection_error = "no kubeconfig: ~/.kube/config does not exist";
+  DoctorReport report = Run();
+
+  EXPECT_THAT(Ids(report), ElementsAreArray(DoctorCheckIds()));
+  EXPECT_EQ(report.checks[0].status, CheckStatus::kFail);
+  EXPECT_EQ(report.checks[0].message, "no kubeconfig: ~/.kube/config does not exist");
+  EXPECT_FALSE(report.checks[0].fix.empty());
+  for (std::size_t i = 1; i < report.checks.size(); ++i) {
+    EXPECT_EQ(report.checks[i].status, CheckStatus::kSkip) << report.checks[i].id;
+    EXPECT_THAT(report.checks[i].message, HasSubstr("not reachable")) << report.checks[i].id;
+  }
+  EXPECT_TRUE(report.failed());
+  EXPECT_THAT(server_.requests(), IsEmpty());
+}
+
+TEST_F(DoctorTest, AnApiThatAnswersVersionWithAnErrorFailsAndSkipsTheRest) {
+  server_.FailRequests("/version", 401);
+  DoctorReport report = Run();
+
+  EXPECT_EQ(report.checks[0].status, CheckStatus::kFail);
+  EXPECT_THAT(report.checks[0].message, HasSubstr("unauthorized"));
+  for (std::size_t i = 1; i < report.checks.size(); ++i) {
+    EXPECT_EQ(report.checks[i].status, CheckStatus::kSkip) << report.checks[i].id;
+  }
+  EXPECT_EQ(server_.requests().size(), 1u);
+  EXPECT_TRUE(report.failed());
+}
+
+TEST_F(DoctorTest, AHealthyClusterPassesEveryCheckAndSkipsTheModelForTheBuiltinPredictor) {
+  DoctorReport report = Run();
+
+  EXPECT_THAT(Ids(report), ElementsAreArray(DoctorCheckIds()));
+  for (const CheckResult& c : report.checks) {
+    if (c.id == "model-ready") {
+      EXPECT_EQ(c.status, CheckStatus::kSkip) << c.message;
+      EXPECT_THAT(c.message, HasSubstr("builtin"));
+    } else {
+      EXPECT_EQ(c.status, CheckStatus::kPass) << c.id << ": " << c.message;
+      EXPECT_EQ(c.fix, "") << c.id;
+    }
+  }
+  EXPECT_FALSE(report.failed());
+  EXPECT_EQ(Check(report, "api-reachable").message, "Kubernetes v1.20.2 at https://10.0.0.1:6443");
+  EXPECT_EQ(Check(report, "scheduler-lease").message, "held by powerctl-scheduler-5f7b_0c1d");
+  EXPECT_EQ(Check(report, "extender-ready").message,
+            "deployment powerctl/powerctl-extender: 2/2 available");
+  EXPECT_EQ(Check(report, "node-labels").message, "2 nodes labelled");
+  EXPECT_EQ(Check(report, "telemetry").message, "metrics.k8s.io reports 2 nodes");
+  // Doctor only reads.
+  EXPECT_THAT(server_.MutatingRequests(), IsEmpty());
+}
+
+TEST_F(DoctorTest, AStaleLeaseFailsWithAFix) {
+  server_.Put(LeaseObject("powerctl", "powerctl-scheduler", "powerctl-scheduler-5f7b_0c1d",
+                          "2024-05-01T11:50:00.000000Z"));
+  DoctorReport report = Run();
+
+  const CheckResult& lease = Check(report, "scheduler-lease");
+  EXPECT_EQ(lease.status, CheckStatus::kFail);
+  EXPECT_EQ(lease.message, "powerctl-scheduler-5f7b_0c1d stopped renewing the lease");
+  EXPECT_EQ(lease.fix, "kubectl -n powerctl logs deployment/powerctl-scheduler");
+  EXPECT_TRUE(report.failed());
+}
+
+TEST_F(DoctorTest, ALeaseRenewedWithinTwiceItsDurationIsFresh) {
+  // 15s leases: 2 x 15 + 5 = 35s of slack.
+  server_.Put(LeaseObject("powerctl", "powerctl-scheduler", "s", "2024-05-01T11:59:25Z"));
+  EXPECT_EQ(Check(Run(), "scheduler-lease").status, CheckStatus::kPass);
+  server_.Put(LeaseObject("powerctl", "powerctl-scheduler", "s", "2024-05-01T11:59:24Z"));
+  EXPECT_EQ(Check(Run(), "scheduler-lease").status, CheckStatus::kFail);
+}
+
+TEST_F(DoctorTest, ALeaseNobodyHoldsFails) {
+  json lease = server_.Object(kLeasePath);
+  lease["spec"].erase("holderIdentity");
+  server_.PutExactly(lease);
+  const CheckResult lease_check = Check(Run(), "scheduler-lease");
+
+  EXPECT_EQ(lease_check.status, CheckStatus::kFail);
+  EXPECT_EQ(lease_check.message, "nobody holds the lease");
+}
+
+TEST_F(DoctorTest, AMissingLeaseFailsSayingNoSchedulerStarted) {
+  server_.Remove(kLeasePath);
+  const CheckResult lease = Check(Run(), "scheduler-lease");
+
+  EXPECT_EQ(lease.status, CheckStatus::kFail);
+  EXPECT_THAT(lease.message, HasSubstr("does not exist"));
+}
+
+TEST_F(DoctorTest, TheLeaseIsSkippedWithoutLeaderElection) {
+  input_.config.scheduler.leader_elect = false;
+  server_.Remove(kLeasePath);
+  DoctorReport report = Run();
+
+  EXPECT_EQ(Check(report, "scheduler-lease").status, CheckStatus::kSkip);
+  EXPECT_FALSE(report.failed());
+}
+
+TEST_F(DoctorTest, AnInvalidNodeLabelRangeFails) {
+  json labels = AllRanges();
+  labels["ambient/min"] = "40";
+  labels["ambient/max"] = "20";
+  SetLabels("n2", labels);
+  DoctorReport report = Run();
+
+  const CheckResult& check = Check(report, "node-labels");
+  EXPECT_EQ(check.status, CheckStatus::kFail);
+  EXPECT_THAT(check.message, HasSubstr("n2: ambient/min=40 ambient/max=20"));
+  EXPECT_THAT(check.fix, HasSubstr("powerctl label nodes"));
+  EXPECT_TRUE(report.failed());
+}
+
+TEST_F(DoctorTest, ANonNumericNodeLabelFails) {
+  json labels = AllRanges();
+  labels["cpu2/max"] = "hot";
+  SetLabels("n1", labels);
+  EXPECT_EQ(Check(Run(), "node-labels").status, CheckStatus::kFail);
+}
+
+TEST_F(DoctorTest, HalfARangeFails) {
+  json labels = AllRanges();
+  labels.erase("cpu1/max");
+  SetLabels("n1", labels);
+  const CheckResult check = Check(Run(), "node-labels");
+
+  EXPECT_EQ(check.status, CheckStatus::kFail);
+  EXPECT_THAT(check.message, HasSubstr("n1: cpu1/min without cpu1/max"));
+}
+
+TEST_F(DoctorTest, AHexadecimalNodeLabelFails) {
+  GTEST_SKIP() << "BUG: core/setup/doctor.cpp CheckNodeLabels parses with std::strtod, which "
+                  "accepts hexadecimal: ambient/min=0x12 ambient/max=0x23 passes, but the seed "
+                  "MinimizePower plugin reads them with Go strconv.ParseFloat, which rejects "
+                  "them; expected FAIL";
+  json labels = AllRanges();
+  labels["ambient/min"] = "0x12";
+  labels["ambient/max"] = "0x23";
+  SetLabels("n1", labels);
+  EXPECT_EQ(Check(Run(), "node-labels").status, CheckStatus::kFail);
+}
+
+TEST_F(DoctorTest, AnUnlabelledNodeWarns) {
+  server_.Put(NodeObject("n3"));
+  DoctorReport report = Run();
+
+  const CheckResult& check = Check(report, "node-labels");
+  EXPECT_EQ(check.status, CheckStatus::kWarn);
+  EXPECT_THAT(check.message, HasSubstr("1 of 3 nodes have no temperature-range labels"));
+  EXPECT_FALSE(check.fix.empty());
+  EXPECT_FALSE(report.failed());
+}
+
+TEST_F(DoctorTest, AMissingDeploymentFailsWithTheApplyToRun) {
+  server_.Remove(kExtenderPath);
+  DoctorReport report = Run();
+
+  const CheckResult& check = Check(report, "extender-ready");
+  EXPECT_EQ(check.status, CheckStatus::kFail);
+  EXPECT_EQ(check.message, "deployment powerctl/powerctl-extender does not exist");
+  EXPECT_EQ(check.fix, "powerctl apply extender --wait");
+  EXPECT_TRUE(report.failed());
+}
+
+TEST_F(DoctorTest, AnUnavailableDeploymentFailsWithTheReason) {
+  server_.SetDeploymentsAvailable(false);
+  DoctorReport report = Run();
+
+  const CheckResult& check = Check(report, "scheduler-ready");
+  EXPECT_EQ(check.status, CheckStatus::kFail);
+  EXPECT_THAT(check.message, HasSubstr("0/1 available"));
+  EXPECT_THAT(check.message, HasSubstr(FakeApiServer::kDefaultUnschedulable));
+  EXPECT_EQ(check.fix, "kubectl -n powerctl describe deployment powerctl-scheduler");
+}
+
+TEST_F(DoctorTest, TheModelServerIsCheckedWhenThePredictorNeedsIt) {
+  input_.config.predictor.backend = "tfserving-grpc";
+  EXPECT_EQ(Check(Run(), "model-ready").status, CheckStatus::kFail);
+
+  server_.Put(DeploymentObject("powerctl", "powerctl-model", "model"));
+  EXPECT_EQ(Check(Run(), "model-ready").status, CheckStatus::kPass);
+}
+
+TEST_F(DoctorTest, MetricsApiNotServedFailsTelemetry) {
+  server_.SetServeMetrics(false);
+  const CheckResult check = Check(Run(), "telemetry");
+
+  EXPECT_EQ(check.status, CheckStatus::kFail);
+  EXPECT_EQ(check.message, "metrics.k8s.io is not served");
+  EXPECT_THAT(check.fix, HasSubstr("metrics-server"));
+}
+
+TEST_F(DoctorTest, MetricsApiWithoutNodesWarns) {
+  server_.Remove("/apis/metrics.k8s.io/v1beta1/nodes/n1");
+  server_.Remove("/apis/metrics.k8s.io/v1beta1/nodes/n2");
+  EXPECT_EQ(Check(Run(), "telemetry").status, CheckStatus::kWarn);
+}
+
+TEST_F(DoctorTest, TelemetryFromPrometheusIsSkipped) {
+  input_.config.telemetry.cpu_source = "prometheus";
+  server_.SetServeMetrics(false);
+  EXPECT_EQ(Check(Run(), "telemetry").status, CheckStatus::kSkip);
+}
+
+TEST_F(DoctorTest, AMissingPermissionWarnsAndNamesIt) {
+  server_.Deny("patch", "secrets", "powerctl");
+  DoctorReport report = Run();
+
+  const CheckResult& check = Check(report, "permissions");
+  EXPECT_EQ(check.status, CheckStatus::kWarn);
+  EXPECT_THAT(check.message, HasSubstr("patch secrets in namespace powerctl"));
+  EXPECT_FALSE(check.fix.empty());
+  EXPECT_FALSE(report.failed());  // a warning is not a failure
+}
+
+}  // namespace
+}  // namespace powerctl::setup
