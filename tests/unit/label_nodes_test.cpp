@@ -38,9 +38,9 @@ struct InvalidCase {
   std::string message;  // a part of the error message
 };
 
-class DesiredNodeLabelsInvalidTest : public ::testing::TestWithParam<InvalidCase> {};
+class LabelNodesInvalidInputTest : public ::testing::TestWithParam<InvalidCase> {};
 
-TEST_P(DesiredNodeLabelsInvalidTest, IsInvalidInputWithAClearMessage) {
+TEST_P(LabelNodesInvalidInputTest, IsInvalidInputWithAClearMessage) {
   LabelNodesRequest request = OneNode();
   request.ambient = "18:35";
   GetParam().change(request);
@@ -51,7 +51,7 @@ TEST_P(DesiredNodeLabelsInvalidTest, IsInvalidInputWithAClearMessage) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Table, DesiredNodeLabelsInvalidTest,
+    LabelNodes, LabelNodesInvalidInputTest,
     ::testing::Values(
         InvalidCase{"RangeWithoutColon", [](auto& r) { r.ambient = "18"; },
                     "--ambient 18: expected MIN:MAX"},
@@ -110,7 +110,7 @@ INSTANTIATE_TEST_SUITE_P(
         InvalidCase{"NothingToSet", [](auto& r) { r.ambient.reset(); }, "nothing to set"}),
     [](const ::testing::TestParamInfo<InvalidCase>& param_info) { return param_info.param.name; });
 
-TEST(DesiredNodeLabelsTest, ARangeSetsItsMinAndMaxLabels) {
+TEST(LabelNodesDesiredLabelsTest, ARangeSetsItsMinAndMaxLabels) {
   LabelNodesRequest request = OneNode();
   request.ambient = "18:35";
   auto labels = DesiredNodeLabels(request);
@@ -118,7 +118,7 @@ TEST(DesiredNodeLabelsTest, ARangeSetsItsMinAndMaxLabels) {
   EXPECT_THAT(*labels, ElementsAre(Pair("ambient/max", "35"), Pair("ambient/min", "18")));
 }
 
-TEST(DesiredNodeLabelsTest, EverySettingHasItsSeedLabel) {
+TEST(LabelNodesDesiredLabelsTest, EverySettingHasItsSeedLabel) {
   LabelNodesRequest request;
   request.all = true;
   request.ambient = "17.5:35.5";
@@ -146,7 +146,7 @@ TEST(DesiredNodeLabelsTest, EverySettingHasItsSeedLabel) {
                      }));
 }
 
-TEST(DesiredNodeLabelsTest, ModelLabelsAloneAreEnough) {
+TEST(LabelNodesDesiredLabelsTest, ModelLabelsAloneAreEnough) {
   LabelNodesRequest request;
   request.selector = "role=worker";
   request.model_host = "10.0.0.5";
@@ -157,7 +157,7 @@ TEST(DesiredNodeLabelsTest, ModelLabelsAloneAreEnough) {
               ElementsAre(Pair("tensorflow/host", "10.0.0.5"), Pair("tensorflow/port", "1")));
 }
 
-TEST(DesiredNodeLabelsTest, HexadecimalTemperaturesAreNotNumbers) {
+TEST(LabelNodesDesiredLabelsTest, HexadecimalTemperaturesAreNotNumbers) {
   GTEST_SKIP() << "BUG: core/setup/label_nodes.cpp ParseNumber uses std::strtod, which accepts "
                   "hexadecimal: --ambient 0x12:0x23 gives labels ambient/min=0x12, "
                   "ambient/max=0x23, which the seed MinimizePower plugin cannot read "

@@ -1,0 +1,65 @@
+#pragma once
+// The power model boundary: many (node, inputs) rows in, watts out, with a reason per
+// row that could not be predicted. Backends: the built-in model, TensorFlow Serving gRPC
+// and REST, and the V2 (Open) Inference Protocol.
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace powerctl::predict {
+
+// The four model inputs, in the seed's order, each already normalised:
+// CPU use as a fraction of capacity; temperatures min-max normalised with the node's labels.
+struct ModelInputs {
+  float cpu_fraction = 0;
+  float ambient = 0;
+  float cpu1 = 0;
+  float cpu2 = 0;
+};
+
+// Which model predicts a row. Rows with equal Key() go to the server in one request.
+struct ModelEndpoint {
+  std::string backend = "builtin";  // builtin | tfserving-grpc | tfserving-rest | v2
+  std::string host;                 // model servers only
+  int port = 0;
+  std::string name;
+  std::string version;    // "" = latest
+  std::string signature;  // TF Serving only; "" = serving_default
+  std::string Key() const {
+    return backend + "|" + host + ":" + std::to_string(port) + "|" + name + "|" + version + "|" +
+           signature;
+  }
+};
+
+// Per-node parameters of the built-in model (from node annotations, with defaults).
+struct BuiltinParams {
+  double idle_watts = 120;  // at 0% CPU
+  double max_watts = 350;   // at 100% CPU, nominal temperatures
+  double curve = 1.0;       // exponent of the load curve: < 1 rises early, > 1 late
+  double temperature_factor =
+      0.1;  // extra fraction of dynamic power per unit of normalised temperature
+};
+
+struct PredictionRow {
+  std::string node;
+  ModelEndpoint model;
+  ModelInputs inputs;
+  BuiltinParams builtin;
+};
+
+struct Prediction {
+  std::optional<double> watts;  // set when predicted
+  std::string error;            // why not: stable wording, no per-row numbers
+};
+
+class Predictor {
+ public:
+  virtual ~Predictor() = default;
+  // One result per row, in the order given. Never throws; a failing server fails only its rows.
+  virtual std::vector<Prediction> Predict(const std::vector<PredictionRow>& rows,
+                                          std::chrono::milliseconds deadline) = 0;
+};
+
+}  // namespace powerctl::predict

@@ -1,0 +1,100 @@
+#include "core/predict/routing_predictor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <system_error>
+#include <thread>
+#include <unordered_map>
+
+namespace powerctl::predict {
+namespace {
+
+struct Group {
+  std::string backend;
+  std::vector<std::size_t> indices;
+};
+
+}  // namespace
+
+RoutingPredictor::RoutingPredictor(std::map<std::string, std::shared_ptr<Predictor>> backends,
+                                   int max_parallel_endpoints)
+    : backends_(std::move(backends)),
+      max_parallel_endpoints_(std::max(1, max_parallel_endpoints)) {}
+
+std::vector<Prediction> RoutingPredictor::Predict(const std::vector<PredictionRow>& rows,
+                                                  std::chrono::milliseconds deadline) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point end = Clock::now() + deadline;
+  std::vector<Prediction> out(rows.size());
+
+  std::unordered_map<std::string, std::size_t> group_of;
+  std::vector<Group> groups;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    auto [it, added] = group_of.emplace(rows[i].model.Key(), groups.size());
+    if (added) groups.push_back(Group{rows[i].model.backend, {}});
+    groups[it->second].indices.push_back(i);
+  }
+
+  // Each group writes only its own rows of `out`, so workers need no lock.
+  auto run = [&](const Group& group) {
+    auto fail = [&](const std::string& reason) {
+      for (std::size_t i : group.indices) out[i].error = reason;
+    };
+    auto backend = backends_.find(group.backend);
+    if (backend == backends_.end() || backend->second == nullptr) {
+      fail("unknown predictor backend \"" + group.backend + "\"");
+      return;
+    }
+    std::vector<PredictionRow> subset;
+    subset.reserve(group.indices.size());
+    for (std::size_t i : group.indices) subset.push_back(rows[i]);
+    // Each endpoint gets what is left of the caller's deadline when its turn comes.
+    const auto left =
+        std::max(std::chrono::milliseconds(0),
+                 std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now()));
+    std::vector<Prediction> results;
+    try {
+      results = backend->second->Predict(subset, left);
+    } catch (const std::exception& e) {  // the interface forbids it; a worker must not die
+      fail(group.backend + ": internal error: " + e.what());
+      return;
+    } catch (...) {
+      fail(group.backend + ": internal error");
+      return;
+    }
+    if (results.size() != subset.size()) {
+      fail(group.backend + ": predictor returned the wrong number of results");
+      return;
+    }
+    for (std::size_t k = 0; k < group.indices.size(); ++k) {
+      Prediction& p = out[group.indices[k]];
+      p = std::move(results[k]);
+      if (!p.watts && p.error.empty()) p.error = group.backend + ": no prediction and no reason";
+    }
+  };
+
+  if (groups.size() == 1) {
+    run(groups.front());
+    return out;
+  }
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t g = next++; g < groups.size(); g = next++) run(groups[g]);
+  };
+  const std::size_t workers =
+      std::min<std::size_t>(groups.size(), static_cast<std::size_t>(max_parallel_endpoints_));
+  std::vector<std::thread> threads;
+  for (std::size_t t = 1; t < workers; ++t) {
+    try {
+      threads.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // out of threads: the workers already started (and this one) do the rest
+    }
+  }
+  work();
+  for (auto& thread : threads) thread.join();
+  return out;
+}
+
+}  // namespace powerctl::predict

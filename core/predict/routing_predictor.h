@@ -1,0 +1,33 @@
+#pragma once
+// Sends each row to the predictor of its ModelEndpoint::backend. Rows that share an endpoint
+// (equal Key()) go to their backend in one call, so a model server sees one batched request;
+// different endpoints are asked concurrently, so a hanging server costs the others nothing.
+
+#include "core/predict/predictor.h"
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace powerctl::predict {
+
+class RoutingPredictor : public Predictor {
+ public:
+  // backend name ("builtin", "tfserving-grpc", "tfserving-rest", "v2") -> predictor.
+  // Predictors must be safe to call from several threads at once.
+  explicit RoutingPredictor(std::map<std::string, std::shared_ptr<Predictor>> backends,
+                            int max_parallel_endpoints = 16);
+
+  // Results come back in the order of `rows`. A row whose backend is not registered, or
+  // whose backend misbehaves (throws, returns the wrong count), gets a reason.
+  std::vector<Prediction> Predict(const std::vector<PredictionRow>& rows,
+                                  std::chrono::milliseconds deadline) override;
+
+ private:
+  std::map<std::string, std::shared_ptr<Predictor>> backends_;
+  int max_parallel_endpoints_;
+};
+
+}  // namespace powerctl::predict

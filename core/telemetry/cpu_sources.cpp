@@ -1,0 +1,116 @@
+// CPU usage sources: metrics.k8s.io NodeMetrics and PromQL over node_exporter.
+
+#include "core/telemetry/sources.h"
+
+#include <utility>
+
+namespace powerctl::telemetry {
+namespace {
+
+constexpr char kMetricsApi[] = "metrics.k8s.io";
+
+class MetricsApiCpuSource : public CpuSource {
+ public:
+  MetricsApiCpuSource(MetricsApiClient& client, TimeBase time)
+      : client_(client), time_(std::move(time)) {}
+
+  Result<std::map<std::string, Reading>> Fetch(const std::vector<NodeInfo>& nodes) override {
+    std::map<std::string, Error> invalid;
+    // One LIST for the cluster: metrics-server answers it from memory.
+    POWERCTL_TRY(metrics, client_.ListNodeMetrics("", &invalid));
+    std::map<std::string, const NodeMetrics*> by_name;
+    for (const NodeMetrics& m : metrics) by_name[m.name] = &m;
+    std::map<std::string, Reading> out;
+    for (const NodeInfo& node : nodes) {
+      if (auto it = by_name.find(node.name); it != by_name.end()) {
+        out[node.name] = CpuReading(it->second->usage.cpu_cores,
+                                    time_.FromWall(it->second->timestamp), kMetricsApi);
+      } else if (auto bad = invalid.find(node.name); bad != invalid.end()) {
+        out[node.name] = MissingReading(bad->second.message, kMetricsApi);
+      } else {
+        out[node.name] = MissingReading(
+            "metrics.k8s.io has no NodeMetrics for this node (metrics-server reports nodes "
+            "whose kubelet it could scrape)",
+            kMetricsApi);
+      }
+    }
+    return out;
+  }
+
+  std::string Describe() const override { return kMetricsApi; }
+
+ private:
+  MetricsApiClient& client_;
+  TimeBase time_;
+};
+
+class PrometheusCpuSource : public CpuSource {
+ public:
+  PrometheusCpuSource(PrometheusClient& prometheus, PrometheusCpuOptions options, TimeBase time)
+      : prometheus_(prometheus), options_(std::move(options)), time_(std::move(time)) {}
+
+  Result<std::map<std::string, Reading>> Fetch(const std::vector<NodeInfo>& nodes) override {
+    NodeNameMapper mapper(nodes, options_.mapping);
+    POWERCTL_TRY(usage, prometheus_.Query(options_.query));
+    std::map<std::string, WallTime> sample_times;
+    if (!options_.timestamp_query.empty()) {
+      POWERCTL_TRY(times, prometheus_.Query(options_.timestamp_query));
+      for (const PromSeries& series : times.series) {
+        auto node = mapper.Map(series.metric);
+        if (!node || series.samples.empty()) continue;
+        if (auto at = WallTimeFromSeconds(series.samples.front().value)) sample_times[*node] = *at;
+      }
+    }
+    std::map<std::string, Reading> found;
+    std::map<std::string, int> series_per_node;
+    const std::string source = "Prometheus at " + prometheus_.url();
+    for (const PromSeries& series : usage.series) {
+      auto node = mapper.Map(series.metric);
+      if (!node || series.samples.empty()) continue;
+      const PromSample& sample = series.samples.front();
+      auto time = sample_times.find(*node);
+      WallTime at = time != sample_times.end() ? time->second : sample.time;
+      found[*node] = CpuReading(sample.value, time_.FromWall(at), source);
+      ++series_per_node[*node];
+    }
+    std::map<std::string, Reading> out;
+    for (const NodeInfo& node : nodes) {
+      auto it = found.find(node.name);
+      if (it == found.end()) {
+        out[node.name] = MissingReading(
+            "the CPU query returned no series for this node (series are matched to nodes by "
+            "a node label, or by instance host = node name, InternalIP or Hostname)",
+            source);
+      } else if (series_per_node[node.name] > 1) {
+        // Two scrape jobs of the same exporter would be added up; better no number.
+        out[node.name] =
+            MissingReading("the CPU query returned " + std::to_string(series_per_node[node.name]) +
+                               " series for this node; it must return one per node",
+                           source);
+      } else {
+        out[node.name] = it->second;
+      }
+    }
+    return out;
+  }
+
+  std::string Describe() const override { return "Prometheus at " + prometheus_.url(); }
+
+ private:
+  PrometheusClient& prometheus_;
+  PrometheusCpuOptions options_;
+  TimeBase time_;
+};
+
+}  // namespace
+
+std::unique_ptr<CpuSource> MakeMetricsApiCpuSource(MetricsApiClient& client, TimeBase time) {
+  return std::make_unique<MetricsApiCpuSource>(client, std::move(time));
+}
+
+std::unique_ptr<CpuSource> MakePrometheusCpuSource(PrometheusClient& prometheus,
+                                                   PrometheusCpuOptions options, TimeBase time) {
+  return std::make_unique<PrometheusCpuSource>(prometheus, std::move(options), std::move(time));
+}
+
+}  // namespace powerctl::telemetry

@@ -1,0 +1,60 @@
+#pragma once
+// Which Kubernetes node a Prometheus series belongs to. Series name their origin by scrape
+// target ("instance": "10.0.0.5:9100", "node-a:9100", "[fd00::5]:9100") or, when
+// kubernetes_sd relabelling copied it, by node name in a label such as "node". The rules,
+// in order, for each series:
+//   1. the first of `node_labels` that is present and equals a node's name;
+//   2. the instance with its port removed, equal to a node's name;
+//   3. ... equal to one of a node's InternalIP addresses;
+//   4. ... equal to one of a node's Hostname addresses;
+//   5. ... whose first DNS label ("node-a" of "node-a.example.com") equals a node's name.
+// An address or hostname shared by two nodes maps to neither (it cannot say which), so a
+// wrong node never gets another node's numbers.
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace powerctl::telemetry {
+
+struct NodeInfo {
+  std::string name;
+  std::vector<std::string> internal_ips;  // status.addresses of type InternalIP, in order
+  std::vector<std::string> hostnames;     // status.addresses of type Hostname
+  std::optional<double> cpu_capacity;     // status.capacity.cpu in cores
+};
+
+// From a v1 Node object; fields that are absent or malformed stay empty.
+NodeInfo NodeInfoFromJson(const nlohmann::json& node);
+
+struct NodeMappingOptions {
+  std::vector<std::string> node_labels{"node", "kubernetes_node", "nodename"};
+  std::string instance_label = "instance";
+};
+
+// The host of an instance label: "10.0.0.5:9100" -> "10.0.0.5", "[fd00::5]:9100" ->
+// "fd00::5", "fd00::5" (bare IPv6) and "node-a" unchanged.
+std::string InstanceHost(std::string_view instance);
+
+class NodeNameMapper {
+ public:
+  NodeNameMapper(const std::vector<NodeInfo>& nodes, NodeMappingOptions options = {});
+
+  // The node name for a series' labels, or nullopt when no rule matches.
+  std::optional<std::string> Map(const std::map<std::string, std::string>& labels) const;
+
+ private:
+  std::optional<std::string> Lookup(const std::map<std::string, std::string>& index,
+                                    const std::string& key) const;
+
+  NodeMappingOptions options_;
+  std::map<std::string, std::string> names_;      // name -> name
+  std::map<std::string, std::string> addresses_;  // InternalIP -> name ("" when ambiguous)
+  std::map<std::string, std::string> hostnames_;  // Hostname -> name ("" when ambiguous)
+};
+
+}  // namespace powerctl::telemetry

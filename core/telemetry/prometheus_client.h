@@ -1,0 +1,88 @@
+#pragma once
+// A client for the Prometheus HTTP API (/api/v1/query and /api/v1/query_range) over the
+// generic HttpClient. Queries go as POST form bodies so long PromQL never hits URL length
+// limits. Errors name the server, the errorType and Prometheus' own message.
+
+#include "core/common/http_client.h"
+#include "core/common/result.h"
+
+#include <spdlog/logger.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace powerctl::telemetry {
+
+using WallTime = std::chrono::system_clock::time_point;
+
+struct PromSample {
+  WallTime time;  // millisecond precision, as Prometheus sends it
+  double value = 0;
+};
+
+struct PromSeries {
+  std::map<std::string, std::string> metric;  // labels, "__name__" included when present
+  std::vector<PromSample> samples;            // vector: exactly one; matrix: oldest first
+};
+
+struct QueryResult {
+  std::string result_type;         // vector | matrix | scalar | string
+  std::vector<PromSeries> series;  // vector and matrix
+  PromSample scalar;               // scalar (and the time of a string)
+  std::string string_value;        // string
+  std::vector<std::string> warnings;
+};
+
+struct PrometheusOptions {
+  std::string url;  // base URL, e.g. http://prometheus.monitoring.svc:9090 (a path prefix is kept)
+  // Sent as the query's `timeout` parameter; the HTTP request gets one more second so that
+  // Prometheus' own timeout error (with its errorType) arrives before ours.
+  std::chrono::milliseconds timeout{5000};
+  std::shared_ptr<spdlog::logger> log;  // may be null; logs method, URL, status, duration
+};
+
+class PrometheusClient {
+ public:
+  // `http` must outlive the client.
+  PrometheusClient(HttpClient& http, PrometheusOptions options);
+
+  // Instant query at `time` (default: the server's now).
+  Result<QueryResult> Query(std::string_view promql,
+                            std::optional<WallTime> time = std::nullopt) const;
+  // Range query; `step` must be positive.
+  Result<QueryResult> QueryRange(std::string_view promql, WallTime start, WallTime end,
+                                 std::chrono::milliseconds step) const;
+
+  const std::string& url() const { return display_url_; }
+
+ private:
+  Result<QueryResult> Post(const std::string& endpoint, const std::string& promql,
+                           const std::string& form) const;
+
+  HttpClient& http_;
+  PrometheusOptions options_;
+  std::string base_url_;     // without a trailing '/'
+  std::string display_url_;  // base_url_ without user:password@
+};
+
+// Decodes an API response (the envelope and a query's data). A non-success envelope is
+// kApi "<errorType>: <error>"; a body that is not the API's JSON names the HTTP status.
+Result<QueryResult> ParseQueryResponse(long http_status, std::string_view body);
+
+// Unix seconds (a sample time, or the value of PromQL's timestamp()) as a time, rounded to
+// milliseconds; nullopt for NaN, infinities and values beyond year 5000.
+std::optional<WallTime> WallTimeFromSeconds(double seconds);
+
+// Prometheus' time parameter form: Unix seconds with milliseconds ("1700000000.123").
+std::string FormatPromTime(WallTime time);
+
+// Escapes a string for use inside a PromQL double-quoted regex matcher (=~"...") so it
+// matches literally: regex metacharacters and the string's own quotes and backslashes.
+std::string PromRegexLiteral(std::string_view text);
+
+}  // namespace powerctl::telemetry

@@ -1,0 +1,220 @@
+// Temperature sources: ipmi_exporter scraped per node, and PromQL over its series.
+
+#include "core/telemetry/sources.h"
+
+#include <atomic>
+#include <cmath>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+namespace powerctl::telemetry {
+namespace {
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
+    out += "\"" + names[i] + "\"";
+  }
+  return out;
+}
+
+Reading Pick(const std::vector<SensorSample>& samples, const std::vector<std::string>& names,
+             const char* role, const std::string& where) {
+  if (names.empty()) {
+    return MissingReading(std::string("no sensor names are configured for ") + role +
+                          " (telemetry.sensors)");
+  }
+  for (const std::string& name : names) {
+    for (const SensorSample& sample : samples) {
+      if (sample.name == name) {
+        return TemperatureReading(sample.value, sample.observed_at,
+                                  where + " sensor \"" + name + "\"");
+      }
+    }
+  }
+  return MissingReading("no " + std::string(kTemperatureMetric) + " sensor named " +
+                            JoinNames(names) + " (set telemetry.sensors." + role +
+                            " to this node's sensor name)",
+                        where);
+}
+
+// Every role of a node that could not be read gets the same reason.
+Temperatures AllMissing(const std::string& reason, const std::string& where) {
+  Reading r = MissingReading(reason, where);
+  return Temperatures{r, r, r};
+}
+
+class IpmiExporterTemperatureSource : public TemperatureSource {
+ public:
+  IpmiExporterTemperatureSource(HttpClient& http, IpmiExporterOptions options, TimeBase time,
+                                std::shared_ptr<spdlog::logger> log)
+      : http_(http), options_(std::move(options)), time_(std::move(time)), log_(std::move(log)) {}
+
+  Result<std::map<std::string, Temperatures>> Fetch(const std::vector<NodeInfo>& nodes) override {
+    std::vector<Temperatures> results(nodes.size());
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+      for (std::size_t i; (i = next++) < nodes.size();) results[i] = Scrape(nodes[i]);
+    };
+    // Nodes are independent, and one slow BMC must not hold up the rest for long.
+    std::vector<std::thread> helpers;
+    std::size_t wanted = std::min<std::size_t>(std::max(options_.parallelism, 1), nodes.size());
+    for (std::size_t i = 1; i < wanted; ++i) {
+      try {
+        helpers.emplace_back(work);
+      } catch (const std::system_error&) {
+        break;  // out of threads: the ones we have finish the work
+      }
+    }
+    work();
+    for (std::thread& t : helpers) t.join();
+    std::map<std::string, Temperatures> out;
+    for (std::size_t i = 0; i < nodes.size(); ++i) out[nodes[i].name] = std::move(results[i]);
+    return out;
+  }
+
+  std::string Describe() const override {
+    return "ipmi_exporter on each node's InternalIP, port " + std::to_string(options_.port);
+  }
+
+ private:
+  Temperatures Scrape(const NodeInfo& node) {
+    std::string url = IpmiExporterUrl(node, options_.port, options_.path);
+    if (url.empty())
+      return AllMissing("the node has no InternalIP address to scrape", "ipmi_exporter");
+    const std::string where = "ipmi_exporter at " + url;
+    HttpClientRequest request;
+    request.url = url;
+    request.timeout = options_.timeout;
+    Result<HttpClientResponse> response = http_.Do(request);
+    if (!response.ok()) return AllMissing(response.error().message, where);
+    if (response->status != 200) {
+      return AllMissing("HTTP " + std::to_string(response->status) + " from " + url, where);
+    }
+    SteadyTime scraped_at = time_.clock.now();
+    Result<Exposition> exposition = ParseExposition(response->body, options_.limits);
+    if (!exposition.ok()) {
+      if (log_) log_->debug("{}: {}", where, exposition.error().message);
+      return AllMissing("unreadable metrics: " + exposition.error().message, where);
+    }
+    std::vector<SensorSample> samples;
+    for (const ExpositionSample* s : FindSamples(*exposition, kTemperatureMetric)) {
+      auto name = s->labels.find("name");
+      if (name == s->labels.end()) continue;
+      SteadyTime at = scraped_at;
+      if (s->timestamp_ms) {
+        at = time_.FromWall(WallTime(std::chrono::milliseconds(*s->timestamp_ms)));
+      }
+      samples.push_back({name->second, s->value, at});
+    }
+    Temperatures picked = PickSensors(samples, options_.sensors, where);
+    // ipmi_up{collector="ipmi"} 0 explains absent sensors better than their absence does.
+    for (const ExpositionSample* up :
+         FindSamples(*exposition, "ipmi_up", {{"collector", "ipmi"}})) {
+      if (up->value != 0) continue;
+      for (Reading* r : {&picked.ambient, &picked.cpu1, &picked.cpu2}) {
+        if (!r->ok())
+          r->missing_reason += "; ipmi_up{collector=\"ipmi\"} is 0 (the BMC did not answer)";
+      }
+    }
+    return picked;
+  }
+
+  HttpClient& http_;
+  IpmiExporterOptions options_;
+  TimeBase time_;
+  std::shared_ptr<spdlog::logger> log_;
+};
+
+class PrometheusTemperatureSource : public TemperatureSource {
+ public:
+  PrometheusTemperatureSource(PrometheusClient& prometheus, PrometheusTemperatureOptions options,
+                              TimeBase time)
+      : prometheus_(prometheus), options_(std::move(options)), time_(std::move(time)) {}
+
+  Result<std::map<std::string, Temperatures>> Fetch(const std::vector<NodeInfo>& nodes) override {
+    std::string alternatives;
+    for (const auto* list :
+         {&options_.sensors.ambient, &options_.sensors.cpu1, &options_.sensors.cpu2}) {
+      for (const std::string& name : *list) {
+        alternatives += (alternatives.empty() ? "" : "|") + PromRegexLiteral(name);
+      }
+    }
+    std::string selector = std::string(kTemperatureMetric) + "{name=~\"" + alternatives + "\"}";
+    POWERCTL_TRY(values, prometheus_.Query(selector));
+    // timestamp() gives each sample's scrape time; the query's own time is just "now".
+    POWERCTL_TRY(times, prometheus_.Query("timestamp(" + selector + ")"));
+    std::map<std::map<std::string, std::string>, WallTime> sample_times;
+    for (const PromSeries& series : times.series) {
+      if (series.samples.empty()) continue;
+      if (auto at = WallTimeFromSeconds(series.samples.front().value)) {
+        sample_times[series.metric] = *at;
+      }
+    }
+    NodeNameMapper mapper(nodes, options_.mapping);
+    std::map<std::string, std::vector<SensorSample>> by_node;
+    for (const PromSeries& series : values.series) {
+      auto node = mapper.Map(series.metric);
+      auto name = series.metric.find("name");
+      if (!node || name == series.metric.end() || series.samples.empty()) continue;
+      std::map<std::string, std::string> key = series.metric;
+      key.erase("__name__");
+      auto time = sample_times.find(key);
+      WallTime at = time != sample_times.end() ? time->second : series.samples.front().time;
+      by_node[*node].push_back({name->second, series.samples.front().value, time_.FromWall(at)});
+    }
+    const std::string where = "Prometheus at " + prometheus_.url();
+    std::map<std::string, Temperatures> out;
+    for (const NodeInfo& node : nodes) {
+      auto it = by_node.find(node.name);
+      out[node.name] =
+          it != by_node.end()
+              ? PickSensors(it->second, options_.sensors, where)
+              : AllMissing("Prometheus has no " + std::string(kTemperatureMetric) +
+                               " series for this node (series are matched to nodes by a node "
+                               "label, or by instance host = node name, InternalIP or Hostname)",
+                           where);
+    }
+    return out;
+  }
+
+  std::string Describe() const override { return "Prometheus at " + prometheus_.url(); }
+
+ private:
+  PrometheusClient& prometheus_;
+  PrometheusTemperatureOptions options_;
+  TimeBase time_;
+};
+
+}  // namespace
+
+Temperatures PickSensors(const std::vector<SensorSample>& samples,
+                         const manifests::SensorNames& names, const std::string& where) {
+  return Temperatures{Pick(samples, names.ambient, "ambient", where),
+                      Pick(samples, names.cpu1, "cpu1", where),
+                      Pick(samples, names.cpu2, "cpu2", where)};
+}
+
+std::string IpmiExporterUrl(const NodeInfo& node, int port, const std::string& path) {
+  if (node.internal_ips.empty() || node.internal_ips.front().empty()) return "";
+  const std::string& ip = node.internal_ips.front();
+  std::string host = ip.find(':') != std::string::npos ? "[" + ip + "]" : ip;
+  return "http://" + host + ":" + std::to_string(port) + path;
+}
+
+std::unique_ptr<TemperatureSource> MakeIpmiExporterTemperatureSource(
+    HttpClient& http, IpmiExporterOptions options, TimeBase time,
+    std::shared_ptr<spdlog::logger> log) {
+  return std::make_unique<IpmiExporterTemperatureSource>(http, std::move(options), std::move(time),
+                                                         std::move(log));
+}
+
+std::unique_ptr<TemperatureSource> MakePrometheusTemperatureSource(
+    PrometheusClient& prometheus, PrometheusTemperatureOptions options, TimeBase time) {
+  return std::make_unique<PrometheusTemperatureSource>(prometheus, std::move(options),
+                                                       std::move(time));
+}
+
+}  // namespace powerctl::telemetry

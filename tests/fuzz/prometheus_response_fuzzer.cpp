@@ -1,0 +1,64 @@
+// Fuzzes the decoders of JSON that telemetry reads from servers:
+//  * ParseQueryResponse (Prometheus /api/v1/query and query_range): the first byte picks
+//    the HTTP status, the rest is the body. An accepted response has a known resultType,
+//    vector series have at most one sample, and its errors are kApi;
+//  * if the body is JSON: ParseNodeMetrics / ParsePodMetrics (metrics.k8s.io objects, with
+//    their Kubernetes quantities and RFC 3339 times) and NodeInfoFromJson (Node objects).
+// Nothing may throw: the decoders catch nlohmann::json's exceptions themselves.
+//
+// Run: tests/fuzz/run.sh prometheus_response_fuzzer
+
+#include "core/telemetry/metrics_api.h"
+#include "core/telemetry/node_mapping.h"
+#include "core/telemetry/prometheus_client.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace {
+
+namespace telemetry = powerctl::telemetry;
+
+[[noreturn]] void Fail(const char* what, std::string_view input, const std::string& detail) {
+  std::fprintf(stderr, "prometheus_response_fuzzer: %s\n  input: \"%.*s\"\n  %s\n", what,
+               static_cast<int>(input.size()), input.data(), detail.c_str());
+  __builtin_trap();
+}
+
+constexpr long kStatuses[] = {200, 400, 422, 503, 500, 404, 499, 502};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const long status = kStatuses[data[0] % (sizeof kStatuses / sizeof kStatuses[0])];
+  const std::string_view body(reinterpret_cast<const char*>(data + 1), size - 1);
+
+  auto result = telemetry::ParseQueryResponse(status, body);
+  if (result.ok()) {
+    const std::string& type = result->result_type;
+    if (type != "vector" && type != "matrix" && type != "scalar" && type != "string") {
+      Fail("an unknown resultType was accepted", body, type);
+    }
+    if (status / 100 != 2) Fail("a non-2xx response was accepted", body, std::to_string(status));
+    for (const telemetry::PromSeries& s : result->series) {
+      if (type == "vector" && s.samples.size() > 1) Fail("a vector series with samples", body, "");
+    }
+  } else if (result.error().code != powerctl::ErrorCode::kApi) {
+    Fail("a response error is not kApi", body, result.error().message);
+  }
+
+  nlohmann::json object = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (object.is_discarded()) return 0;
+  auto node = telemetry::ParseNodeMetrics(object);
+  if (node.ok() && node->name.empty()) Fail("NodeMetrics without a name was accepted", body, "");
+  auto pod = telemetry::ParsePodMetrics(object);
+  if (pod.ok() && pod->name.empty()) Fail("PodMetrics without a name was accepted", body, "");
+  (void)telemetry::NodeInfoFromJson(object);
+  return 0;
+}

@@ -1,0 +1,227 @@
+// PrometheusClient and ParseQueryResponse against the protocols.md section 6 vectors.
+
+#include "core/telemetry/prometheus_client.h"
+#include "tests/unit/telemetry_test_support.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+namespace powerctl::telemetry {
+namespace {
+
+using std::chrono::milliseconds;
+using telemetry_test::FakeHttp;
+using telemetry_test::Reply;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+double Seconds(WallTime t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
+TEST(PrometheusResponseTest, Vector) {
+  auto r = ParseQueryResponse(
+      200,
+      R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"__name__":"ipmi_dcmi_power_consumption_watts","instance":"bmc1"},"value":[1700000000.123,"240"]}]}})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->result_type, "vector");
+  ASSERT_EQ(r->series.size(), 1u);
+  EXPECT_EQ(r->series[0].metric.at("__name__"), "ipmi_dcmi_power_consumption_watts");
+  EXPECT_EQ(r->series[0].metric.at("instance"), "bmc1");
+  ASSERT_EQ(r->series[0].samples.size(), 1u);
+  EXPECT_EQ(r->series[0].samples[0].value, 240);
+  EXPECT_EQ(r->series[0].samples[0].time.time_since_epoch(), milliseconds(1700000000123));
+  EXPECT_TRUE(r->warnings.empty());
+}
+
+TEST(PrometheusResponseTest, Matrix) {
+  auto r = ParseQueryResponse(
+      200,
+      R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"instance":"bmc1"},"values":[[1700000000,"240"],[1700000015,"241.5"]]}]}})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->result_type, "matrix");
+  ASSERT_EQ(r->series.size(), 1u);
+  ASSERT_EQ(r->series[0].samples.size(), 2u);
+  EXPECT_EQ(Seconds(r->series[0].samples[0].time), 1700000000);
+  EXPECT_EQ(r->series[0].samples[1].value, 241.5);
+  EXPECT_EQ(Seconds(r->series[0].samples[1].time), 1700000015);
+}
+
+TEST(PrometheusResponseTest, ScalarNaNAndString) {
+  auto r = ParseQueryResponse(
+      200, R"({"status":"success","data":{"resultType":"scalar","result":[1700000000,"NaN"]}})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->result_type, "scalar");
+  EXPECT_TRUE(std::isnan(r->scalar.value));
+  EXPECT_EQ(Seconds(r->scalar.time), 1700000000);
+
+  auto s = ParseQueryResponse(
+      200, R"({"status":"success","data":{"resultType":"string","result":[1.5,"hello"]}})");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->string_value, "hello");
+  EXPECT_EQ(s->scalar.time.time_since_epoch(), milliseconds(1500));
+}
+
+TEST(PrometheusResponseTest, SpecialValuesWarningsAndEmptyResults) {
+  auto r = ParseQueryResponse(
+      200,
+      R"({"status":"success","warnings":["partial data"],"infos":["x"],"data":{"resultType":"vector","result":[{"metric":{},"value":[1,"+Inf"]},{"metric":{},"value":[1,"-Inf"]},{"metric":{},"value":[1,"1e-07"]}]}})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->series[0].samples[0].value, INFINITY);
+  EXPECT_EQ(r->series[1].samples[0].value, -INFINITY);
+  EXPECT_EQ(r->series[2].samples[0].value, 1e-07);
+  EXPECT_EQ(r->warnings, std::vector<std::string>{"partial data"});
+
+  auto empty =
+      ParseQueryResponse(200, R"({"status":"success","data":{"resultType":"vector","result":[]}})");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->series.empty());
+  // Native histograms carry no float sample; such a series is kept without samples.
+  auto hist = ParseQueryResponse(
+      200,
+      R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":"b"},"histogram":[1,{"count":"1"}]}]}})");
+  ASSERT_TRUE(hist.ok());
+  EXPECT_TRUE(hist->series[0].samples.empty());
+}
+
+TEST(PrometheusResponseTest, ErrorEnvelopesNameTheErrorType) {
+  struct Case {
+    long status;
+    const char* type;
+  } cases[] = {{400, "bad_data"}, {422, "execution"}, {503, "timeout"}};
+  for (const Case& c : cases) {
+    std::string body =
+        std::string(R"({"status":"error","errorType":")") + c.type +
+        R"(","error":"invalid parameter \"query\": 1:6: parse error: unexpected end of input"})";
+    auto r = ParseQueryResponse(c.status, body);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ErrorCode::kApi);
+    EXPECT_THAT(r.error().message,
+                HasSubstr(std::string(c.type) + " (HTTP " + std::to_string(c.status)));
+    EXPECT_THAT(r.error().message, HasSubstr("invalid parameter \"query\": 1:6: parse error"));
+  }
+}
+
+TEST(PrometheusResponseTest, MalformedResponses) {
+  auto message = [](long status, const std::string& body) {
+    auto r = ParseQueryResponse(status, body);
+    return r.ok() ? std::string("(ok)") : r.error().message;
+  };
+  EXPECT_EQ(message(502, "<html>Bad Gateway</html>"),
+            "HTTP 502 with a body that is not a Prometheus API response");
+  EXPECT_THAT(message(200, "[]"), HasSubstr("not a Prometheus API response"));
+  EXPECT_THAT(message(200, R"({"status":"weird"})"), HasSubstr("unknown status \"weird\""));
+  EXPECT_THAT(message(500, R"({"status":"success","data":{"resultType":"vector","result":[]}})"),
+              HasSubstr("HTTP 500 with a success envelope"));
+  EXPECT_THAT(message(200, R"({"status":"success","data":{}})"), HasSubstr("no data.resultType"));
+  EXPECT_THAT(message(200, R"({"status":"success","data":{"resultType":"tensor"}})"),
+              HasSubstr("unknown resultType"));
+  EXPECT_THAT(
+      message(
+          200,
+          R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,2]}]}})"),
+      HasSubstr("not [time, \"value\"]"));
+  EXPECT_THAT(
+      message(
+          200,
+          R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":["x","2"]}]}})"),
+      HasSubstr("time is not a number"));
+  EXPECT_THAT(
+      message(
+          200,
+          R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"abc"]}]}})"),
+      HasSubstr("is not a number"));
+  EXPECT_THAT(
+      message(
+          200,
+          R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1e300,"1"]}]}})"),
+      HasSubstr("out of range"));
+  EXPECT_THAT(
+      message(200,
+              R"({"status":"success","data":{"resultType":"matrix","result":[{"values":7}]}})"),
+      HasSubstr("\"values\" is not an array"));
+  EXPECT_THAT(message(200, R"({"status":"error","errorType":7})"), HasSubstr("malformed"));
+}
+
+TEST(PrometheusClientTest, QueryPostsAFormWithTimeAndTimeout) {
+  FakeHttp http([](const HttpClientRequest&) -> Result<HttpClientResponse> {
+    return Reply(200, R"({"status":"success","data":{"resultType":"vector","result":[]}})");
+  });
+  PrometheusOptions options;
+  options.url = "http://prom.example:9090/prefix/";
+  options.timeout = milliseconds(2500);
+  PrometheusClient client(http, options);
+  auto r = client.Query("sum by (instance) (rate(x{mode!=\"idle\"}[1m]))",
+                        WallTime(milliseconds(1700000000123)));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::vector<HttpClientRequest> requests = http.requests();
+  ASSERT_EQ(requests.size(), 1u);
+  const HttpClientRequest& req = requests[0];
+  EXPECT_EQ(req.method, "POST");
+  EXPECT_EQ(req.url, "http://prom.example:9090/prefix/api/v1/query");
+  EXPECT_EQ(req.content_type, "application/x-www-form-urlencoded");
+  EXPECT_EQ(req.body,
+            "query=sum%20by%20%28instance%29%20%28rate%28x%7Bmode%21%3D%22idle%22%7D%5B1m%5D%29%29"
+            "&time=1700000000.123&timeout=2500ms");
+  EXPECT_EQ(req.timeout, milliseconds(3500));
+}
+
+TEST(PrometheusClientTest, QueryRange) {
+  FakeHttp http([](const HttpClientRequest&) -> Result<HttpClientResponse> {
+    return Reply(200, R"({"status":"success","data":{"resultType":"matrix","result":[]}})");
+  });
+  PrometheusClient client(http, PrometheusOptions{"http://p:9090", milliseconds(0), nullptr});
+  auto r = client.QueryRange("up", WallTime(std::chrono::seconds(100)),
+                             WallTime(std::chrono::seconds(200)), std::chrono::seconds(15));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(http.requests()[0].url, "http://p:9090/api/v1/query_range");
+  EXPECT_EQ(http.requests()[0].body, "query=up&start=100.000&end=200.000&step=15.000");
+
+  EXPECT_FALSE(client.QueryRange("up", WallTime(), WallTime(), milliseconds(0)).ok());
+  auto backwards = client.QueryRange("up", WallTime(std::chrono::seconds(2)),
+                                     WallTime(std::chrono::seconds(1)), milliseconds(1000));
+  ASSERT_FALSE(backwards.ok());
+  EXPECT_EQ(backwards.error().code, ErrorCode::kInvalidInput);
+  EXPECT_EQ(http.requests().size(), 1u);
+}
+
+TEST(PrometheusClientTest, ErrorsNameServerQueryAndNeverCredentials) {
+  FakeHttp http([](const HttpClientRequest& r) -> Result<HttpClientResponse> {
+    if (r.body.find("down") != std::string::npos) {
+      return MakeError(ErrorCode::kNetwork, "cannot connect to http://p:9090: Connection refused");
+    }
+    return Reply(400, R"({"status":"error","errorType":"bad_data","error":"parse error"})");
+  });
+  PrometheusClient client(
+      http, PrometheusOptions{"http://user:s3cret@p:9090", milliseconds(1000), nullptr});
+  EXPECT_EQ(client.url(), "http://p:9090");
+  auto bad = client.Query("sum(");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::kApi);
+  EXPECT_EQ(bad.error().message,
+            "Prometheus at http://p:9090: query \"sum(\" failed: bad_data (HTTP 400): parse error");
+  auto down = client.Query("down");
+  ASSERT_FALSE(down.ok());
+  EXPECT_EQ(down.error().code, ErrorCode::kNetwork);
+  EXPECT_THAT(down.error().message, HasSubstr("Prometheus at http://p:9090: cannot connect"));
+  EXPECT_THAT(down.error().message, Not(HasSubstr("s3cret")));
+  EXPECT_EQ(http.requests()[0].url, "http://user:s3cret@p:9090/api/v1/query");  // curl uses it
+}
+
+TEST(PrometheusClientTest, Helpers) {
+  EXPECT_EQ(FormatPromTime(WallTime(milliseconds(1435781451780))), "1435781451.780");
+  EXPECT_EQ(FormatPromTime(WallTime(milliseconds(-1500))), "-1.500");
+  EXPECT_EQ(PromRegexLiteral("Inlet Temp"), "Inlet Temp");
+  EXPECT_EQ(PromRegexLiteral("CPU1 (x).y"), "CPU1 \\\\(x\\\\)\\\\.y");
+  EXPECT_EQ(PromRegexLiteral("a\"b"), "a\\\"b");
+  EXPECT_EQ(PromRegexLiteral("a\\b"), "a\\\\\\\\b");
+  EXPECT_EQ(WallTimeFromSeconds(1.5)->time_since_epoch(), milliseconds(1500));
+  EXPECT_FALSE(WallTimeFromSeconds(NAN));
+  EXPECT_FALSE(WallTimeFromSeconds(1e300));
+}
+
+}  // namespace
+}  // namespace powerctl::telemetry

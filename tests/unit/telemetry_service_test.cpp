@@ -1,0 +1,177 @@
+// TelemetryService: sources behind caches, merged per node, staleness at read time.
+
+#include "core/telemetry/telemetry_service.h"
+
+#include "tests/unit/telemetry_test_support.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace powerctl::telemetry {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using telemetry_test::ManualClock;
+using ::testing::HasSubstr;
+
+class FakeCpu : public CpuSource {
+ public:
+  explicit FakeCpu(ManualClock& clock) : clock_(clock) {}
+  Result<std::map<std::string, Reading>> Fetch(const std::vector<NodeInfo>& nodes) override {
+    ++calls;
+    if (fail) return MakeError(ErrorCode::kNetwork, "metrics-server is down");
+    std::map<std::string, Reading> out;
+    for (const NodeInfo& n : nodes) out[n.name] = CpuReading(2.0, clock_.Now(), "fake");
+    return out;
+  }
+  std::string Describe() const override { return "fake CPU"; }
+  std::atomic<int> calls{0};
+  std::atomic<bool> fail{false};
+
+ private:
+  ManualClock& clock_;
+};
+
+class FakeTemps : public TemperatureSource {
+ public:
+  explicit FakeTemps(ManualClock& clock) : clock_(clock) {}
+  Result<std::map<std::string, Temperatures>> Fetch(const std::vector<NodeInfo>& nodes) override {
+    ++calls;
+    if (fail) return MakeError(ErrorCode::kNetwork, "no BMC answers");
+    std::map<std::string, Temperatures> out;
+    for (const NodeInfo& n : nodes) {
+      out[n.name] = Temperatures{TemperatureReading(20, clock_.Now(), "t"),
+                                 TemperatureReading(40, clock_.Now(), "t"),
+                                 MissingReading("no CPU2 sensor", "t")};
+    }
+    return out;
+  }
+  std::string Describe() const override { return "fake temperatures"; }
+  std::atomic<int> calls{0};
+  std::atomic<bool> fail{false};
+
+ private:
+  ManualClock& clock_;
+};
+
+class TelemetryServiceTest : public ::testing::Test {
+ protected:
+  TelemetryServiceTest() : cpu_(clock_), temps_(clock_) {
+    TelemetryServiceOptions options;
+    options.max_age = seconds(120);
+    options.refresh_interval = seconds(15);
+    options.time.clock = clock_.AsClock();
+    service_ = std::make_unique<TelemetryService>(
+        cpu_, temps_,
+        [this]() -> Result<std::vector<NodeInfo>> {
+          std::lock_guard lock(mu_);
+          if (!list_error_.empty()) return MakeError(ErrorCode::kNetwork, list_error_);
+          return nodes_;
+        },
+        options);
+  }
+
+  // Polls until `done` holds (background refreshes finish on their own thread).
+  template <typename F>
+  bool Eventually(F done) {
+    for (int i = 0; i < 500; ++i) {
+      if (done()) return true;
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return false;
+  }
+
+  ManualClock clock_;
+  FakeCpu cpu_;
+  FakeTemps temps_;
+  std::mutex mu_;
+  std::vector<NodeInfo> nodes_ = {{"a", {"10.0.0.1"}, {}, 16.0},
+                                  {"b", {"10.0.0.2"}, {}, std::nullopt}};
+  std::string list_error_;
+  std::unique_ptr<TelemetryService> service_;
+};
+
+TEST_F(TelemetryServiceTest, WaitIfEmptyFetchesOnceAndMerges) {
+  auto readings = service_->Readings(Wait::kIfEmpty);
+  ASSERT_TRUE(readings.ok()) << readings.error().message;
+  ASSERT_EQ(readings->size(), 2u);
+  const NodeReading& a = readings->at("a");
+  EXPECT_EQ(a.node, "a");
+  EXPECT_EQ(a.cpu_cores_used.value, 2.0);
+  EXPECT_EQ(a.cpu_capacity, 16.0);
+  EXPECT_EQ(a.ambient.value, 20.0);
+  EXPECT_EQ(a.cpu1.value, 40.0);
+  EXPECT_EQ(a.cpu2.missing_reason, "no CPU2 sensor");
+  EXPECT_FALSE(readings->at("b").cpu_capacity);
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(service_->Readings(Wait::kNever).ok());
+  EXPECT_EQ(cpu_.calls, 1);
+  EXPECT_EQ(temps_.calls, 1);
+}
+
+TEST_F(TelemetryServiceTest, NeverWaitBeforeTheFirstFetch) {
+  auto readings = service_->Readings(Wait::kNever, {"a", "zz"});
+  ASSERT_TRUE(readings.ok());
+  EXPECT_THAT(readings->at("a").cpu_cores_used.missing_reason, HasSubstr("not fetched yet"));
+  EXPECT_THAT(readings->at("zz").ambient.missing_reason, HasSubstr("not fetched yet"));
+  // The fetches it started complete; a waiting call joins them.
+  ASSERT_TRUE(service_->Readings(Wait::kIfEmpty).ok());
+  auto later = service_->Readings(Wait::kNever, {"a", "zz"});
+  ASSERT_TRUE(later.ok());
+  EXPECT_TRUE(later->at("a").cpu_cores_used.ok());
+  EXPECT_EQ(later->at("zz").cpu_cores_used.missing_reason,
+            "the node was not in the last node list");
+  EXPECT_EQ(cpu_.calls, 1);
+}
+
+TEST_F(TelemetryServiceTest, StaleReadingsSayTheRefreshFailed) {
+  ASSERT_TRUE(service_->Readings(Wait::kIfEmpty).ok());
+  cpu_.fail = true;
+  clock_.Advance(seconds(121));
+  auto stale = service_->Readings(Wait::kNever);  // serves the old snapshot, starts a refresh
+  ASSERT_TRUE(stale.ok());
+  EXPECT_THAT(stale->at("a").cpu_cores_used.missing_reason, HasSubstr("stale: measured 2m1s ago"));
+  EXPECT_TRUE(Eventually([&] {
+    auto r = service_->Readings(Wait::kNever);
+    return r.ok() &&
+           r->at("a").cpu_cores_used.missing_reason.find(
+               "the last refresh failed: fake CPU: metrics-server is down") != std::string::npos;
+  }));
+  // Temperatures refreshed fine in the meantime.
+  EXPECT_TRUE(Eventually([&] { return service_->Readings(Wait::kNever)->at("a").ambient.ok(); }));
+}
+
+TEST_F(TelemetryServiceTest, FailingSourceGivesEveryNodeTheReason) {
+  temps_.fail = true;
+  auto readings = service_->Readings(Wait::kIfEmpty);
+  ASSERT_TRUE(readings.ok()) << readings.error().message;
+  EXPECT_TRUE(readings->at("a").cpu_cores_used.ok());
+  EXPECT_EQ(readings->at("b").cpu1.missing_reason,
+            "temperatures unavailable: fake temperatures: no BMC answers");
+}
+
+TEST_F(TelemetryServiceTest, NodeListFailure) {
+  list_error_ = "connection refused";
+  auto readings = service_->Readings(Wait::kIfEmpty);
+  ASSERT_FALSE(readings.ok());
+  EXPECT_EQ(readings.error().message, "listing nodes: connection refused");
+  auto some = service_->Readings(Wait::kIfEmpty, {"a"});
+  ASSERT_TRUE(some.ok());
+  EXPECT_THAT(some->at("a").cpu_cores_used.missing_reason,
+              HasSubstr("listing nodes: connection refused"));
+}
+
+TEST_F(TelemetryServiceTest, WarmStartsBothFetches) {
+  service_->Warm();
+  EXPECT_TRUE(Eventually([&] { return cpu_.calls == 1 && temps_.calls == 1; }));
+  ASSERT_TRUE(service_->Readings(Wait::kIfEmpty).ok());
+  EXPECT_EQ(cpu_.calls, 1);
+}
+
+}  // namespace
+}  // namespace powerctl::telemetry
