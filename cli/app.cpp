@@ -103,6 +103,7 @@ void BuildApp(CLI::App& app, CommandEnv& env) {
   RegisterDelete(app, env);
   RegisterLabel(app, env);
   RegisterDoctor(app, env);
+  RegisterPredict(app, env);
   RegisterCompletion(app, env);
   RegisterVersion(app, env);
   app.footer(

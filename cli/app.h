@@ -31,6 +31,7 @@ void RegisterApply(CLI::App& app, CommandEnv& env);
 void RegisterDelete(CLI::App& app, CommandEnv& env);
 void RegisterLabel(CLI::App& app, CommandEnv& env);
 void RegisterDoctor(CLI::App& app, CommandEnv& env);
+void RegisterPredict(CLI::App& app, CommandEnv& env);
 void RegisterCompletion(CLI::App& app, CommandEnv& env);
 void RegisterVersion(CLI::App& app, CommandEnv& env);
 

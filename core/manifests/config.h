@@ -67,6 +67,7 @@ struct ExtenderSettings {
 };
 
 struct ModelSettings {
+  std::string host;  // "" = the Service `powerctl generate model` creates (<model>.<namespace>.svc)
   std::string name = "power";
   std::string version;  // "" = latest
   std::string signature = "serving_default";
@@ -77,9 +78,18 @@ struct ModelSettings {
   int rest_port = 8501;
 };
 
+// JSON protocols (tfserving-rest, v2): how the request is written and which output is read.
+struct RestSettings {
+  std::string request_form = "inputs";  // tfserving-rest: inputs | named-inputs | instances
+  std::string input_name = "inputs";    // named-inputs and v2: the model's input tensor
+  std::string output_name = "outputs";  // read when the model answers with several outputs
+};
+
 struct PredictorSettings {
   std::string backend = "builtin";  // builtin | tfserving-grpc | tfserving-rest | v2
+  std::string timeout = "1s";       // deadline of one batched prediction call
   ModelSettings model;
+  RestSettings rest;
 };
 
 struct SensorNames {

@@ -53,6 +53,29 @@ std::string CheckUrl(const std::string& v) {
   return "";
 }
 
+// A model server host: a DNS name or an IP address (IPv6 without brackets); empty allowed.
+std::string CheckHost(const std::string& v) {
+  if (v.empty()) return "";
+  bool ipv6 = v.find(':') != std::string::npos;
+  for (char c : v) {
+    bool ok =
+        std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || (ipv6 && c == ':');
+    if (!ok) return "must be a host name or IP address";
+  }
+  return ipv6 ? "" : ValidateDnsSubdomain(v);
+}
+// Tensor names travel inside JSON request bodies and must match the model's signature.
+std::string CheckTensorName(const std::string& v) {
+  if (v.empty() || v.size() > 128) return "must be 1 to 128 characters";
+  for (char c : v) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
+          c == '/' || c == ':')) {
+      return "must be letters, digits and _-./:";
+    }
+  }
+  return "";
+}
+
 template <typename T>
 FieldRef Ref(T* p) {
   return FieldRef(p);
@@ -232,6 +255,20 @@ std::vector<FieldSpec> MakeFields() {
        0,
        nullptr,
        true});
+  add({"predictor.timeout",
+       "Deadline of one batched call to the model server",
+       [](C& c) { return Ref(&c.predictor.timeout); },
+       {},
+       0,
+       0,
+       CheckDuration});
+  add({"predictor.model.host",
+       "Model server host for nodes without tensorflow/* labels; empty = the model Service",
+       [](C& c) { return Ref(&c.predictor.model.host); },
+       {},
+       0,
+       0,
+       CheckHost});
   add({"predictor.model.name",
        "Model name on the model server",
        [](C& c) { return Ref(&c.predictor.model.name); },
@@ -276,6 +313,25 @@ std::vector<FieldSpec> MakeFields() {
        {},
        1,
        65535});
+
+  add({"predictor.rest.requestForm",
+       "tfserving-rest request form: inputs (columnar), named-inputs or instances (row)",
+       [](C& c) { return Ref(&c.predictor.rest.request_form); },
+       {"inputs", "named-inputs", "instances"}});
+  add({"predictor.rest.inputName",
+       "Input tensor name (tfserving-rest named-inputs, v2)",
+       [](C& c) { return Ref(&c.predictor.rest.input_name); },
+       {},
+       0,
+       0,
+       CheckTensorName});
+  add({"predictor.rest.outputName",
+       "Output tensor read when the model returns several (tfserving-rest, v2)",
+       [](C& c) { return Ref(&c.predictor.rest.output_name); },
+       {},
+       0,
+       0,
+       CheckTensorName});
 
   add({"telemetry.cpuSource",
        "Node CPU usage from metrics-api (metrics.k8s.io) or prometheus",
@@ -400,7 +456,8 @@ Status SetFieldFromText(PowerctlConfig& config, const FieldSpec& field, std::str
   };
   for (char c : text) {
     // Every setting is one line; a control character would corrupt the YAML powerctl writes.
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return fail("must not contain control characters");
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      return fail("must not contain control characters");
   }
   if (text.size() > 1024) return fail("longer than 1024 characters");
   FieldRef ref = field.ref(config);
@@ -469,7 +526,8 @@ Status SetFieldFromList(PowerctlConfig& config, const FieldSpec& field,
   for (const std::string& item : items) {
     for (char c : item) {
       if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-        return MakeError(ErrorCode::kInvalidInput, fmt::format("{}: must not contain control characters", field.path));
+        return MakeError(ErrorCode::kInvalidInput,
+                         fmt::format("{}: must not contain control characters", field.path));
       }
     }
   }

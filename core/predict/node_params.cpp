@@ -117,7 +117,9 @@ Result<ModelEndpoint> ModelEndpointForNode(const std::map<std::string, std::stri
                           kModelSignatureLabel}) {
     if (labels.count(key) != 0) return FromLabels(labels, endpoint);
   }
-  endpoint.host = manifests::NamesFor(config).model + "." + config.namespace_ + ".svc";
+  endpoint.host = settings.model.host.empty()
+                      ? manifests::NamesFor(config).model + "." + config.namespace_ + ".svc"
+                      : settings.model.host;
   endpoint.port =
       settings.backend == "tfserving-grpc" ? settings.model.grpc_port : settings.model.rest_port;
   endpoint.name = settings.model.name;

@@ -38,8 +38,8 @@ Result<BuiltinParams> BuiltinParamsFromAnnotations(
 //    /version and /signature are optional and, when absent, mean latest and the server's
 //    default signature (the labels describe the node's model on their own, as in the seed).
 //    tensorflow/port is the port of the configured protocol (gRPC for tfserving-grpc).
-//  * no labels: the Service that `powerctl generate model` creates
-//    (<model>.<namespace>.svc), its gRPC or REST port, and predictor.model's name,
+//  * no labels: predictor.model.host, by default the Service that `powerctl generate model`
+//    creates (<model>.<namespace>.svc), its gRPC or REST port, and predictor.model's name,
 //    version and signature.
 Result<ModelEndpoint> ModelEndpointForNode(const std::map<std::string, std::string>& labels,
                                            const manifests::PowerctlConfig& config);

@@ -995,6 +995,11 @@ class Cluster:
                     "--requestheader-extra-headers-prefix=X-Remote-Extra-",
                     f"--proxy-client-cert-file={pki}/front-proxy-client.crt",
                     f"--proxy-client-key-file={pki}/front-proxy-client.key",
+                    # There is no kube-proxy, so a Service's ClusterIP leads nowhere: the
+                    # aggregator (and webhook calls, which no e2e test registers) dial an
+                    # Endpoints address instead. Only APIServices backed by a Service are
+                    # affected: see metrics_apiservice.py.
+                    "--enable-aggregator-routing=true",
                     "--allow-privileged=true", "--profiling=false"]
 
         def apiserver_ready(ports):

@@ -1,0 +1,161 @@
+// powerctl predict [NODE...|-l SELECTOR] [--cpu Q] [--source auto|local|extender]:
+// per node CPU now, temperatures, watts now and after adding Q, and who answered.
+#include "cli/app.h"
+#include "cli/exit_codes.h"
+#include "cli/kube_context.h"
+#include "cli/table.h"
+#include "core/common/http_client.h"
+#include "core/common/yaml.h"
+#include "core/predict/node_power_json.h"
+#include "core/predict/power_report.h"
+
+#include <fmt/format.h>
+
+#include <ostream>
+
+namespace powerctl::cli {
+namespace {
+
+using predict::NodePower;
+
+struct PredictFlags {
+  predict::PredictRequest request;
+  std::string source = "auto";
+};
+
+std::string Fixed(std::optional<double> value, int digits = 1) {
+  return value ? fmt::format("{:.{}f}", *value, digits) : "-";
+}
+
+std::string Age(const std::optional<std::chrono::milliseconds>& age) {
+  if (!age) return "-";
+  auto s = std::chrono::duration_cast<std::chrono::seconds>(*age).count();
+  if (s < 120) return fmt::format("{}s", s);
+  if (s < 7200) return fmt::format("{}m", s / 60);
+  return fmt::format("{}h", s / 3600);
+}
+
+std::string Cpu(const NodePower& p) {
+  const auto& used = p.reading.cpu_cores_used.value;
+  if (!used) return "-";
+  std::string text = fmt::format("{:.2f}", *used);
+  if (p.reading.cpu_capacity) text += fmt::format("/{:g}", *p.reading.cpu_capacity);
+  if (p.cpu_fraction_now) text += fmt::format(" ({:.0f}%)", *p.cpu_fraction_now * 100);
+  return text;
+}
+
+std::string Temperature(const predict::ModelTemperature& t, bool wide) {
+  if (!t.reading.value) return "-";
+  std::string text = fmt::format("{:.1f}", *t.reading.value);
+  if (wide) text += t.normalized ? fmt::format(" ({:.2f})", *t.normalized) : " (-)";
+  return text;
+}
+
+std::string Model(const predict::ModelEndpoint& m) {
+  if (m.backend == "builtin" || m.backend.empty()) return m.backend.empty() ? "-" : "builtin";
+  return fmt::format("{} {}:{}/{}{}", m.backend, m.host, m.port, m.name,
+                     m.version.empty() ? "" : "@" + m.version);
+}
+
+void PrintTable(const Context& ctx, const predict::PowerReport& report, bool wide) {
+  *ctx.out << "Answered by: " << report.answered_by << "\n";
+  std::string after = fmt::format("+{:g} CPU", report.cpu_added);
+  std::vector<std::string> headers = {"NODE",  "CPU", "AMBIENT°C", "CPU1°C", "CPU2°C",
+                                      "WATTS", after, "DELTA",     "AGE"};
+  if (wide) headers.insert(headers.end(), {"MODEL", "NOTES"});
+  Table table(headers);
+  for (const NodePower& p : report.nodes) {
+    std::vector<std::string> row = {p.node,
+                                    Cpu(p),
+                                    Temperature(p.ambient, wide),
+                                    Temperature(p.cpu1, wide),
+                                    Temperature(p.cpu2, wide),
+                                    Fixed(p.watts_now),
+                                    Fixed(p.watts_after),
+                                    p.delta() ? fmt::format("{:+.1f}", *p.delta()) : "-",
+                                    Age(p.telemetry_age)};
+    if (wide) {
+      std::string notes;
+      for (const auto& n : p.notes) notes += (notes.empty() ? "" : "; ") + n;
+      row.insert(row.end(), {Model(p.model), notes.empty() ? "-" : notes});
+    }
+    table.AddRow(std::move(row));
+  }
+  table.Print(*ctx.out);
+  bool header = false;
+  for (const NodePower& p : report.nodes) {
+    if (p.error.empty()) continue;
+    if (!header) *ctx.out << "\nNot predicted:\n";
+    header = true;
+    *ctx.out << "  " << p.node << ": " << p.error << "\n";
+  }
+}
+
+int RunPredict(const Context& ctx, PredictFlags& flags) {
+  auto format = ctx.Output(OutputFormat::kTable, {OutputFormat::kTable, OutputFormat::kWide,
+                                                  OutputFormat::kJson, OutputFormat::kYaml});
+  if (!format.ok()) return Fail(ctx, format.error());
+  auto source = predict::ParsePredictSource(flags.source);
+  if (!source.ok()) return Fail(ctx, source.error());
+  predict::PredictRequest request = flags.request;
+  request.source = *source;
+  auto config = ctx.LoadConfig();
+  if (!config.ok()) return Fail(ctx, config.error());
+  auto client = ConnectToCluster(ctx);
+  if (!client.ok()) return Fail(ctx, client.error());
+  std::unique_ptr<HttpClient> http = MakeCurlHttpClient();
+  predict::PredictDependencies deps;
+  deps.kube = client->get();
+  deps.http = http.get();
+  deps.log = ctx.log;
+  auto report = predict::ReportPower(request, *config, deps);
+  if (!report.ok()) return Fail(ctx, report.error());
+  for (const std::string& warning : report->warnings) ctx.Warn(warning);
+
+  if (*format == OutputFormat::kJson || *format == OutputFormat::kYaml) {
+    nlohmann::json doc = predict::PredictionDocument(report->nodes, report->cpu_added, report->now);
+    doc["answeredBy"] = {{"extender", report->from_extender}, {"description", report->answered_by}};
+    *ctx.out << (*format == OutputFormat::kJson ? doc.dump(2) + "\n" : EmitYaml(doc));
+  } else {
+    PrintTable(ctx, *report, *format == OutputFormat::kWide);
+  }
+  for (const NodePower& p : report->nodes) {
+    if (!p.error.empty()) return kExitCheckFailed;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterPredict(CLI::App& app, CommandEnv& env) {
+  auto flags = std::make_shared<PredictFlags>();
+  CLI::App* cmd =
+      app.add_subcommand("predict", "Show each node's CPU, temperatures and predicted watts");
+  cmd->footer(
+      "Per node: CPU in use, temperatures (raw; -o wide adds the values normalised with the "
+      "node's\n"
+      "ambient|cpu1|cpu2/min|max labels), predicted watts now and after adding --cpu, the "
+      "difference\n"
+      "the power score uses, and the age of the oldest telemetry behind it.\n"
+      "--source auto (default) asks the running extender through the API server's service proxy "
+      "and\n"
+      "computes locally from powerctl.yaml's telemetry and predictor settings when it cannot "
+      "answer;\n"
+      "the first line says which one answered. Exit 3 when some node could not be predicted.\n"
+      "Examples:\n"
+      "  powerctl predict\n"
+      "  powerctl predict node-a node-b --cpu 500m -o wide\n"
+      "  powerctl predict -l node-role.kubernetes.io/worker --source local -o json");
+  cmd->add_option("nodes", flags->request.nodes, "Node names (default: all nodes)")
+      ->type_name("NODE");
+  cmd->add_option("-l,--selector", flags->request.selector, "Label selector for the nodes")
+      ->type_name("SELECTOR");
+  cmd->add_option("--cpu", flags->request.cpu, "CPU to add for the 'after' prediction (default 1)")
+      ->type_name("QUANTITY");
+  cmd->add_option("--source", flags->source, "Who computes: auto, local or extender (default auto)")
+      ->type_name("SOURCE")
+      ->check(CLI::IsMember({"auto", "local", "extender"}));
+  cmd->callback([&env, flags] { env.exit_code = RunPredict(env.ctx, *flags); });
+}
+
+}  // namespace powerctl::cli

@@ -1,0 +1,86 @@
+#pragma once
+// Power per node now and after adding some CPU: telemetry readings and the node's labels
+// and annotations turned into model inputs, one batched prediction for every node (two rows
+// each: now and after), and every step's reason kept for the output. Shared by
+// `powerctl predict`, the extender's ops JSON and, later, scoring and `explain`, so they
+// all show the same numbers.
+
+#include "core/manifests/config.h"
+#include "core/predict/predictor.h"
+#include "core/telemetry/readings.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace powerctl::predict {
+
+// What a Node object says about its power model.
+struct NodeFacts {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+};
+NodeFacts NodeFactsFromJson(const nlohmann::json& node);
+
+struct TemperatureRange {
+  double min = 0;
+  double max = 0;
+};
+
+// One temperature input: the reading, the node's labelled range and the normalised value
+// (clamped to 0..1; the seed does not clamp, see builtin_model.h). `note` says why
+// `normalized` is missing.
+struct ModelTemperature {
+  telemetry::Reading reading;
+  std::optional<TemperatureRange> range;
+  std::optional<double> normalized;
+  std::string note;
+};
+
+// The range from `<prefix>/min` and `<prefix>/max` labels (e.g. "ambient"): nullopt when
+// either is missing; an error message when present but not decimal numbers with max > min.
+std::optional<TemperatureRange> TemperatureRangeFromLabels(
+    const std::map<std::string, std::string>& labels, const std::string& prefix,
+    std::string* error);
+
+struct NodePower {
+  std::string node;
+  telemetry::NodeReading reading;  // as read, staleness applied
+  std::optional<double> cpu_fraction_now;
+  std::optional<double> cpu_fraction_after;
+  bool overcommitted = false;  // usage + the added CPU exceeds capacity
+  ModelTemperature ambient, cpu1, cpu2;
+  ModelEndpoint model;
+  std::optional<double> watts_now;
+  std::optional<double> watts_after;
+  std::string error;                                       // why there are no watts: stable wording
+  std::vector<std::string> notes;                          // caveats of a prediction that was made
+  std::optional<std::chrono::milliseconds> telemetry_age;  // of the oldest input used
+
+  std::optional<double> delta() const {
+    if (!watts_now || !watts_after) return std::nullopt;
+    return *watts_after - *watts_now;
+  }
+};
+
+struct PowerQuery {
+  double extra_cpu_cores = 1.0;  // the CPU added for watts_after
+  std::chrono::milliseconds deadline{1000};
+  telemetry::SteadyTime now{};  // for telemetry ages
+};
+
+// One result per node of `nodes`, in order. Readings missing from `readings` count as "no
+// telemetry". Nodes that lack usable inputs get an error and are not sent to the model.
+// Temperatures: model servers need all three normalised inputs; the built-in model treats a
+// missing one as nominal (0) and says so in `notes`.
+std::vector<NodePower> PredictNodePower(
+    const std::vector<NodeFacts>& nodes,
+    const std::map<std::string, telemetry::NodeReading>& readings,
+    const manifests::PowerctlConfig& config, Predictor& predictor, const PowerQuery& query);
+
+}  // namespace powerctl::predict

@@ -1,0 +1,35 @@
+#pragma once
+// The JSON form of NodePower: `powerctl predict -o json`, and the read-only document the
+// extender serves on its ops port (GET /v1/predictions), which `predict` reads back when the
+// extender answers. Times travel as ages in seconds, so clocks of the two sides never mix.
+
+#include "core/common/result.h"
+#include "core/predict/node_power.h"
+
+#include <nlohmann/json.hpp>
+
+#include <vector>
+
+namespace powerctl::predict {
+
+inline constexpr const char* kPredictionsPath = "/v1/predictions";
+inline constexpr const char* kPredictionKind = "PowerPrediction";
+
+nlohmann::json NodePowerToJson(const NodePower& power, telemetry::SteadyTime now);
+
+// Reads what NodePowerToJson wrote (ages become times before `now`). Unknown keys are
+// ignored; a wrong type or a missing node name is kApi naming the field, and the document
+// as a whole is refused. Never throws.
+Result<NodePower> NodePowerFromJson(const nlohmann::json& object, telemetry::SteadyTime now);
+
+// {"kind": "PowerPrediction", "cpuAdded": cores, "nodes": [...]}.
+nlohmann::json PredictionDocument(const std::vector<NodePower>& nodes, double cpu_added,
+                                  telemetry::SteadyTime now);
+struct PredictionDocumentContents {
+  double cpu_added = 0;
+  std::vector<NodePower> nodes;
+};
+Result<PredictionDocumentContents> ParsePredictionDocument(const nlohmann::json& document,
+                                                           telemetry::SteadyTime now);
+
+}  // namespace powerctl::predict

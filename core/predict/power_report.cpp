@@ -1,0 +1,171 @@
+#include "core/predict/power_report.h"
+
+#include "core/common/names.h"
+#include "core/manifests/render_context.h"
+#include "core/predict/node_power_json.h"
+#include "core/predict/predictor_factory.h"
+#include "core/telemetry/node_mapping.h"
+#include "core/telemetry/quantity.h"
+#include "core/telemetry/sources.h"
+#include "core/telemetry/telemetry_service.h"
+
+#include <fmt/format.h>
+
+namespace powerctl::predict {
+namespace {
+
+using json = nlohmann::json;
+
+Error Invalid(const std::string& message) {
+  return MakeError(ErrorCode::kInvalidInput, message);
+}
+
+Result<std::vector<json>> SelectNodes(kube::Client& kube, const PredictRequest& request) {
+  if (request.nodes.empty()) {
+    kube::ListOptions options;
+    options.label_selector = request.selector;
+    POWERCTL_TRY(items, kube.List("/api/v1/nodes", options));
+    if (items.empty()) {
+      return MakeError(ErrorCode::kNotFound, request.selector.empty()
+                                                 ? "the cluster has no nodes"
+                                                 : "no nodes match selector " + request.selector);
+    }
+    return items;
+  }
+  std::vector<json> items;
+  for (const std::string& name : request.nodes) {
+    auto node = kube.Get("/api/v1/nodes/" + name);
+    if (!node.ok()) {
+      if (node.error().code == ErrorCode::kNotFound) {
+        return MakeError(ErrorCode::kNotFound, "node \"" + name + "\" not found");
+      }
+      return node.error();
+    }
+    items.push_back(std::move(*node));
+  }
+  return items;
+}
+
+std::string Describe(const manifests::PowerctlConfig& config,
+                     const telemetry::TelemetrySources& sources) {
+  return fmt::format("computed locally: CPU from {}, temperatures from {}, model {}",
+                     sources.cpu->Describe(), sources.temperature->Describe(),
+                     config.predictor.backend);
+}
+
+Result<PowerReport> ComputeLocally(const std::vector<json>& node_objects, double cpu_added,
+                                   const manifests::PowerctlConfig& config,
+                                   const PredictDependencies& deps) {
+  std::vector<telemetry::NodeInfo> infos;
+  std::vector<NodeFacts> facts;
+  std::vector<std::string> names;
+  for (const json& node : node_objects) {
+    infos.push_back(telemetry::NodeInfoFromJson(node));
+    facts.push_back(NodeFactsFromJson(node));
+    names.push_back(facts.back().name);
+  }
+  telemetry::SourceDependencies source_deps;
+  source_deps.http = deps.http;
+  source_deps.kube = deps.kube;
+  source_deps.time.clock = deps.clock;
+  source_deps.log = deps.log;
+  POWERCTL_TRY(sources, telemetry::MakeTelemetrySources(config.telemetry, source_deps));
+  POWERCTL_TRY(predictor, MakeConfiguredPredictor(config.predictor, *deps.http));
+
+  telemetry::TelemetryServiceOptions options;
+  options.max_age = sources.max_age;
+  options.refresh_interval = sources.refresh_interval;
+  options.time = source_deps.time;
+  options.log = deps.log;
+  telemetry::TelemetryService service(
+      *sources.cpu, *sources.temperature, [infos] { return infos; }, options);
+  POWERCTL_TRY(readings, service.Readings(telemetry::Wait::kIfEmpty, names));
+
+  PowerReport report;
+  report.answered_by = Describe(config, sources);
+  report.cpu_added = cpu_added;
+  report.now = deps.clock.now();
+  PowerQuery query;
+  query.extra_cpu_cores = cpu_added;
+  query.deadline = predictor.deadline;
+  query.now = report.now;
+  report.nodes = PredictNodePower(facts, readings, config, *predictor.predictor, query);
+  return report;
+}
+
+Result<PowerReport> AskExtender(const std::vector<std::string>& names, const std::string& cpu_text,
+                                const manifests::PowerctlConfig& config,
+                                const PredictDependencies& deps) {
+  std::string path = ExtenderPredictionsPath(config, names, cpu_text);
+  auto document = deps.kube->Get(path);
+  const std::string who =
+      fmt::format("extender {}/{}", config.namespace_, manifests::NamesFor(config).extender);
+  if (!document.ok()) return WithContext(document.error(), who);
+  PowerReport report;
+  report.now = deps.clock.now();
+  auto contents = ParsePredictionDocument(*document, report.now);
+  if (!contents.ok()) return WithContext(contents.error(), who);
+  report.from_extender = true;
+  report.answered_by = who + " (through the API server's service proxy to its ops port)";
+  report.cpu_added = contents->cpu_added;
+  report.nodes = std::move(contents->nodes);
+  return report;
+}
+
+}  // namespace
+
+Result<PredictSource> ParsePredictSource(const std::string& text) {
+  if (text == "auto") return PredictSource::kAuto;
+  if (text == "local") return PredictSource::kLocal;
+  if (text == "extender") return PredictSource::kExtender;
+  return Invalid("--source \"" + text + "\": must be auto, local or extender");
+}
+
+std::string ExtenderPredictionsPath(const manifests::PowerctlConfig& config,
+                                    const std::vector<std::string>& nodes, const std::string& cpu) {
+  // http:<service>:<port name>: the ops port is plain HTTP (the scheduler port is TLS).
+  std::string path =
+      fmt::format("/api/v1/namespaces/{}/services/http:{}:ops/proxy{}?cpu={}", config.namespace_,
+                  manifests::NamesFor(config).extender, kPredictionsPath, cpu);
+  // Node names are DNS subdomains and CPU quantities [0-9.a-zA-Z+-]: nothing to escape.
+  for (const std::string& node : nodes) path += "&node=" + node;
+  return path;
+}
+
+Result<PowerReport> ReportPower(const PredictRequest& request,
+                                const manifests::PowerctlConfig& config,
+                                const PredictDependencies& deps) {
+  if (deps.kube == nullptr || deps.http == nullptr) {
+    return MakeError(ErrorCode::kInternal, "ReportPower: missing dependencies");
+  }
+  auto cores = telemetry::ParseCpuCores(request.cpu);
+  if (!cores.ok() || *cores < 0 || *cores > 1e6) {
+    return Invalid("--cpu \"" + request.cpu + "\": not a CPU quantity (e.g. 1, 2.5 or 500m)");
+  }
+  for (const std::string& node : request.nodes) {
+    if (std::string why = ValidateDnsSubdomain(node); !why.empty()) {
+      return Invalid("node name \"" + node + "\": " + why);
+    }
+  }
+  if (!request.nodes.empty() && !request.selector.empty()) {
+    return Invalid("give node names or --selector, not both");
+  }
+  POWERCTL_TRY(node_objects, SelectNodes(*deps.kube, request));
+  std::vector<std::string> names;
+  for (const json& node : node_objects) names.push_back(NodeFactsFromJson(node).name);
+
+  std::string extender_failure;
+  if (request.source != PredictSource::kLocal) {
+    auto answer = AskExtender(names, request.cpu, config, deps);
+    if (answer.ok() || request.source == PredictSource::kExtender) return answer;
+    extender_failure = answer.error().message;
+  }
+  POWERCTL_TRY(report, ComputeLocally(node_objects, *cores, config, deps));
+  if (!extender_failure.empty()) {
+    report.warnings.push_back("the extender did not answer (" + extender_failure +
+                              "); computed locally");
+  }
+  return report;
+}
+
+}  // namespace powerctl::predict

@@ -1,0 +1,63 @@
+#pragma once
+// `powerctl predict`: power per node now and after adding CPU, computed here from the
+// configured telemetry sources and model, or asked of the running extender through the API
+// server's service proxy to its ops port, so an admin off-cluster sees what the server sees.
+
+#include "core/common/clock.h"
+#include "core/common/http_client.h"
+#include "core/common/result.h"
+#include "core/kube/client.h"
+#include "core/manifests/config.h"
+#include "core/predict/node_power.h"
+
+#include <spdlog/logger.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace powerctl::predict {
+
+enum class PredictSource {
+  kAuto,      // the extender when it answers, else local
+  kLocal,     // always compute here
+  kExtender,  // only the extender; an error when it cannot answer
+};
+Result<PredictSource> ParsePredictSource(const std::string& text);
+
+struct PredictRequest {
+  std::vector<std::string> nodes;  // by name; empty = all (or by selector)
+  std::string selector;
+  std::string cpu = "1";  // a CPU quantity: "1", "500m"
+  PredictSource source = PredictSource::kAuto;
+};
+
+struct PowerReport {
+  bool from_extender = false;
+  std::string
+      answered_by;  // "extender powerctl/powerctl-extender (via the API server)", "local: ..."
+  std::vector<std::string> warnings;  // e.g. why the extender was not used
+  double cpu_added = 0;
+  std::vector<NodePower> nodes;
+  telemetry::SteadyTime now{};  // what ages in `nodes` are relative to
+};
+
+struct PredictDependencies {
+  kube::Client* kube = nullptr;  // required
+  HttpClient* http = nullptr;    // required for local predictions
+  Clock clock;
+  std::shared_ptr<spdlog::logger> log;
+};
+
+// kInvalidInput for a bad request (before any network use), kNotFound for a named node that
+// does not exist, kNetwork/kApi when neither the extender nor local sources could answer.
+// Per-node problems are in each NodePower's error, not a failure of the call.
+Result<PowerReport> ReportPower(const PredictRequest& request,
+                                const manifests::PowerctlConfig& config,
+                                const PredictDependencies& deps);
+
+// The service proxy path to the extender's ops JSON (exposed for tests and `explain`).
+std::string ExtenderPredictionsPath(const manifests::PowerctlConfig& config,
+                                    const std::vector<std::string>& nodes, const std::string& cpu);
+
+}  // namespace powerctl::predict

@@ -1,0 +1,118 @@
+"""A real Prometheus scraping a real node_exporter, for end-to-end tests.
+
+node_exporter (Debian's prometheus-node-exporter) serves this machine's real CPU counters and,
+through its textfile collector, whatever ipmi_exporter series a test writes. Prometheus scrapes
+it every second and relabels `instance` to a node name (`<node>:9100`), the way clusters map
+scrape targets to Kubernetes nodes. Both listen on free loopback ports and are stopped by PID.
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+import cluster as cl
+
+NODE_EXPORTER = "/usr/bin/prometheus-node-exporter"
+PROMETHEUS = "/usr/bin/prometheus"
+
+
+def available():
+    return os.access(NODE_EXPORTER, os.X_OK) and os.access(PROMETHEUS, os.X_OK)
+
+
+class PrometheusStack:
+    def __init__(self, node_name):
+        self.node_name = node_name
+        self.dir = tempfile.mkdtemp(prefix="powerctl-prom-")
+        self.textfile_dir = os.path.join(self.dir, "textfile")
+        os.makedirs(self.textfile_dir)
+        self.procs = []
+
+    def __enter__(self):
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.prometheus_port}"
+
+    def write_ipmi(self, temperatures, watts=None):
+        """temperatures: {"Ambient": 23, "CPU1": 41, ...}; replaced atomically."""
+        lines = ["# TYPE ipmi_temperature_celsius gauge"]
+        for i, (name, value) in enumerate(sorted(temperatures.items())):
+            lines.append(f'ipmi_temperature_celsius{{id="{i + 1}",name="{name}"}} {value}')
+        if watts is not None:
+            lines += ["# TYPE ipmi_dcmi_power_consumption_watts gauge", f"ipmi_dcmi_power_consumption_watts {watts}"]
+        tmp = os.path.join(self.textfile_dir, "ipmi.prom.tmp")
+        with open(tmp, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        os.replace(tmp, os.path.join(self.textfile_dir, "ipmi.prom"))
+
+    def _spawn(self, name, argv):
+        with open(os.path.join(self.dir, name + ".log"), "w") as log:
+            p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.procs.append((name, p))
+        return p
+
+    def start(self):
+        self.exporter_port, self.prometheus_port = cl.free_ports(2)
+        self._spawn("node-exporter", [NODE_EXPORTER, f"--web.listen-address=127.0.0.1:{self.exporter_port}",
+                                      "--collector.disable-defaults", "--collector.cpu", "--collector.textfile",
+                                      f"--collector.textfile.directory={self.textfile_dir}"])
+        config = os.path.join(self.dir, "prometheus.yml")
+        with open(config, "w") as f:
+            f.write(f"""global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: node
+    static_configs:
+      - targets: ["127.0.0.1:{self.exporter_port}"]
+    relabel_configs:
+      - target_label: instance
+        replacement: "{self.node_name}:9100"
+""")
+        self._spawn("prometheus", [PROMETHEUS, f"--config.file={config}",
+                                   f"--storage.tsdb.path={os.path.join(self.dir, 'data')}",
+                                   f"--web.listen-address=127.0.0.1:{self.prometheus_port}"])
+        cl.wait_for(self._ready, 60, "Prometheus /-/ready", diagnose=self.logs)
+
+    def _ready(self):
+        for name, p in self.procs:
+            if p.poll() is not None:
+                raise AssertionError(f"{name} exited {p.returncode}:\n{self.logs()}")
+        try:
+            with urllib.request.urlopen(self.url + "/-/ready", timeout=2) as r:
+                return r.status == 200
+        except OSError:
+            return False
+
+    def query(self, promql):
+        data = urllib.parse.urlencode({"query": promql}).encode()
+        with urllib.request.urlopen(self.url + "/api/v1/query", data=data, timeout=5) as r:
+            return json.load(r)["data"]["result"]
+
+    def wait_for_series(self, promql, timeout=60):
+        """Waits until `promql` returns at least one series (rate() needs two scrapes)."""
+        return cl.wait_for(lambda: self.query(promql), timeout, f"Prometheus series {promql}",
+                           diagnose=self.logs)
+
+    def logs(self):
+        return "\n".join(f"--- {name}\n{cl.tail(os.path.join(self.dir, name + '.log'))}" for name, _ in self.procs)
+
+    def stop(self):
+        for name, p in reversed(self.procs):
+            cl.terminate_pid(p.pid, popen=p, name=name)
+        self.procs = []
+        shutil.rmtree(self.dir, True)

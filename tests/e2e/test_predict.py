@@ -1,0 +1,201 @@
+"""powerctl predict against real components: the kube-apiserver, Prometheus scraping
+node_exporter (real CPU counters, ipmi series through its textfile collector), metrics.k8s.io
+through the API server's aggregation layer, and an extender ops port behind the API server's
+service proxy."""
+import http.server
+import json
+import os
+import socket
+import threading
+import unittest
+import uuid
+
+import prometheus_stack
+from e2e_support import ClusterTest, powerctl
+from metrics_apiservice import MetricsApiService, routable_address
+
+TEMPERATURES = {"Ambient": 23, "CPU1": 41, "CPU2": 44.5}
+RANGES = {"ambient/min": "10", "ambient/max": "40", "cpu1/min": "20", "cpu1/max": "90",
+          "cpu2/min": "20", "cpu2/max": "90"}
+
+
+def builtin_watts(idle, peak, u, temps, curve=1.0, factor=0.1):
+    t = sum(min(max(x, 0.0), 1.0) for x in temps) / 3
+    return idle + (peak - idle) * min(max(u, 0.0), 1.0) ** curve * (1 + factor * t)
+
+
+class OpsServer:
+    """Serves a fixed PowerPrediction document on GET /v1/predictions, as the extender's ops
+    port does, on an address the API server's service proxy may dial (not loopback)."""
+
+    def __init__(self, address, document):
+        self.document = document
+        self.paths = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                outer.paths.append(self.path)
+                if not self.path.startswith("/v1/predictions"):
+                    self.send_error(404)
+                    return
+                body = json.dumps(outer.document).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer((address, 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@unittest.skipUnless(prometheus_stack.available(), "Debian's prometheus and prometheus-node-exporter are needed")
+class PredictTest(ClusterTest):
+    def setUp(self):
+        super().setUp()
+        tag = uuid.uuid4().hex[:6]
+        self.node = f"predict-{tag}-a"
+        self.other = f"predict-{tag}-b"
+        self.cluster.create_node(self.node, cpu="4", labels=RANGES, managed=False,
+                                 annotations={"powerctl.io/idle-watts": "100", "powerctl.io/max-watts": "300"})
+        self.addCleanup(self.cluster.delete_node, self.node)
+        self.cluster.create_node(self.other, cpu="8", managed=False)
+        self.addCleanup(self.cluster.delete_node, self.other)
+        self.stack = prometheus_stack.PrometheusStack(self.node)
+        self.stack.__enter__()
+        self.addCleanup(self.stack.stop)
+        self.stack.write_ipmi(TEMPERATURES, watts=180)
+        self.namespace = f"predict-{tag}"
+        self.kc = ["--kubeconfig", self.cluster.kubeconfig, "-n", self.namespace]
+
+    def config(self, cpu_source="prometheus"):
+        path = os.path.join(self.tmp, "powerctl.yaml")
+        with open(path, "w") as f:
+            f.write(f"""apiVersion: powerctl.io/v1alpha1
+kind: PowerctlConfig
+telemetry:
+  cpuSource: {cpu_source}
+  temperatureSource: prometheus
+  prometheusUrl: {self.stack.url}
+  maxAge: 1m
+""")
+        return ["-c", path]
+
+    def wait_for_telemetry(self):
+        self.stack.wait_for_series(f'ipmi_temperature_celsius{{instance="{self.node}:9100"}}')
+        self.stack.wait_for_series('rate(node_cpu_seconds_total{mode="idle"}[1m])')
+
+    def check_node(self, item, cores_expected=None):
+        self.assertEqual(item["node"], self.node)
+        temps = item["temperatures"]
+        self.assertEqual(temps["ambient"]["value"], 23)
+        self.assertEqual(temps["cpu2"]["value"], 44.5)
+        self.assertAlmostEqual(temps["ambient"]["normalized"], (23 - 10) / 30, places=6)
+        self.assertAlmostEqual(temps["cpu1"]["normalized"], (41 - 20) / 70, places=6)
+        cpu = item["cpu"]
+        self.assertEqual(cpu["capacityCores"], 4)
+        if cores_expected is not None:
+            self.assertAlmostEqual(cpu["value"], cores_expected, places=6)
+        self.assertGreaterEqual(cpu["value"], 0)
+        self.assertAlmostEqual(cpu["fractionAfter"], min((cpu["value"] + 0.5) / 4, 1), places=6)
+        norm = [temps[k]["normalized"] for k in ("ambient", "cpu1", "cpu2")]
+        # The model's inputs are float32, hence the tolerance.
+        self.assertAlmostEqual(item["wattsNow"], builtin_watts(100, 300, cpu["fractionNow"], norm), delta=0.01)
+        self.assertAlmostEqual(item["wattsAfter"], builtin_watts(100, 300, cpu["fractionAfter"], norm), delta=0.01)
+        self.assertAlmostEqual(item["deltaWatts"], item["wattsAfter"] - item["wattsNow"], places=6)
+        self.assertGreater(item["deltaWatts"], 0)
+        self.assertLess(item["telemetryAgeSeconds"], 60)
+        self.assertEqual(item["model"]["backend"], "builtin")
+
+    def test_local_from_real_prometheus_and_node_exporter(self):
+        self.wait_for_telemetry()
+        r = powerctl("predict", self.node, self.other, "--cpu", "500m", "--source", "local", "-o", "json",
+                     *self.kc, *self.config(), check=False)
+        self.assertEqual(r.returncode, 3, r.stderr)  # the other node has no series
+        doc = json.loads(r.stdout)
+        self.assertFalse(doc["answeredBy"]["extender"])
+        self.assertIn("computed locally", doc["answeredBy"]["description"])
+        self.assertEqual(doc["cpuAdded"], 0.5)
+        self.check_node(doc["nodes"][0])
+        other = doc["nodes"][1]
+        self.assertEqual(other["node"], self.other)
+        self.assertIsNone(other["wattsNow"])
+        self.assertIn("no CPU usage", other["error"])
+
+        table = powerctl("predict", self.node, "--source", "local", *self.kc, *self.config())
+        lines = table.stdout.splitlines()
+        self.assertTrue(lines[0].startswith("Answered by: computed locally: CPU from Prometheus"), lines[0])
+        self.assertEqual(lines[1].split()[:3], ["NODE", "CPU", "AMBIENT°C"])
+        self.assertIn("+1 CPU", lines[1])
+        row = lines[2].split()
+        self.assertEqual(row[0], self.node)
+        self.assertIn("23.0", row)
+
+    def test_auto_falls_back_to_local_and_says_why(self):
+        self.wait_for_telemetry()
+        r = powerctl("predict", self.node, *self.kc, *self.config())
+        self.assertIn("the extender did not answer", r.stderr)
+        self.assertTrue(r.stdout.startswith("Answered by: computed locally"))
+        only = powerctl("predict", self.node, "--source", "extender", *self.kc, *self.config(), check=False)
+        self.assertEqual(only.returncode, 1)
+        self.assertIn(f"extender {self.namespace}/powerctl-extender", only.stderr)
+
+    def test_cpu_from_metrics_api_through_the_aggregator(self):
+        self.wait_for_telemetry()
+        with MetricsApiService(self.cluster, nodes={self.node: {"cpu": "1500m", "memory": "2Gi"}}) as metrics:
+            r = powerctl("predict", self.node, "--cpu", "500m", "--source", "local", "-o", "json", *self.kc,
+                         *self.config("metrics-api"))
+            doc = json.loads(r.stdout)
+            self.assertIn("metrics.k8s.io", doc["answeredBy"]["description"])
+            self.check_node(doc["nodes"][0], cores_expected=1.5)
+            self.assertTrue(metrics.requests(path_prefix="/apis/metrics.k8s.io/v1beta1/nodes"))
+
+    def test_extender_answers_through_the_service_proxy(self):
+        address = routable_address()  # skips when the machine has only loopback
+        self.wait_for_telemetry()
+        local = powerctl("predict", self.node, "--cpu", "500m", "--source", "local", "-o", "json", *self.kc,
+                         *self.config())
+        document = json.loads(local.stdout)
+        del document["answeredBy"]
+        ops = OpsServer(address, document)
+        self.addCleanup(ops.close)
+        self.cluster.request("POST", "/api/v1/namespaces",
+                             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}})
+        self.addCleanup(self.cluster.api, "DELETE", f"/api/v1/namespaces/{self.namespace}")
+        self.cluster.request("POST", f"/api/v1/namespaces/{self.namespace}/services", {
+            "apiVersion": "v1", "kind": "Service", "metadata": {"name": "powerctl-extender"},
+            "spec": {"ports": [{"name": "ops", "port": 8080, "protocol": "TCP", "targetPort": ops.port}]}})
+        # The service proxy only dials endpoint addresses that are the IP of the Pod they name.
+        pods = f"/api/v1/namespaces/{self.namespace}/pods"
+        pod = self.cluster.request("POST", pods, {
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "powerctl-extender-0"},
+            "spec": {"nodeName": self.other, "containers": [{"name": "extender", "image": "powerctl"}]}})
+        pod["status"] = {"phase": "Running", "podIP": address, "podIPs": [{"ip": address}]}
+        self.cluster.request("PUT", f"{pods}/powerctl-extender-0/status", pod)
+        self.cluster.request("POST", f"/api/v1/namespaces/{self.namespace}/endpoints", {
+            "apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "powerctl-extender"},
+            "subsets": [{"addresses": [{"ip": address, "targetRef": {
+                "kind": "Pod", "namespace": self.namespace, "name": "powerctl-extender-0"}}],
+                         "ports": [{"name": "ops", "port": ops.port, "protocol": "TCP"}]}]})
+        r = powerctl("predict", self.node, "--cpu", "500m", "-o", "json", *self.kc, *self.config())
+        doc = json.loads(r.stdout)
+        self.assertTrue(doc["answeredBy"]["extender"], r.stderr)
+        self.assertIn("service proxy", doc["answeredBy"]["description"])
+        self.check_node(doc["nodes"][0])
+        self.assertEqual(ops.paths, [f"/v1/predictions?cpu=500m&node={self.node}"])
+        table = powerctl("predict", self.node, "--cpu", "500m", *self.kc, *self.config())
+        self.assertTrue(table.stdout.startswith(f"Answered by: extender {self.namespace}/powerctl-extender"))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,277 @@
+// PredictNodePower: telemetry and node metadata to model rows and back, and its JSON form.
+#include "core/predict/builtin_model.h"
+#include "core/predict/node_power.h"
+#include "core/predict/node_power_json.h"
+#include "core/predict/power_report.h"
+#include "core/predict/predictor_factory.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <memory>
+
+namespace powerctl::predict {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using telemetry::NodeReading;
+using telemetry::SteadyTime;
+
+const SteadyTime kNow = SteadyTime{} + std::chrono::hours(1);
+
+// Records every call and answers each row with a fixed function of its inputs.
+class RecordingPredictor : public Predictor {
+ public:
+  std::vector<std::vector<PredictionRow>> calls;
+  std::string fail_node;  // rows of this node get an error
+  std::vector<Prediction> Predict(const std::vector<PredictionRow>& rows, milliseconds) override {
+    calls.push_back(rows);
+    std::vector<Prediction> out;
+    for (const auto& row : rows) {
+      Prediction p;
+      if (row.node == fail_node) {
+        p.error = "model server unreachable";
+      } else {
+        p.watts = 100 + 200 * double{row.inputs.cpu_fraction} + 10 * double{row.inputs.ambient};
+      }
+      out.push_back(p);
+    }
+    return out;
+  }
+};
+
+NodeFacts Node(const std::string& name, bool ranges = true) {
+  NodeFacts n;
+  n.name = name;
+  if (ranges) {
+    n.labels = {{"ambient/min", "10"}, {"ambient/max", "40"}, {"cpu1/min", "20"},
+                {"cpu1/max", "90"},    {"cpu2/min", "20"},    {"cpu2/max", "90"}};
+  }
+  return n;
+}
+
+NodeReading Reading(const std::string& name, double cores, double capacity, SteadyTime at) {
+  NodeReading r;
+  r.node = name;
+  r.cpu_cores_used = telemetry::CpuReading(cores, at, "test");
+  r.cpu_capacity = capacity;
+  r.ambient = telemetry::TemperatureReading(25, at, "Ambient");
+  r.cpu1 = telemetry::TemperatureReading(55, at, "CPU1");
+  r.cpu2 = telemetry::TemperatureReading(200 - 100, at, "CPU2");  // above its range: clamped
+  return r;
+}
+
+PowerQuery Query(double cores = 1.0) {
+  PowerQuery q;
+  q.extra_cpu_cores = cores;
+  q.now = kNow;
+  return q;
+}
+
+TEST(NodePowerTest, BuiltinModelNowAndAfterInOneBatchedCall) {
+  manifests::PowerctlConfig config;
+  NodeFacts node = Node("a");
+  node.annotations = {{"powerctl.io/idle-watts", "100"}, {"powerctl.io/max-watts", "300"}};
+  std::map<std::string, NodeReading> readings = {{"a", Reading("a", 1, 4, kNow - seconds(5))}};
+  BuiltinPredictor builtin;
+  auto result = PredictNodePower({node}, readings, config, builtin, Query(1));
+  ASSERT_EQ(result.size(), 1u);
+  const NodePower& p = result[0];
+  EXPECT_EQ(p.error, "");
+  EXPECT_DOUBLE_EQ(*p.cpu_fraction_now, 0.25);
+  EXPECT_DOUBLE_EQ(*p.cpu_fraction_after, 0.5);
+  EXPECT_DOUBLE_EQ(*p.ambient.normalized, 0.5);
+  EXPECT_DOUBLE_EQ(*p.cpu1.normalized, 0.5);
+  EXPECT_DOUBLE_EQ(*p.cpu2.normalized, 1.0);
+  double t = (0.5 + 0.5 + 1.0) / 3;
+  EXPECT_NEAR(*p.watts_now, 100 + 200 * 0.25 * (1 + 0.1 * t), 1e-3);
+  EXPECT_NEAR(*p.watts_after, 100 + 200 * 0.5 * (1 + 0.1 * t), 1e-3);
+  EXPECT_NEAR(*p.delta(), 200 * 0.25 * (1 + 0.1 * t), 1e-3);
+  EXPECT_EQ(p.telemetry_age, milliseconds(5000));
+  EXPECT_FALSE(p.overcommitted);
+}
+
+TEST(NodePowerTest, EveryNodeIsInOneCallWithTwoRowsEach) {
+  manifests::PowerctlConfig config;
+  config.predictor.backend = "tfserving-grpc";
+  std::vector<NodeFacts> nodes;
+  std::map<std::string, NodeReading> readings;
+  for (int i = 0; i < 1000; ++i) {
+    std::string name = "n" + std::to_string(i);
+    nodes.push_back(Node(name));
+    readings[name] = Reading(name, i % 4, 4, kNow);
+  }
+  RecordingPredictor predictor;
+  auto result = PredictNodePower(nodes, readings, config, predictor, Query());
+  ASSERT_EQ(predictor.calls.size(), 1u);
+  ASSERT_EQ(predictor.calls[0].size(), 2000u);
+  EXPECT_EQ(predictor.calls[0][0].model.host, "powerctl-model.powerctl.svc");
+  EXPECT_EQ(predictor.calls[0][0].model.port, 8500);
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_EQ(result[i].node, "n" + std::to_string(i));
+    EXPECT_NEAR(*result[i].delta(), 200.0 / 4, 1e-3) << i;
+  }
+}
+
+TEST(NodePowerTest, MissingInputsGiveReasonsNotNumbers) {
+  manifests::PowerctlConfig config;
+  NodeReading no_cpu = Reading("a", 1, 4, kNow);
+  no_cpu.cpu_cores_used = telemetry::MissingReading("stale: measured 5m ago");
+  NodeReading no_capacity = Reading("b", 1, 4, kNow);
+  no_capacity.cpu_capacity.reset();
+  NodeFacts bad_annotation = Node("c");
+  bad_annotation.annotations = {{"powerctl.io/idle-watts", "0x10"}};
+  NodeReading nan_cpu = Reading("e", std::nan(""), 4, kNow);
+  std::map<std::string, NodeReading> readings = {
+      {"a", no_cpu}, {"b", no_capacity}, {"c", Reading("c", 1, 4, kNow)}, {"e", nan_cpu}};
+  RecordingPredictor predictor;
+  auto result = PredictNodePower({Node("a"), Node("b"), bad_annotation, Node("d"), Node("e")},
+                                 readings, config, predictor, Query());
+  EXPECT_EQ(result[0].error, "no CPU usage: stale: measured 5m ago");
+  EXPECT_EQ(result[1].error, "node has no CPU capacity in its status");
+  EXPECT_NE(result[2].error.find("powerctl.io/idle-watts"), std::string::npos) << result[2].error;
+  EXPECT_EQ(result[3].error, "no CPU usage: no telemetry for this node");
+  EXPECT_NE(result[4].error.find("no CPU usage"), std::string::npos) << result[4].error;
+  for (const auto& p : result) EXPECT_FALSE(p.watts_now.has_value()) << p.node;
+  EXPECT_TRUE(predictor.calls.empty());
+}
+
+TEST(NodePowerTest, BuiltinTakesMissingTemperaturesAsNominalModelServersRefuse) {
+  NodeReading r = Reading("a", 2, 4, kNow);
+  r.cpu1 = telemetry::MissingReading("sensor CPU1 reads NaN");
+  std::map<std::string, NodeReading> readings = {{"a", r}, {"b", Reading("b", 2, 4, kNow)}};
+  manifests::PowerctlConfig config;
+  BuiltinPredictor builtin;
+  auto result = PredictNodePower({Node("a"), Node("b", false)}, readings, config, builtin, Query());
+  ASSERT_TRUE(result[0].watts_now.has_value());
+  ASSERT_EQ(result[0].notes.size(), 1u);
+  EXPECT_EQ(result[0].notes[0], "no cpu1 temperature: sensor CPU1 reads NaN (taken as nominal)");
+  EXPECT_EQ(result[1].notes.size(), 3u);  // no range labels at all
+
+  config.predictor.backend = "v2";
+  RecordingPredictor predictor;
+  result = PredictNodePower({Node("a"), Node("b", false)}, readings, config, predictor, Query());
+  EXPECT_EQ(result[0].error, "model input missing: no cpu1 temperature: sensor CPU1 reads NaN");
+  EXPECT_EQ(result[1].error, "model input missing: no ambient/min and ambient/max labels");
+}
+
+TEST(NodePowerTest, BadRangeLabelsAreNamed) {
+  NodeFacts node = Node("a");
+  node.labels["cpu2/min"] = "0x10";
+  std::string error;
+  EXPECT_FALSE(TemperatureRangeFromLabels(node.labels, "cpu2", &error).has_value());
+  EXPECT_NE(error.find("cpu2/min=0x10"), std::string::npos) << error;
+  node.labels["cpu2/min"] = "95";
+  EXPECT_FALSE(TemperatureRangeFromLabels(node.labels, "cpu2", &error).has_value());
+  auto ok = TemperatureRangeFromLabels(node.labels, "ambient", &error);
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_EQ(ok->min, 10);
+  EXPECT_EQ(ok->max, 40);
+}
+
+TEST(NodePowerTest, OvercommitIsFlaggedAndTheFractionCapped) {
+  manifests::PowerctlConfig config;
+  std::map<std::string, NodeReading> readings = {{"a", Reading("a", 3.5, 4, kNow)}};
+  BuiltinPredictor builtin;
+  auto result = PredictNodePower({Node("a")}, readings, config, builtin, Query(2));
+  EXPECT_TRUE(result[0].overcommitted);
+  EXPECT_DOUBLE_EQ(*result[0].cpu_fraction_after, 1.0);
+}
+
+TEST(NodePowerTest, AFailingModelFailsOnlyItsNodes) {
+  manifests::PowerctlConfig config;
+  config.predictor.backend = "tfserving-rest";
+  std::map<std::string, NodeReading> readings = {{"a", Reading("a", 1, 4, kNow)},
+                                                 {"b", Reading("b", 1, 4, kNow)}};
+  RecordingPredictor predictor;
+  predictor.fail_node = "a";
+  auto result = PredictNodePower({Node("a"), Node("b")}, readings, config, predictor, Query());
+  EXPECT_EQ(result[0].error, "model server unreachable");
+  EXPECT_TRUE(result[1].watts_now.has_value());
+}
+
+TEST(NodePowerJsonTest, RoundTripKeepsWhatTheCliShows) {
+  manifests::PowerctlConfig config;
+  std::map<std::string, NodeReading> readings = {{"a", Reading("a", 1, 4, kNow - seconds(3))}};
+  BuiltinPredictor builtin;
+  auto result = PredictNodePower({Node("a"), Node("b")}, readings, config, builtin, Query(0.5));
+  nlohmann::json doc = PredictionDocument(result, 0.5, kNow);
+  // Through text, as it travels from the extender.
+  auto parsed = ParsePredictionDocument(nlohmann::json::parse(doc.dump()), kNow + seconds(10));
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed->cpu_added, 0.5);
+  ASSERT_EQ(parsed->nodes.size(), 2u);
+  const NodePower& a = parsed->nodes[0];
+  EXPECT_EQ(a.node, "a");
+  EXPECT_DOUBLE_EQ(*a.watts_now, *result[0].watts_now);
+  EXPECT_DOUBLE_EQ(*a.watts_after, *result[0].watts_after);
+  EXPECT_DOUBLE_EQ(*a.reading.cpu_cores_used.value, 1);
+  EXPECT_DOUBLE_EQ(*a.reading.cpu_capacity, 4);
+  EXPECT_DOUBLE_EQ(*a.ambient.reading.value, 25);
+  EXPECT_DOUBLE_EQ(*a.cpu2.normalized, 1.0);
+  EXPECT_EQ(a.ambient.range->max, 40);
+  EXPECT_EQ(a.telemetry_age, milliseconds(3000));
+  EXPECT_EQ(telemetry::Age(a.ambient.reading, kNow + seconds(10)), milliseconds(3000));
+  EXPECT_EQ(parsed->nodes[1].error, "no CPU usage: no telemetry for this node");
+}
+
+TEST(NodePowerJsonTest, MalformedDocumentsAreRefusedWithTheField) {
+  auto now = kNow;
+  EXPECT_FALSE(ParsePredictionDocument(nlohmann::json::array(), now).ok());
+  EXPECT_FALSE(ParsePredictionDocument(
+                   {{"kind", "PowerPrediction"}, {"nodes", nlohmann::json::array()}}, now)
+                   .ok());
+  nlohmann::json doc = {{"kind", "PowerPrediction"},
+                        {"cpuAdded", 1},
+                        {"nodes", {{{"node", "a"}, {"wattsNow", "many"}}}}};
+  auto bad = ParsePredictionDocument(doc, now);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::kApi);
+  EXPECT_NE(bad.error().message.find("node a.wattsNow: not a number"), std::string::npos)
+      << bad.error().message;
+  doc["nodes"] = {{{"wattsNow", 1}}};
+  EXPECT_FALSE(ParsePredictionDocument(doc, now).ok());
+  doc["nodes"] = {{{"node", "a"}, {"notes", {1, 2}}}};
+  EXPECT_FALSE(ParsePredictionDocument(doc, now).ok());
+  doc["nodes"] = {{{"node", "a"}, {"temperatures", {{"cpu1", {{"normalized", true}}}}}}};
+  EXPECT_FALSE(ParsePredictionDocument(doc, now).ok());
+}
+
+TEST(PowerReportTest, ExtenderPathGoesThroughTheServiceProxyToTheOpsPort) {
+  manifests::PowerctlConfig config;
+  config.namespace_ = "power";
+  EXPECT_EQ(ExtenderPredictionsPath(config, {"a", "b.example"}, "500m"),
+            "/api/v1/namespaces/power/services/http:powerctl-extender:ops/proxy/v1/"
+            "predictions?cpu=500m&node=a"
+            "&node=b.example");
+}
+
+TEST(PredictorFactoryTest, RefusesBadSettingsNamingTheKey) {
+  class NoHttp : public HttpClient {
+    Result<HttpClientResponse> Do(const HttpClientRequest&) override {
+      return MakeError(ErrorCode::kNetwork, "unused");
+    }
+  } http;
+  manifests::PredictorSettings settings;
+  settings.timeout = "soon";
+  auto bad = MakeConfiguredPredictor(settings, http);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("predictor.timeout"), std::string::npos);
+  settings.timeout = "250ms";
+  settings.backend = "tfserving-rest";
+  settings.rest.request_form = "columns";
+  bad = MakeConfiguredPredictor(settings, http);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("predictor.rest.requestForm"), std::string::npos);
+  settings.rest.request_form = "instances";
+  auto good = MakeConfiguredPredictor(settings, http);
+  ASSERT_TRUE(good.ok());
+  EXPECT_EQ(good->deadline, milliseconds(250));
+  settings.backend = "onnx";
+  EXPECT_FALSE(MakeConfiguredPredictor(settings, http).ok());
+}
+
+}  // namespace
+}  // namespace powerctl::predict
