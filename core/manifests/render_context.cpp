@@ -73,15 +73,26 @@ json PoliciesContext(const PowerctlConfig& config) {
 
 ObjectNames NamesFor(const PowerctlConfig& config) {
   const std::string& s = config.scheduler.name;
-  return ObjectNames{s,
-                     s + "-config",
-                     s + "-tls",
-                     "powerctl-extender",
-                     "powerctl-extender-config",
-                     "powerctl-extender-tls",
-                     "powerctl-extender",
-                     "powerctl-model",
-                     "powerctl-model-config"};
+  ObjectNames names;
+  names.scheduler_service_account = s;
+  names.scheduler_config_map = s + "-config";
+  names.scheduler_tls_secret = s + "-tls";
+  names.extender = "powerctl-extender";
+  names.extender_config_map = "powerctl-extender-config";
+  names.extender_tls_secret = "powerctl-extender-tls";
+  names.extender_lease = "powerctl-extender";
+  names.model = "powerctl-model";
+  names.model_config_map = "powerctl-model-config";
+  // RBAC object names may contain ':', namespace names may not, so "powerctl:<part>:<ns>"
+  // and "powerctl:<part>:<ns>:<role>" are distinct for every namespace. The namespace is
+  // the install (the instance label `delete` selects by); the scheduler's name is not part
+  // of the name, so renaming the scheduler updates these bindings instead of adding more.
+  const std::string& ns = config.namespace_;
+  names.extender_cluster_role = "powerctl:extender:" + ns;
+  names.scheduler_kube_scheduler = "powerctl:scheduler:" + ns + ":kube-scheduler";
+  names.scheduler_volume_scheduler = "powerctl:scheduler:" + ns + ":volume-scheduler";
+  names.scheduler_auth_reader = "powerctl:scheduler:" + ns + ":auth-reader";
+  return names;
 }
 
 CertificateRequest ExtenderCertificateRequest(const PowerctlConfig& config) {
@@ -123,6 +134,9 @@ json BuildRenderContext(const PowerctlConfig& config, const RenderOptions& optio
   sched["serviceAccount"] = names.scheduler_service_account;
   sched["configMap"] = names.scheduler_config_map;
   sched["tlsSecret"] = names.scheduler_tls_secret;
+  sched["kubeSchedulerBinding"] = names.scheduler_kube_scheduler;
+  sched["volumeSchedulerBinding"] = names.scheduler_volume_scheduler;
+  sched["authReaderBinding"] = names.scheduler_auth_reader;
   sched["tlsDir"] = kSchedulerTlsDir;
   sched["image"] = s.image.empty() ? "registry.k8s.io/kube-scheduler:" + v.ImageTag() : s.image;
   sched["replicas"] = s.replicas;
@@ -146,8 +160,7 @@ json BuildRenderContext(const PowerctlConfig& config, const RenderOptions& optio
   json ext;
   ext["name"] = names.extender;
   ext["serviceAccount"] = names.extender;
-  // Cluster-scoped names carry the namespace, so two installs never share them.
-  ext["clusterRole"] = "powerctl:extender:" + config.namespace_;
+  ext["clusterRole"] = names.extender_cluster_role;
   ext["configMap"] = names.extender_config_map;
   ext["tlsSecret"] = names.extender_tls_secret;
   ext["leaseName"] = names.extender_lease;

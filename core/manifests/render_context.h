@@ -18,6 +18,13 @@ struct ObjectNames {
   std::string scheduler_service_account, scheduler_config_map, scheduler_tls_secret;
   std::string extender, extender_config_map, extender_tls_secret, extender_lease;
   std::string model, model_config_map;
+  // Objects outside the install's namespace (cluster-scoped, or in kube-system) carry the
+  // namespace in their names, so installs in two namespaces never share (and take over or
+  // delete) one.
+  std::string extender_cluster_role;       // ClusterRole and its ClusterRoleBinding
+  std::string scheduler_kube_scheduler;    // ClusterRoleBinding to system:kube-scheduler
+  std::string scheduler_volume_scheduler;  // ClusterRoleBinding to system:volume-scheduler
+  std::string scheduler_auth_reader;       // RoleBinding in kube-system
 };
 ObjectNames NamesFor(const PowerctlConfig& config);
 

@@ -2,11 +2,11 @@
 // "Can I?" checks (SelfSubjectAccessReview), so a mutating command can refuse before it
 // changes anything when the user lacks a permission it will need.
 
-#include <string>
-#include <vector>
-
 #include "core/common/result.h"
 #include "core/kube/client.h"
+
+#include <string>
+#include <vector>
 
 namespace powerctl::setup {
 
@@ -18,9 +18,11 @@ struct AccessCheck {
   std::string name;        // "" = any
 };
 
-// The checks that fail, each as `verb resource[.group] [in namespace NS]`; an empty
-// list means everything is allowed.
-Result<std::vector<std::string>> MissingPermissions(kube::Client& client, const std::vector<AccessCheck>& checks);
+// The checks that fail, each as `verb resource[.group] [in namespace NS]` followed by the
+// denied object names in parentheses when the checks named objects; an empty list means
+// everything is allowed. Each distinct check (names included) is asked once.
+Result<std::vector<std::string>> MissingPermissions(kube::Client& client,
+                                                    const std::vector<AccessCheck>& checks);
 
 // One error listing the missing permissions and the RBAC rules that would grant them.
 Error PermissionError(const std::string& what, const std::vector<std::string>& missing);

@@ -1,8 +1,8 @@
 #include "core/setup/rollout.h"
 
-#include <fmt/format.h>
-
 #include "core/kube/resources.h"
+
+#include <fmt/format.h>
 
 namespace powerctl::setup {
 namespace {
@@ -29,24 +29,41 @@ std::string PodProblem(kube::Client& client, const std::string& ns, const json& 
     const json& status = pod.value("status", json::object());
     for (const json& c : status.value("conditions", json::array())) {
       if (c.value("type", "") == "PodScheduled" && c.value("status", "") == "False") {
-        return fmt::format("pod {} unschedulable: {}", pod["metadata"].value("name", ""), c.value("message", ""));
+        return fmt::format("pod {} unschedulable: {}", pod["metadata"].value("name", ""),
+                           c.value("message", ""));
       }
     }
     for (const json& cs : status.value("containerStatuses", json::array())) {
       const json& waiting = cs.value("state", json::object()).value("waiting", json::object());
       if (!waiting.empty()) {
-        return fmt::format("pod {} container {}: {} {}", pod["metadata"].value("name", ""), cs.value("name", ""),
-                           waiting.value("reason", ""), waiting.value("message", ""));
+        return fmt::format("pod {} container {}: {} {}", pod["metadata"].value("name", ""),
+                           cs.value("name", ""), waiting.value("reason", ""),
+                           waiting.value("message", ""));
       }
     }
   }
   return "";
 }
 
+// What the replica counts say is left to do, in the order a rollout does it (as kubectl
+// rollout status does): new replicas to create, old ones to terminate, updated ones to become
+// available.
+std::string ReplicaCounts(const RolloutProgress& p, int total) {
+  if (p.updated < p.replicas) {
+    return fmt::format("{} of {} replicas updated", p.updated, p.replicas);
+  }
+  if (total > p.updated) {
+    int old = total - p.updated;
+    return fmt::format("{} old replica{} pending termination", old, old == 1 ? "" : "s");
+  }
+  return fmt::format("{} of {} updated replicas available", p.available, p.replicas);
+}
+
 }  // namespace
 
 Result<RolloutProgress> InspectRollout(kube::Client& client, const DeploymentRef& ref) {
-  std::string path = kube::CollectionPath(*kube::FindResourceType("Deployment"), ref.namespace_) + "/" + ref.name;
+  std::string path =
+      kube::CollectionPath(*kube::FindResourceType("Deployment"), ref.namespace_) + "/" + ref.name;
   POWERCTL_TRY(deployment, client.Get(path));
   RolloutProgress p;
   p.name = "deployment/" + ref.name;
@@ -56,26 +73,28 @@ Result<RolloutProgress> InspectRollout(kube::Client& client, const DeploymentRef
   p.updated = status.value("updatedReplicas", 0);
   p.available = status.value("availableReplicas", 0);
   int total = status.value("replicas", 0);
-  bool observed = status.value("observedGeneration", 0) >= deployment["metadata"].value("generation", 0);
+  bool observed =
+      status.value("observedGeneration", 0) >= deployment["metadata"].value("generation", 0);
   p.done = observed && p.updated == p.replicas && p.available == p.replicas && total == p.replicas;
   if (!p.done) {
     for (const json& c : status.value("conditions", json::array())) {
-      if (c.value("type", "") == "Progressing" && c.value("reason", "") == "ProgressDeadlineExceeded") {
+      if (c.value("type", "") == "Progressing" &&
+          c.value("reason", "") == "ProgressDeadlineExceeded") {
         p.waiting_for = c.value("message", "");
       }
     }
     if (p.waiting_for.empty()) p.waiting_for = PodProblem(client, ref.namespace_, deployment);
-    if (p.waiting_for.empty() && !observed) p.waiting_for = "the controller has not seen the change yet";
-    if (p.waiting_for.empty()) {
-      p.waiting_for = fmt::format("{} of {} updated replicas available", p.available, p.replicas);
-    }
+    if (p.waiting_for.empty() && !observed)
+      p.waiting_for = "the controller has not seen the change yet";
+    if (p.waiting_for.empty()) p.waiting_for = ReplicaCounts(p, total);
   }
   return p;
 }
 
-Status WaitForRollouts(kube::Client& client, const std::vector<DeploymentRef>& deployments,
-                       std::chrono::milliseconds timeout, const Clock& clock,
-                       const std::function<void(const std::vector<RolloutProgress>&)>& on_progress) {
+Status WaitForRollouts(
+    kube::Client& client, const std::vector<DeploymentRef>& deployments,
+    std::chrono::milliseconds timeout, const Clock& clock,
+    const std::function<void(const std::vector<RolloutProgress>&)>& on_progress) {
   auto deadline = clock.now() + timeout;
   while (true) {
     std::vector<RolloutProgress> progress;
@@ -91,11 +110,13 @@ Status WaitForRollouts(kube::Client& client, const std::vector<DeploymentRef>& d
       std::string waiting;
       for (const RolloutProgress& p : progress) {
         if (p.done) continue;
-        waiting += fmt::format("; {} {}/{} available: {}", p.name, p.available, p.replicas, p.waiting_for);
+        waiting +=
+            fmt::format("; {} {}/{} available: {}", p.name, p.available, p.replicas, p.waiting_for);
       }
-      return MakeError(ErrorCode::kApi, fmt::format("timed out after {}s waiting for rollout{}",
-                                                    std::chrono::duration_cast<std::chrono::seconds>(timeout).count(),
-                                                    waiting));
+      return MakeError(
+          ErrorCode::kApi,
+          fmt::format("timed out after {}s waiting for rollout{}",
+                      std::chrono::duration_cast<std::chrono::seconds>(timeout).count(), waiting));
     }
     clock.sleep(std::chrono::milliseconds(1000));
   }

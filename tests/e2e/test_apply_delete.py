@@ -75,11 +75,11 @@ class ApplyDeleteTest(ClusterTest):
         deleted = powerctl("delete", *self.admin, "--wait", "--timeout", "2m")
         self.assertIn(f"namespace/{NS} deleted", deleted.stdout)
         self.assertIn("customresourcedefinition/taspolicies.telemetry.intel.com kept", deleted.stdout)
-        self.assertIn("clusterrolebinding/apply-e2e-scheduler-as-kube-scheduler deleted", deleted.stdout)
+        self.assertIn("clusterrolebinding/powerctl:scheduler:apply-e2e:kube-scheduler deleted", deleted.stdout)
         status, _ = self.cluster.api("GET", f"/api/v1/namespaces/{NS}")
         self.assertEqual(status, 404)
         status, _ = self.cluster.api(
-            "GET", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/apply-e2e-scheduler-as-kube-scheduler")
+            "GET", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/powerctl:scheduler:apply-e2e:kube-scheduler")
         self.assertEqual(status, 404)
         self.assertIn("nothing to delete", powerctl("delete", *self.admin).stderr)
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -364,6 +365,198 @@ TEST_F(ApplyTest, ClientDryRunOfAnAppliedClusterKeepsSecretsAndSendsNothing) {
   EXPECT_EQ(actions[kExtenderSecretPath], ApplyAction::kKept);
   EXPECT_EQ(actions[kSchedulerSecretPath], ApplyAction::kKept);
   EXPECT_NE(actions[kExtenderPath], ApplyAction::kCreated);
+}
+
+// ---- client dry run compares with the live objects ---------------------------------------
+
+constexpr char kExtenderConfigMapPath[] =
+    "/api/v1/namespaces/powerctl/configmaps/powerctl-extender-config";
+constexpr char kExtenderServicePath[] = "/api/v1/namespaces/powerctl/services/powerctl-extender";
+
+class ClientDryRunTest : public ApplyTest {
+ protected:
+  static ApplyRequest ClientDryRun() {
+    ApplyRequest request = Request();
+    request.dry_run = DryRunMode::kClient;
+    return request;
+  }
+
+  // Runs a client dry run and checks it sent nothing and changed nothing.
+  std::map<std::string, ApplyAction> DryRunActions(const ApplyRequest& request) {
+    std::map<std::string, json> before = server_.objects();
+    auto report = Run(request);
+    EXPECT_TRUE(report.ok()) << report.error().message;
+    if (!report.ok()) return {};
+    EXPECT_THAT(server_.MutatingRequests(), IsEmpty());
+    EXPECT_EQ(server_.objects(), before);
+    return Actions(*report);
+  }
+
+  // Changes the stored object at `path` as another writer (a controller, kubectl) would.
+  void Edit(const std::string& path, const std::function<void(json&)>& edit) {
+    json object = server_.Object(path);
+    ASSERT_FALSE(object.empty()) << path;
+    edit(object);
+    server_.PutExactly(object);
+  }
+
+  // powerctl's managedFields entry on the stored object, with this field set.
+  void SetOwnedFields(const std::string& path, json fields_v1) {
+    Edit(path, [&](json& o) {
+      o["metadata"]["managedFields"] = json::array({{{"manager", "powerctl"},
+                                                     {"operation", "Apply"},
+                                                     {"apiVersion", o["apiVersion"]},
+                                                     {"fieldsType", "FieldsV1"},
+                                                     {"fieldsV1", std::move(fields_v1)}}});
+    });
+  }
+};
+
+TEST_F(ClientDryRunTest, AnAppliedClusterIsUnchangedAndSecretsAreKept) {
+  ASSERT_NO_FATAL_FAILURE(ApplyOnce());
+  auto report = Run(ClientDryRun());
+  ASSERT_TRUE(report.ok()) << report.error().message;
+
+  EXPECT_FALSE(report->changed());
+  for (const AppliedObject& o : report->objects) {
+    if (o.object.value("kind", "") == "Secret") {
+      EXPECT_EQ(o.action, ApplyAction::kKept) << o.name;
+    } else {
+      EXPECT_EQ(o.action, ApplyAction::kUnchanged) << o.name;
+    }
+  }
+  EXPECT_THAT(server_.MutatingRequests(), IsEmpty());
+}
+
+TEST_F(ClientDryRunTest, AChangedSettingConfiguresOnlyWhatItChanges) {
+  ASSERT_NO_FATAL_FAILURE(ApplyOnce());
+  ApplyRequest request = ClientDryRun();
+  request.config.extender.replicas = 3;
+  std::map<std::string, ApplyAction> actions = DryRunActions(request);
+
+  EXPECT_EQ(actions[kExtenderPath], ApplyAction::kConfigured);
+  EXPECT_EQ(actions[kExtenderConfigMapPath], ApplyAction::kConfigured);  // holds the config
+  EXPECT_EQ(actions[kSchedulerPath], ApplyAction::kUnchanged);
+  EXPECT_EQ(actions[kExtenderServicePath], ApplyAction::kUnchanged);
+  EXPECT_EQ(actions[kNamespacePath], ApplyAction::kUnchanged);
+  EXPECT_EQ(server_.Object(kExtenderPath)["spec"]["replicas"], 1);
+}
+
+TEST_F(ClientDryRunTest, ServerDefaultsAndOtherWritersFieldsAreNotChanges) {
+  ASSERT_NO_FATAL_FAILURE(ApplyOnce());
+  Edit(kExtenderPath, [](json& d) {
+    json& spec = d["spec"];
+    spec["progressDeadlineSeconds"] = 600;
+    spec["revisionHistoryLimit"] = 10;
+    spec["strategy"] = {{"type", "RollingUpdate"}};
+    spec["template"]["metadata"]["creationTimestamp"] = nullptr;
+    json& pod = spec["template"]["spec"];
+    pod["dnsPolicy"] = "ClusterFirst";
+    json& container = pod["containers"][0];
+    container["imagePullPolicy"] = "IfNotPresent";
+    container["terminationMessagePath"] = "/dev/termination-log";
+    d["metadata"]["annotations"]["deployment.kubernetes.io/revision"] = "1";
+    d["metadata"]["labels"]["team"] = "energy";  // someone else's label
+  });
+  Edit(kExtenderServicePath, [](json& s) {
+    s["spec"]["clusterIP"] = "10.96.0.17";
+    s["spec"]["type"] = "ClusterIP";
+    s["spec"]["sessionAffinity"] = "None";
+  });
+  std::map<std::string, ApplyAction> actions = DryRunActions(ClientDryRun());
+
+  EXPECT_EQ(actions[kExtenderPath], ApplyAction::kUnchanged);
+  EXPECT_EQ(actions[kExtenderServicePath], ApplyAction::kUnchanged);
+}
+
+TEST_F(ClientDryRunTest, QuantitiesAreComparedByValue) {
+  ApplyRequest request = Request();
+  request.config.extender.cpu_request = "0.1";
+  request.config.extender.memory_limit = "0.25Gi";
+  auto applied = Run(request);
+  ASSERT_TRUE(applied.ok()) << applied.error().message;
+  server_.ClearRequests();
+  // The API server stores quantities in canonical form.
+  Edit(kExtenderPath, [](json& d) {
+    json& resources = d["spec"]["template"]["spec"]["containers"][0]["resources"];
+    ASSERT_EQ(resources["requests"]["cpu"], "0.1");
+    resources["requests"]["cpu"] = "100m";
+    resources["limits"]["memory"] = "256Mi";
+  });
+  request.dry_run = DryRunMode::kClient;
+  EXPECT_EQ(DryRunActions(request)[kExtenderPath], ApplyAction::kUnchanged);
+
+  Edit(kExtenderPath, [](json& d) {
+    d["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "200m";
+  });
+  EXPECT_EQ(DryRunActions(request)[kExtenderPath], ApplyAction::kConfigured);
+}
+
+TEST_F(ClientDryRunTest, AValueAnotherWriterChangedIsConfigured) {
+  ASSERT_NO_FATAL_FAILURE(ApplyOnce());
+  Edit(kExtenderPath, [](json& d) { d["spec"]["replicas"] = 5; });  // kubectl scale
+  Edit(kExtenderServicePath, [](json& s) { s["spec"]["ports"].erase(1); });
+  std::map<std::string, ApplyAction> actions = DryRunActions(ClientDryRun());
+
+  EXPECT_EQ(actions[kExtenderPath], ApplyAction::kConfigured);
+  EXPECT_EQ(actions[kExtenderServicePath], ApplyAction::kConfigured);
+  EXPECT_EQ(actions[kSchedulerPath], ApplyAction::kUnchanged);
+}
+
+TEST_F(ClientDryRunTest, AFieldPowerctlSetButNoLongerSendsIsConfigured) {
+  ASSERT_NO_FATAL_FAILURE(ApplyOnce());
+  // What the last apply owned, as the server records it: the desired fields...
+  json config_map_fields = {
+      {"f:data", {{".", json::object()}, {"f:powerctl.yaml", json::object()}}},
+      {"f:metadata", {{"f:labels", {{"f:app.kubernetes.io/name", json::object()}}}}}};
+  SetOwnedFields(kExtenderConfigMapPath, config_map_fields);
+  json deployment_fields = {
+      {"f:spec",
+       {{"f:replicas", json::object()},
+        {"f:template",
+         {{"f:spec",
+           {{"f:containers", {{R"(k:{"name":"extender"})", {{"f:image", json::object()}}}}}}}}}}}};
+  SetOwnedFields(kExtenderPath, deployment_fields);
+  EXPECT_EQ(DryRunActions(ClientDryRun())[kExtenderConfigMapPath], ApplyAction::kUnchanged);
+  EXPECT_EQ(DryRunActions(ClientDryRun())[kExtenderPath], ApplyAction::kUnchanged);
+
+  // ...plus a label, a data key and a container that this apply does not send: the server
+  // would remove them.
+  config_map_fields["f:metadata"]["f:labels"]["f:example.com/retired"] = json::object();
+  SetOwnedFields(kExtenderConfigMapPath, config_map_fields);
+  Edit(kExtenderConfigMapPath,
+       [](json& c) { c["metadata"]["labels"]["example.com/retired"] = "yes"; });
+  deployment_fields["f:spec"]["f:template"]["f:spec"]["f:containers"][R"(k:{"name":"sidecar"})"] = {
+      {"f:image", json::object()}};
+  SetOwnedFields(kExtenderPath, deployment_fields);
+  std::map<std::string, ApplyAction> actions = DryRunActions(ClientDryRun());
+
+  EXPECT_EQ(actions[kExtenderConfigMapPath], ApplyAction::kConfigured);
+  EXPECT_EQ(actions[kExtenderPath], ApplyAction::kConfigured);
+  EXPECT_EQ(actions[kSchedulerPath], ApplyAction::kUnchanged);
+}
+
+TEST_F(ClientDryRunTest, FieldsOwnedByOtherManagersAreNotPowerctls) {
+  ASSERT_NO_FATAL_FAILURE(ApplyOnce());
+  Edit(kExtenderConfigMapPath, [](json& c) {
+    c["metadata"]["labels"]["example.com/theirs"] = "yes";
+    c["metadata"]["managedFields"] = json::array(
+        {{{"manager", "kubectl-label"},
+          {"operation", "Update"},
+          {"fieldsType", "FieldsV1"},
+          {"fieldsV1",
+           {{"f:metadata", {{"f:labels", {{"f:example.com/theirs", json::object()}}}}}}}}});
+  });
+  EXPECT_EQ(DryRunActions(ClientDryRun())[kExtenderConfigMapPath], ApplyAction::kUnchanged);
+}
+
+TEST_F(ClientDryRunTest, AnObjectThatCannotBeReadIsReportedConfigured) {
+  ASSERT_NO_FATAL_FAILURE(ApplyOnce());
+  server_.FailRequests(kExtenderPath, 500, "GET");
+  std::map<std::string, ApplyAction> actions = DryRunActions(ClientDryRun());
+
+  EXPECT_EQ(actions[kExtenderPath], ApplyAction::kConfigured);
+  EXPECT_EQ(actions[kSchedulerPath], ApplyAction::kUnchanged);
 }
 
 TEST_F(ApplyTest, DeniedPermissionIsForbiddenListsItAndChangesNothing) {

@@ -264,12 +264,6 @@ TEST_F(DeleteTest, PermissionIsCheckedForEachObjectToDeleteButNotTheKeptCrd) {
 }
 
 TEST_F(DeleteTest, APermissionDeniedForOneObjectByNameDeletesNothing) {
-  GTEST_SKIP() << "BUG: core/setup/access.cpp MissingPermissions de-duplicates checks by "
-                  "\"verb resource in namespace\" without the name, so of delete checks for "
-                  "deployments powerctl-scheduler and powerctl-extender only the first is "
-                  "asked; RBAC limited by resourceNames that denies powerctl-extender passes "
-                  "the check, powerctl-scheduler is deleted, then DELETE powerctl-extender is "
-                  "403: expected kForbidden before any DELETE";
   server_.Deny("delete", "deployments", "powerctl", "powerctl-extender");
   std::map<std::string, json> before = server_.objects();
   auto report = Run(DeleteRequest{});
@@ -437,13 +431,6 @@ TEST_F(DeleteAfterApplyTest, DeletesEverythingApplyCreatedButTheCrd) {
 }
 
 TEST_F(DeleteAfterApplyTest, ApplyingASecondInstallLeavesTheFirstUntouched) {
-  GTEST_SKIP() << "BUG: templates/rbac.yaml names the scheduler's ClusterRoleBindings "
-                  "\"{{scheduler.serviceAccount}}-as-kube-scheduler\" / "
-                  "\"-as-volume-scheduler\" and the kube-system RoleBinding "
-                  "\"{{scheduler.serviceAccount}}-auth-reader\" without the namespace: a "
-                  "second install (namespace team-b, default scheduler.name) applies the same "
-                  "objects, moving their subjects to team-b's ServiceAccount and their instance "
-                  "label to team-b, so the first install's scheduler loses its permissions";
   std::vector<std::string> first = ApplyInstance("powerctl");
   std::map<std::string, json> before = server_.objects();
   ApplyInstance("team-b");
@@ -455,10 +442,6 @@ TEST_F(DeleteAfterApplyTest, ApplyingASecondInstallLeavesTheFirstUntouched) {
 }
 
 TEST_F(DeleteAfterApplyTest, DeletingASecondInstallLeavesTheFirstInPlace) {
-  GTEST_SKIP() << "BUG: templates/rbac.yaml: the scheduler's ClusterRoleBindings and the "
-                  "kube-system auth-reader RoleBinding are shared by installs in different "
-                  "namespaces (their names lack the namespace), so `delete` of team-b deletes "
-                  "them from under the install in namespace powerctl";
   std::vector<std::string> first = ApplyInstance("powerctl");
   ApplyInstance("team-b");
   auto report = DeleteInstance("team-b");
