@@ -78,11 +78,12 @@ class PredictTest(ClusterTest):
         self.namespace = f"predict-{tag}"
         self.kc = ["--kubeconfig", self.cluster.kubeconfig, "-n", self.namespace]
 
-    def config(self, cpu_source="prometheus"):
+    def config(self, cpu_source="prometheus", predictor=""):
         path = os.path.join(self.tmp, "powerctl.yaml")
         with open(path, "w") as f:
             f.write(f"""apiVersion: powerctl.io/v1alpha1
 kind: PowerctlConfig
+{predictor}
 telemetry:
   cpuSource: {cpu_source}
   temperatureSource: prometheus
@@ -159,6 +160,54 @@ telemetry:
             self.assertIn("metrics.k8s.io", doc["answeredBy"]["description"])
             self.check_node(doc["nodes"][0], cores_expected=1.5)
             self.assertTrue(metrics.requests(path_prefix="/apis/metrics.k8s.io/v1beta1/nodes"))
+
+    def predict_json(self, *args, **kw):
+        r = powerctl("predict", self.node, "--source", "local", "-o", "json", *self.kc, *self.config(**kw),
+                     *args, check=False)
+        self.assertIn(r.returncode, (0, 3), r.stderr)
+        return r.returncode, json.loads(r.stdout)["nodes"][0]
+
+    def test_failures_give_per_node_reasons(self):
+        self.wait_for_telemetry()
+        # A NaN sensor: the built-in model predicts with CPU1 taken as nominal and says so.
+        self.stack.write_ipmi({"Ambient": 23, "CPU1": "NaN", "CPU2": 44.5})
+        cl_wait = lambda: any(r["value"][1] == "NaN" for r in self.stack.query(
+            f'ipmi_temperature_celsius{{instance="{self.node}:9100",name="CPU1"}}'))
+        import cluster
+        cluster.wait_for(cl_wait, 30, "the NaN sample in Prometheus")
+        code, item = self.predict_json()
+        self.assertEqual(code, 0)
+        self.assertIsNone(item["temperatures"]["cpu1"]["value"])
+        self.assertTrue(any("cpu1" in n and "nominal" in n for n in item["notes"]), item["notes"])
+        self.assertIsNotNone(item["wattsNow"])
+        # A model server needs every input: no number, a reason.
+        grpc = "predictor:\n  backend: tfserving-grpc\n  timeout: 500ms\n  model:\n    host: 127.0.0.1\n"
+        down_port = cluster.free_ports(1)[0]
+        code, item = self.predict_json(predictor=grpc + f"    grpcPort: {down_port}")
+        self.assertEqual(code, 3)
+        self.assertIsNone(item["wattsNow"])
+        self.assertIn("model input missing: no cpu1 temperature", item["error"])
+        self.stack.write_ipmi(TEMPERATURES)
+        cluster.wait_for(lambda: not cl_wait(), 30, "CPU1 to read a number again")
+        # Model server down.
+        code, item = self.predict_json(predictor=grpc + f"    grpcPort: {down_port}")
+        self.assertEqual(code, 3)
+        self.assertIsNone(item["wattsNow"])
+        self.assertIn("unreachable", item["error"])
+        # A server that accepts connections and never answers: the deadline ends the wait.
+        hang = socket.socket()
+        hang.bind(("127.0.0.1", 0))
+        hang.listen(8)
+        self.addCleanup(hang.close)
+        code, item = self.predict_json(predictor=grpc + f"    grpcPort: {hang.getsockname()[1]}")
+        self.assertEqual(code, 3)
+        self.assertIsNone(item["wattsNow"])
+        self.assertEqual(item["error"], "model server timed out")
+        # Prometheus down: the whole CPU source fails, each node says so.
+        self.stack.stop()
+        r = powerctl("predict", self.node, "--source", "local", *self.kc, *self.config(), check=False)
+        self.assertEqual(r.returncode, 3)
+        self.assertIn("no CPU usage", r.stdout)
 
     def test_extender_answers_through_the_service_proxy(self):
         address = routable_address()  # skips when the machine has only loopback
