@@ -102,6 +102,7 @@ void BuildApp(CLI::App& app, CommandEnv& env) {
   RegisterApply(app, env);
   RegisterDelete(app, env);
   RegisterLabel(app, env);
+  RegisterCalibrate(app, env);
   RegisterDoctor(app, env);
   RegisterPredict(app, env);
   RegisterCompletion(app, env);

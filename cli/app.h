@@ -30,6 +30,7 @@ void RegisterGenerate(CLI::App& app, CommandEnv& env);
 void RegisterApply(CLI::App& app, CommandEnv& env);
 void RegisterDelete(CLI::App& app, CommandEnv& env);
 void RegisterLabel(CLI::App& app, CommandEnv& env);
+void RegisterCalibrate(CLI::App& app, CommandEnv& env);
 void RegisterDoctor(CLI::App& app, CommandEnv& env);
 void RegisterPredict(CLI::App& app, CommandEnv& env);
 void RegisterCompletion(CLI::App& app, CommandEnv& env);

@@ -5,7 +5,9 @@ complete -c powerctl -n '__fish_use_subcommand' -a generate
 complete -c powerctl -n '__fish_use_subcommand' -a apply
 complete -c powerctl -n '__fish_use_subcommand' -a delete
 complete -c powerctl -n '__fish_use_subcommand' -a label
+complete -c powerctl -n '__fish_use_subcommand' -a calibrate
 complete -c powerctl -n '__fish_use_subcommand' -a doctor
+complete -c powerctl -n '__fish_use_subcommand' -a predict
 complete -c powerctl -n '__fish_use_subcommand' -a completion
 complete -c powerctl -n '__fish_use_subcommand' -a version
 complete -c powerctl -s h -l help -d 'Print this help message and exit'
@@ -69,10 +71,36 @@ complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l model-port -x -d 
 complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l model-name -x -d 'Model name'
 complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l model-version -x -d 'Model version'
 complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l model-signature -x -d 'Model signature'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l idle-watts -x -d 'Built-in model: watts at 0% CPU'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l max-watts -x -d 'Built-in model: watts at 100% CPU'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l curve -x -d 'Built-in model: load-curve exponent (0..4]'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l temperature-factor -x -d 'Built-in model: extra dynamic power per unit of temperature [0..1]'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l from-prometheus -d 'Derive --ambient/--cpu1/--cpu2 from each node\'s temperature history'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l window -x -d 'History to derive ranges from (default 7d)'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l prometheus-url -x -d 'Prometheus (default: telemetry.prometheusUrl)'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l skip-missing -d 'With --from-prometheus: leave nodes without history alone instead of failing'
 complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l overwrite -d 'Change labels that already have another value'
 complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l dry-run -x -a 'none client server' -d 'none: change the cluster; client: only show what would change; server: let the API server validate without persisting'
+complete -c powerctl -n '__fish_seen_subcommand_from calibrate' -s h -l help -d 'Print this help message and exit'
+complete -c powerctl -n '__fish_seen_subcommand_from calibrate' -l help-all -d 'Show help for every command'
+complete -c powerctl -n '__fish_seen_subcommand_from calibrate' -s l -l selector -x -d 'Label selector for the nodes'
+complete -c powerctl -n '__fish_seen_subcommand_from calibrate' -l all -d 'All nodes'
+complete -c powerctl -n '__fish_seen_subcommand_from calibrate' -l window -x -d 'History to fit (default 7d)'
+complete -c powerctl -n '__fish_seen_subcommand_from calibrate' -l step -x -d 'Resolution and averaging interval (default 5m)'
+complete -c powerctl -n '__fish_seen_subcommand_from calibrate' -l prometheus-url -x -d 'Prometheus (default: telemetry.prometheusUrl)'
+complete -c powerctl -n '__fish_seen_subcommand_from calibrate' -l power-metric -x -d 'Node power gauge in watts (default ipmi_dcmi_power_consumption_watts)'
+complete -c powerctl -n '__fish_seen_subcommand_from calibrate' -l min-r2 -x -d 'Refuse fits with a lower R2 (default 0.8)'
+complete -c powerctl -n '__fish_seen_subcommand_from calibrate' -l min-samples -x -d 'Refuse nodes with fewer samples (default 30)'
+complete -c powerctl -n '__fish_seen_subcommand_from calibrate' -l min-utilisation-range -x -d 'Refuse nodes whose utilisation spread is smaller (default 0.2)'
+complete -c powerctl -n '__fish_seen_subcommand_from calibrate' -l skip-unfit -d 'Write the nodes that fit and leave the others alone'
+complete -c powerctl -n '__fish_seen_subcommand_from calibrate' -l dry-run -x -a 'none client server' -d 'none: change the cluster; client: only show what would change; server: let the API server validate without persisting'
 complete -c powerctl -n '__fish_seen_subcommand_from doctor' -s h -l help -d 'Print this help message and exit'
 complete -c powerctl -n '__fish_seen_subcommand_from doctor' -l help-all -d 'Show help for every command'
+complete -c powerctl -n '__fish_seen_subcommand_from predict' -s h -l help -d 'Print this help message and exit'
+complete -c powerctl -n '__fish_seen_subcommand_from predict' -l help-all -d 'Show help for every command'
+complete -c powerctl -n '__fish_seen_subcommand_from predict' -s l -l selector -x -d 'Label selector for the nodes'
+complete -c powerctl -n '__fish_seen_subcommand_from predict' -l cpu -x -d 'CPU to add for the \'after\' prediction (default 1)'
+complete -c powerctl -n '__fish_seen_subcommand_from predict' -l source -x -d 'Who computes: auto, local or extender (default auto)'
 complete -c powerctl -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'
 complete -c powerctl -n '__fish_seen_subcommand_from completion' -s h -l help -d 'Print this help message and exit'
 complete -c powerctl -n '__fish_seen_subcommand_from completion' -l help-all -d 'Show help for every command'

@@ -3,9 +3,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "core/common/decimal.h"
 #include "core/kube/resources.h"
 #include "core/manifests/components.h"
 #include "core/manifests/render_context.h"
@@ -105,10 +107,9 @@ CheckResult CheckNodeLabels(kube::Client& client) {
       }
       if (!has_min) continue;
       std::string lo = labels[min_key], hi = labels[max_key];
-      char* e1 = nullptr;
-      char* e2 = nullptr;
-      double a = std::strtod(lo.c_str(), &e1), b = std::strtod(hi.c_str(), &e2);
-      if (*e1 != '\0' || *e2 != '\0' || lo.empty() || hi.empty() || !(b > a)) {
+      // Plain decimal only: the seed plugin's Go ParseFloat rejects hexadecimal like "0x12".
+      std::optional<double> a = ParseDecimal(lo), b = ParseDecimal(hi);
+      if (!a || !b || !(*b > *a)) {
         invalid.push_back(fmt::format("{}: {}={} {}={}", name, min_key, lo, max_key, hi));
       }
     }

@@ -1,0 +1,188 @@
+#include "core/setup/calibrate_nodes.h"
+
+#include "core/common/decimal.h"
+#include "core/kube/resources.h"
+#include "core/predict/node_params.h"
+#include "core/setup/access.h"
+#include "core/setup/label_nodes.h"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+
+namespace powerctl::setup {
+namespace {
+
+using json = nlohmann::json;
+
+Error Invalid(const std::string& message) {
+  return MakeError(ErrorCode::kInvalidInput, message);
+}
+
+std::string Seconds(std::chrono::seconds d) {
+  return std::to_string(d.count()) + "s";
+}
+
+// instance plus the node labels the mapper looks at, so grouping keeps what maps a series.
+std::string GroupBy(const telemetry::NodeMappingOptions& mapping) {
+  std::string labels = mapping.instance_label;
+  for (const std::string& l : mapping.node_labels) labels += ", " + l;
+  return labels;
+}
+
+// node -> sample time (ms) -> value. When several series map to one node (two scrape jobs)
+// the one with the most samples wins: averaging a BMC's reading with another is no better.
+using ByNode = std::map<std::string, std::map<std::int64_t, double>>;
+
+ByNode Index(const telemetry::QueryResult& result, const telemetry::NodeNameMapper& mapper) {
+  ByNode out;
+  for (const telemetry::PromSeries& series : result.series) {
+    std::optional<std::string> node = mapper.Map(series.metric);
+    if (!node) continue;
+    std::map<std::int64_t, double> points;
+    for (const telemetry::PromSample& s : series.samples) {
+      points[std::chrono::duration_cast<std::chrono::milliseconds>(s.time.time_since_epoch())
+                 .count()] = s.value;
+    }
+    auto& slot = out[*node];
+    if (points.size() > slot.size()) slot = std::move(points);
+  }
+  return out;
+}
+
+std::map<std::string, std::string> StringMap(const json& object) {
+  std::map<std::string, std::string> out;
+  for (const auto& [key, value] : object.items()) {
+    if (value.is_string()) out[key] = value.get<std::string>();
+  }
+  return out;
+}
+
+std::map<std::string, std::string> Annotations(const predict::BuiltinParams& params) {
+  // Fixed-point text that the annotation reader takes back ("1e2" it would refuse).
+  return {{predict::kIdleWattsAnnotation, FormatDecimal(params.idle_watts, 1)},
+          {predict::kMaxWattsAnnotation, FormatDecimal(params.max_watts, 1)},
+          {predict::kCurveAnnotation, FormatDecimal(params.curve, 2)}};
+}
+
+}  // namespace
+
+Status ValidateCalibrateRequest(const CalibrateRequest& request) {
+  int ways = (!request.nodes.empty() ? 1 : 0) + (!request.selector.empty() ? 1 : 0) +
+             (request.all ? 1 : 0);
+  if (ways != 1) {
+    return Invalid("name the nodes, or give -l SELECTOR, or --all (exactly one of them)");
+  }
+  if (request.step.count() <= 0) return Invalid("--step: must be at least 1s, e.g. 5m");
+  if (request.window <= request.step) {
+    return Invalid("--window: must be longer than --step (e.g. --window 7d --step 5m)");
+  }
+  if (request.window / request.step > kMaxRangePoints) {
+    return Invalid(fmt::format(
+        "--window {}s / --step {}s is {} points per node; Prometheus answers at most {}: use a "
+        "larger --step",
+        request.window.count(), request.step.count(), request.window / request.step,
+        kMaxRangePoints));
+  }
+  if (!(request.fit.min_r2 >= 0 && request.fit.min_r2 <= 1)) {
+    return Invalid("--min-r2: must be between 0 and 1");
+  }
+  if (!(request.fit.min_utilisation_range >= 0 && request.fit.min_utilisation_range <= 1)) {
+    return Invalid("--min-utilisation-range: must be between 0 and 1");
+  }
+  if (request.fit.min_samples < 3) return Invalid("--min-samples: must be at least 3");
+  if (request.power_metric.empty()) return Invalid("--power-metric: must not be empty");
+  return OkStatus();
+}
+
+std::string UtilisationQuery(const CalibrateRequest& request) {
+  return fmt::format("1 - avg by ({}) (rate(node_cpu_seconds_total{{mode=\"idle\"}}[{}]))",
+                     GroupBy(request.mapping), Seconds(request.step));
+}
+
+std::string PowerQuery(const CalibrateRequest& request) {
+  return fmt::format("avg by ({}) (avg_over_time({}[{}]))", GroupBy(request.mapping),
+                     request.power_metric, Seconds(request.step));
+}
+
+Result<CalibrationReport> CalibrateNodes(kube::Client& client,
+                                         const telemetry::PrometheusClient& prometheus,
+                                         const CalibrateRequest& request) {
+  POWERCTL_CHECK_OK(ValidateCalibrateRequest(request));
+  POWERCTL_TRY(nodes, SelectNodes(client, request.nodes, request.selector, request.all));
+
+  const telemetry::WallTime end = request.end.value_or(std::chrono::system_clock::now());
+  const telemetry::WallTime start = end - request.window;
+  const auto step = std::chrono::duration_cast<std::chrono::milliseconds>(request.step);
+  POWERCTL_TRY(utilisation, prometheus.QueryRange(UtilisationQuery(request), start, end, step));
+  POWERCTL_TRY(power, prometheus.QueryRange(PowerQuery(request), start, end, step));
+
+  std::vector<telemetry::NodeInfo> infos;
+  for (const json& node : nodes) infos.push_back(telemetry::NodeInfoFromJson(node));
+  telemetry::NodeNameMapper mapper(infos, request.mapping);
+  ByNode u_by_node = Index(utilisation, mapper);
+  ByNode w_by_node = Index(power, mapper);
+
+  CalibrationReport report;
+  std::vector<std::string> refused;
+  for (const json& node : nodes) {
+    NodeCalibration c;
+    c.node = node["metadata"].value("name", "");
+    // Range queries evaluate both expressions at the same instants, so samples pair by time.
+    std::vector<predict::PowerSample> samples;
+    const auto& u = u_by_node[c.node];
+    const auto& w = w_by_node[c.node];
+    for (const auto& [t, watts] : w) {
+      if (auto it = u.find(t); it != u.end()) samples.push_back({it->second, watts});
+    }
+    POWERCTL_TRY(fit, predict::FitBuiltinModel(samples, request.fit));
+    c.fit = fit;
+    if (u.empty() || w.empty()) {
+      c.fit.refused = fmt::format("no {} history in Prometheus for this node",
+                                  u.empty() && w.empty() ? "power or CPU"
+                                  : u.empty()            ? "node_cpu_seconds_total"
+                                                         : request.power_metric);
+    }
+    if (c.fit.refused.empty()) {
+      c.annotations = Annotations(c.fit.params);
+      auto current = StringMap(node["metadata"].value("annotations", json::object()));
+      std::map<std::string, std::string> merged = current;
+      for (const auto& [key, value] : c.annotations) {
+        c.changed = c.changed || current[key] != value;
+        merged[key] = value;
+      }
+      // The node's other parameter (temperature-factor) must still go with the new ones.
+      if (auto params = predict::BuiltinParamsFromAnnotations(merged); !params.ok()) {
+        c.fit.refused = params.error().message;
+        c.annotations.clear();
+        c.changed = false;
+      }
+    }
+    if (!c.fit.refused.empty())
+      refused.push_back(fmt::format("node/{}: {}", c.node, c.fit.refused));
+    report.nodes.push_back(std::move(c));
+  }
+
+  if (!refused.empty() && !request.skip_unfit) {
+    for (NodeCalibration& c : report.nodes) c.changed = false;
+    report.not_written =
+        fmt::format("{}; no node was changed (--skip-unfit writes the nodes that fit)",
+                    fmt::join(refused, "; "));
+    return report;
+  }
+  POWERCTL_TRY(missing, MissingPermissions(client, {{"patch", "", "nodes", "", ""}}));
+  if (!missing.empty()) return PermissionError("calibrate", missing);
+  if (request.dry_run == DryRunMode::kClient) return report;
+
+  std::string collection = kube::CollectionPath(*kube::FindResourceType("Node"), "");
+  for (const NodeCalibration& c : report.nodes) {
+    if (!c.changed) continue;
+    json patch = {{"metadata", {{"annotations", c.annotations}}}};
+    auto patched =
+        client.MergePatch(collection + "/" + c.node, patch, request.dry_run == DryRunMode::kServer);
+    if (!patched.ok()) return WithContext(patched.error(), "annotating node/" + c.node);
+  }
+  return report;
+}
+
+}  // namespace powerctl::setup

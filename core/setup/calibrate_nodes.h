@@ -1,0 +1,70 @@
+#pragma once
+// `powerctl calibrate`: fits each node's built-in model parameters (idle-watts, max-watts,
+// curve) to its measured power against its CPU utilisation, both read from Prometheus over
+// a past window, and writes them as the node's powerctl.io/* annotations.
+
+#include "core/common/result.h"
+#include "core/kube/client.h"
+#include "core/predict/calibrate.h"
+#include "core/setup/apply.h"
+#include "core/telemetry/node_mapping.h"
+#include "core/telemetry/prometheus_client.h"
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace powerctl::setup {
+
+inline constexpr char kDefaultPowerMetric[] = "ipmi_dcmi_power_consumption_watts";
+// Prometheus refuses range queries with more points per series than this.
+inline constexpr long kMaxRangePoints = 11000;
+
+struct CalibrateRequest {
+  std::vector<std::string> nodes;  // by name, or:
+  std::string selector;            // -l
+  bool all = false;                // --all
+  std::chrono::seconds window{std::chrono::hours(24 * 7)};
+  // Resolution of the range queries, and the averaging window of each point: power and
+  // utilisation are both averaged over the same `step` so they describe the same interval.
+  std::chrono::seconds step{std::chrono::minutes(5)};
+  predict::CalibrationOptions fit;
+  std::string power_metric = kDefaultPowerMetric;
+  bool skip_unfit = false;  // write the nodes that fit, leave the others alone
+  DryRunMode dry_run = DryRunMode::kNone;
+  telemetry::NodeMappingOptions mapping;
+  std::optional<telemetry::WallTime> end;  // end of the window; default: now
+};
+
+// Pure checks of the request (selection, window, step, thresholds).
+Status ValidateCalibrateRequest(const CalibrateRequest& request);
+
+// The PromQL used for each point: utilisation as a fraction of capacity (node_exporter) and
+// mean watts, both over `step`, grouped so each series maps to one node.
+std::string UtilisationQuery(const CalibrateRequest& request);
+std::string PowerQuery(const CalibrateRequest& request);
+
+struct NodeCalibration {
+  std::string node;
+  predict::CalibrationFit fit;                     // fit.refused: why it is not written
+  std::map<std::string, std::string> annotations;  // what is (or would be) written
+  bool changed = false;                            // the annotations differ from the node's
+};
+
+struct CalibrationReport {
+  std::vector<NodeCalibration> nodes;
+  // Set when nothing was written because a node could not be calibrated (without
+  // skip_unfit); names the nodes and why.
+  std::string not_written;
+};
+
+// Queries Prometheus, fits every selected node, then (when every node fits, or with
+// skip_unfit for those that do) checks permission and patches the annotations. Cluster or
+// Prometheus failures are errors; a node that cannot be calibrated is reported, not an error.
+Result<CalibrationReport> CalibrateNodes(kube::Client& client,
+                                         const telemetry::PrometheusClient& prometheus,
+                                         const CalibrateRequest& request);
+
+}  // namespace powerctl::setup

@@ -1,0 +1,130 @@
+"""A real Prometheus with a week of synthetic history, for tests that read the past.
+
+The history is written as OpenMetrics text and backfilled with
+`promtool tsdb create-blocks-from openmetrics`, which writes TSDB blocks for past
+timestamps; Prometheus then serves them from --storage.tsdb.path. Each synthetic node has
+ipmi_temperature_celsius sensors with known bounds, ipmi_dcmi_power_consumption_watts from
+a known built-in-model curve plus noise, and a node_cpu_seconds_total idle counter, all with
+instance labels "<node>:<port>" so powerctl maps them to the node by name. Prometheus runs
+on a free loopback port and is stopped by PID.
+"""
+import math
+import os
+import random
+import subprocess
+import time
+import urllib.request
+
+import cluster as cl
+
+PROMETHEUS = "/usr/bin/prometheus"
+PROMTOOL = "/usr/bin/promtool"
+DAY = 86400
+INTERVAL = 60  # seconds between samples
+
+
+def available():
+    return os.path.exists(PROMETHEUS) and os.path.exists(PROMTOOL)
+
+
+class SyntheticNode:
+    """sensors: (ambient, cpu1, cpu2) names; offset: added to every temperature."""
+
+    def __init__(self, name, sensors=("Ambient", "CPU1", "CPU2"), offset=0.0, idle=110.0, max=380.0,
+                 curve=0.9):
+        self.name, self.sensors, self.offset = name, sensors, offset
+        self.idle, self.max, self.curve = idle, max, curve
+
+    # Bounds each temperature stays strictly inside and comes close to (offset included).
+    def bounds(self):
+        return {"ambient": (18.4 + self.offset, 34.2 + self.offset),
+                "cpu1": (30.5 + self.offset, 80.5 + self.offset),
+                "cpu2": (30.2 + self.offset, 70.2 + self.offset)}
+
+
+def temperature(role, t):
+    if role == 0:
+        return 26.3 + 7.9 * math.sin(2 * math.pi * t / DAY)
+    if role == 1:
+        return 55.5 + 25 * math.sin(2 * math.pi * t / (3 * 3600))
+    return 50.2 + 20 * math.cos(2 * math.pi * t / (5 * 3600))
+
+
+def utilisation(t):
+    """Constant for half an hour at a time, 0.05..0.95, the same for every node."""
+    block = t // 1800
+    h = (block * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+    return 0.05 + 0.9 * ((h >> 33) % 1000) / 999.0
+
+
+def write_openmetrics(path, nodes, first, last, seed=1234):
+    rng = random.Random(seed)
+    with open(path, "w") as out:
+        for n in nodes:
+            for role, sensor in enumerate(n.sensors):
+                for t in range(first, last + 1, INTERVAL):
+                    out.write(f'ipmi_temperature_celsius{{instance="{n.name}:9290",job="ipmi",'
+                              f'name="{sensor}",id="{role + 1}"}} {temperature(role, t) + n.offset:.4f} {t}\n')
+            for t in range(first, last + 1, INTERVAL):
+                watts = n.idle + (n.max - n.idle) * utilisation(t) ** n.curve + rng.gauss(0, 3)
+                out.write(f'ipmi_dcmi_power_consumption_watts{{instance="{n.name}:9290",job="ipmi"}} '
+                          f'{watts:.3f} {t}\n')
+            idle_seconds = 1000.0
+            for t in range(first, last + 1, INTERVAL):
+                idle_seconds += (1 - utilisation(t)) * INTERVAL
+                out.write(f'node_cpu_seconds_total{{instance="{n.name}:9100",job="node",cpu="0",'
+                          f'mode="idle"}} {idle_seconds:.3f} {t}\n')
+        out.write("# EOF\n")
+
+
+class BackfilledPrometheus:
+    """Prometheus serving `days` of history for `nodes` that ends about now."""
+
+    def __init__(self, workdir, nodes, days=7):
+        self.dir = workdir
+        self.nodes = nodes
+        self.days = days
+        self.proc = None
+        self.url = None
+
+    def start(self, timeout=120.0):
+        data = os.path.join(self.dir, "data")
+        os.makedirs(data, exist_ok=True)
+        last = int(time.time()) // INTERVAL * INTERVAL - 2 * INTERVAL
+        # Starts just inside a window of `days` that ends now.
+        self.first = last - self.days * DAY + 10 * INTERVAL
+        self.last = last
+        history = os.path.join(self.dir, "history.om")
+        write_openmetrics(history, self.nodes, self.first, last)
+        r = subprocess.run([PROMTOOL, "tsdb", "create-blocks-from", "openmetrics", history, data],
+                           capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            raise RuntimeError(f"promtool failed:\n{r.stdout}\n{r.stderr}")
+        os.remove(history)
+        config = os.path.join(self.dir, "prometheus.yml")
+        with open(config, "w") as f:
+            f.write("global:\n  scrape_interval: 1m\n")
+        (port,) = cl.free_ports(1)
+        self.url = f"http://127.0.0.1:{port}"
+        self.log = os.path.join(self.dir, "prometheus.log")
+        with open(self.log, "w") as logf:
+            self.proc = subprocess.Popen([PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={data}",
+                                          f"--web.listen-address=127.0.0.1:{port}"],
+                                         stdout=logf, stderr=subprocess.STDOUT)
+        cl.wait_for(self._ready, timeout=timeout, what="Prometheus /-/ready",
+                    diagnose=lambda: cl.tail(self.log))
+        return self
+
+    def _ready(self):
+        if self.proc.poll() is not None:
+            raise cl.FatalWaitError(f"Prometheus exited {self.proc.returncode}:\n{cl.tail(self.log)}")
+        try:
+            with urllib.request.urlopen(self.url + "/-/ready", timeout=2) as r:
+                return r.status == 200
+        except OSError:
+            return False
+
+    def stop(self):
+        if self.proc is not None:
+            cl.terminate_pid(self.proc.pid, popen=self.proc, name="prometheus")
+            self.proc = None

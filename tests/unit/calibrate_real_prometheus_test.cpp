@@ -1,0 +1,275 @@
+// `label nodes --from-prometheus` and `calibrate` against Debian's real Prometheus holding a
+// week of history: synthetic series with known temperature ranges and a known power model
+// are backfilled with `promtool tsdb create-blocks-from openmetrics`, then Prometheus serves
+// them from its TSDB. Nodes live in the in-memory API server. Prometheus runs on a free
+// loopback port from a temporary directory and is stopped by PID. Skipped when the binaries
+// are not installed.
+
+#include "core/common/http_client.h"
+#include "core/setup/calibrate_nodes.h"
+#include "core/setup/label_nodes.h"
+#include "core/telemetry/prometheus_client.h"
+#include "tests/unit/fake_api_server.h"
+#include "tests/unit/telemetry_test_support.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace powerctl::setup {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr char kPrometheus[] = "/usr/bin/prometheus";
+constexpr char kPromtool[] = "/usr/bin/promtool";
+constexpr double kPi = 3.14159265358979323846;
+constexpr std::int64_t kDay = 86400;
+constexpr std::int64_t kInterval = 60;  // seconds between synthetic samples
+
+// What the synthetic history of one node is made from.
+struct SyntheticNode {
+  std::string name;
+  std::vector<std::string> sensors;  // ambient, cpu1, cpu2 names
+  double offset;                     // added to every temperature
+  double idle, max, curve;
+};
+
+const std::vector<SyntheticNode>& Synthetic() {
+  static const std::vector<SyntheticNode> nodes = {
+      {"node-a", {"Ambient", "CPU1", "CPU2"}, 0, 110, 380, 0.9},
+      {"node-b", {"Inlet Temp", "CPU1 Temp", "CPU2 Temp"}, 2, 95, 300, 1.4}};
+  return nodes;
+}
+
+// Temperatures that stay strictly inside known bounds and come close to them:
+// ambient 18.4..34.2, cpu1 30.5..80.5, cpu2 30.2..70.2 (plus the node's offset).
+double Temperature(int role, std::int64_t t) {
+  double x = static_cast<double>(t);
+  if (role == 0) return 26.3 + 7.9 * std::sin(2 * kPi * x / kDay);
+  if (role == 1) return 55.5 + 25 * std::sin(2 * kPi * x / (3 * 3600));
+  return 50.2 + 20 * std::cos(2 * kPi * x / (5 * 3600));
+}
+
+// Utilisation, constant for half an hour at a time, 0.05..0.95.
+double Utilisation(std::int64_t t) {
+  std::uint64_t block = static_cast<std::uint64_t>(t / 1800);
+  std::uint64_t h = block * 6364136223846793005ULL + 1442695040888963407ULL;
+  return 0.05 + 0.9 * static_cast<double>((h >> 33) % 1000) / 999.0;
+}
+
+// OpenMetrics text for every synthetic series, samples from `first` to `last`.
+void WriteOpenMetrics(const fs::path& path, std::int64_t first, std::int64_t last) {
+  std::ofstream out(path);
+  std::mt19937 rng(1234);
+  std::normal_distribution<double> noise(0, 3);
+  for (const SyntheticNode& n : Synthetic()) {
+    for (int role = 0; role < 3; ++role) {
+      for (std::int64_t t = first; t <= last; t += kInterval) {
+        out << "ipmi_temperature_celsius{instance=\"" << n.name << ":9290\",job=\"ipmi\",name=\""
+            << n.sensors[role] << "\",id=\"" << role + 1 << "\"} "
+            << Temperature(role, t) + n.offset << " " << t << "\n";
+      }
+    }
+    for (std::int64_t t = first; t <= last; t += kInterval) {
+      double u = Utilisation(t);
+      out << "ipmi_dcmi_power_consumption_watts{instance=\"" << n.name << ":9290\",job=\"ipmi\"} "
+          << n.idle + (n.max - n.idle) * std::pow(u, n.curve) + noise(rng) << " " << t << "\n";
+    }
+    // One CPU: its idle seconds grow by (1 - u) per second.
+    double idle_seconds = 1000;
+    for (std::int64_t t = first; t <= last; t += kInterval) {
+      idle_seconds += (1 - Utilisation(t)) * kInterval;
+      out << "node_cpu_seconds_total{instance=\"" << n.name
+          << ":9100\",job=\"node\",cpu=\"0\",mode=\"idle\"} " << idle_seconds << " " << t << "\n";
+    }
+  }
+  out << "# EOF\n";
+}
+
+int FreePort() {
+  telemetry_test::LocalHttpServer probe(
+      [](const telemetry_test::ServerRequest&) { return telemetry_test::ServerResponse{}; });
+  return probe.port();
+}
+
+pid_t Spawn(std::vector<std::string> argv, const fs::path& log) {
+  std::vector<char*> args;
+  for (std::string& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ) != 0) pid = -1;
+  posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
+void Stop(pid_t pid) {
+  if (pid <= 0) return;
+  ::kill(pid, SIGTERM);
+  for (int i = 0; i < 100; ++i) {
+    if (::waitpid(pid, nullptr, WNOHANG) == pid) return;
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+class CalibrateRealPrometheusTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!fs::exists(kPrometheus) || !fs::exists(kPromtool)) return;
+    dir_ = new fs::path(fs::temp_directory_path() /
+                        ("powerctl-history-" + std::to_string(::getpid())));
+    fs::create_directories(*dir_ / "data");
+    std::int64_t now =
+        std::chrono::duration_cast<seconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    std::int64_t last = now / kInterval * kInterval - 2 * kInterval;
+    // Starts just inside a 7-day window that ends now.
+    WriteOpenMetrics(*dir_ / "history.om", last - 7 * kDay + 10 * kInterval, last);
+    pid_t promtool = Spawn({kPromtool, "tsdb", "create-blocks-from", "openmetrics",
+                            (*dir_ / "history.om").string(), (*dir_ / "data").string()},
+                           *dir_ / "promtool.log");
+    int status = -1;
+    if (promtool > 0) ::waitpid(promtool, &status, 0);
+    backfill_ok_ = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!backfill_ok_) return;
+    port_ = FreePort();
+    std::ofstream(*dir_ / "prometheus.yml") << "global:\n  scrape_interval: 1m\n";
+    pid_ = Spawn({kPrometheus, "--config.file=" + (*dir_ / "prometheus.yml").string(),
+                  "--storage.tsdb.path=" + (*dir_ / "data").string(),
+                  "--web.listen-address=127.0.0.1:" + std::to_string(port_)},
+                 *dir_ / "prometheus.log");
+  }
+
+  static void TearDownTestSuite() {
+    Stop(pid_);
+    pid_ = -1;
+    if (dir_ != nullptr) {
+      std::error_code ignored;
+      fs::remove_all(*dir_, ignored);
+      delete dir_;
+      dir_ = nullptr;
+    }
+  }
+
+  void SetUp() override {
+    if (dir_ == nullptr) GTEST_SKIP() << "prometheus and promtool are not installed";
+    ASSERT_TRUE(backfill_ok_) << "promtool failed:\n" << ReadFile(*dir_ / "promtool.log");
+    http_ = MakeCurlHttpClient();
+    std::string url = "http://127.0.0.1:" + std::to_string(port_);
+    auto deadline = std::chrono::steady_clock::now() + seconds(90);
+    bool ready = false;
+    while (!ready && std::chrono::steady_clock::now() < deadline) {
+      auto r = http_->Do({"GET", url + "/-/ready", "", "", milliseconds(1000)});
+      ready = r.ok() && r->status == 200;
+      if (!ready) std::this_thread::sleep_for(milliseconds(250));
+    }
+    ASSERT_TRUE(ready) << "Prometheus not ready:\n" << ReadFile(*dir_ / "prometheus.log");
+    prometheus_ = std::make_unique<telemetry::PrometheusClient>(
+        *http_, telemetry::PrometheusOptions{url, seconds(30), nullptr});
+    for (const SyntheticNode& n : Synthetic()) server_.Put(kube::fake::NodeObject(n.name));
+    client_ = server_.MakeClient();
+  }
+
+  json Node(const std::string& name) const {
+    return server_.Object("/api/v1/nodes/" + name)["metadata"];
+  }
+
+  static inline fs::path* dir_ = nullptr;
+  static inline bool backfill_ok_ = false;
+  static inline pid_t pid_ = -1;
+  static inline int port_ = 0;
+  std::unique_ptr<HttpClient> http_;
+  std::unique_ptr<telemetry::PrometheusClient> prometheus_;
+  kube::fake::FakeApiServer server_;
+  std::unique_ptr<kube::Client> client_;
+};
+
+TEST_F(CalibrateRealPrometheusTest, LabelNodesDerivesRangesFromAWeekOfHistory) {
+  LabelNodesRequest request;
+  request.all = true;
+  request.from_prometheus = true;
+  auto results = LabelNodes(*client_, request, prometheus_.get());
+  ASSERT_TRUE(results.ok()) << results.error().message;
+
+  json a = Node("node-a")["labels"];
+  EXPECT_EQ(a["ambient/min"], "18");
+  EXPECT_EQ(a["ambient/max"], "35");
+  EXPECT_EQ(a["cpu1/min"], "30");
+  EXPECT_EQ(a["cpu1/max"], "81");
+  EXPECT_EQ(a["cpu2/min"], "30");
+  EXPECT_EQ(a["cpu2/max"], "71");
+  json b = Node("node-b")["labels"];  // vendor sensor names, 2 degrees warmer
+  EXPECT_EQ(b["ambient/min"], "20");
+  EXPECT_EQ(b["ambient/max"], "37");
+  EXPECT_EQ(b["cpu1/max"], "83");
+  EXPECT_EQ(b["cpu2/min"], "32");
+
+  ASSERT_EQ(results->size(), 2u);
+  const auto& derived = (*results)[1].derived;
+  ASSERT_EQ(derived.size(), 3u);
+  EXPECT_EQ(derived[0].sensor, "Inlet Temp");
+  EXPECT_NEAR(derived[0].observed_min, 20.4, 0.01);
+  EXPECT_NEAR(derived[0].observed_max, 36.2, 0.01);
+  // One sample a minute for the 7 days less the 10 minutes left out at the start.
+  EXPECT_NEAR(derived[0].samples, 7 * 1440 - 10, 3);
+}
+
+TEST_F(CalibrateRealPrometheusTest, CalibrateRecoversTheModelFromAWeekOfHistory) {
+  CalibrateRequest request;
+  request.all = true;
+  auto report = CalibrateNodes(*client_, *prometheus_, request);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_TRUE(report->not_written.empty()) << report->not_written;
+  ASSERT_EQ(report->nodes.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const SyntheticNode& want = Synthetic()[i];
+    const NodeCalibration& got = report->nodes[i];
+    SCOPED_TRACE(want.name);
+    EXPECT_EQ(got.node, want.name);
+    EXPECT_GT(got.fit.samples, 1900u);  // 7d at 5m is 2016 steps
+    EXPECT_NEAR(got.fit.params.idle_watts, want.idle, 6);
+    EXPECT_NEAR(got.fit.params.max_watts, want.max, 10);
+    EXPECT_NEAR(got.fit.params.curve, want.curve, 0.1);
+    EXPECT_GT(got.fit.r2, 0.95);
+    EXPECT_LT(got.fit.rmse_watts, 15);
+    EXPECT_LT(got.fit.utilisation_min, 0.1);
+    EXPECT_GT(got.fit.utilisation_max, 0.9);
+    json annotations = Node(want.name)["annotations"];
+    EXPECT_NEAR(std::stod(annotations["powerctl.io/max-watts"].get<std::string>()), want.max, 10);
+    EXPECT_NEAR(std::stod(annotations["powerctl.io/curve"].get<std::string>()), want.curve, 0.1);
+  }
+}
+
+}  // namespace
+}  // namespace powerctl::setup
