@@ -1,5 +1,6 @@
 #include "core/predict/http_batch.h"
 
+#include "core/common/parallel.h"
 #include "core/predict/builtin_model.h"
 
 #include <algorithm>
@@ -105,18 +106,8 @@ void HttpBatchPredictor::PredictOneByOne(const std::string& url, const ModelEndp
       }
     }
   };
-  const std::size_t workers =
-      std::min<std::size_t>(indices.size(), std::max(1, options_.single_row_parallelism));
-  std::vector<std::thread> threads;
-  for (std::size_t t = 1; t < workers; ++t) {
-    try {
-      threads.emplace_back(work);
-    } catch (const std::system_error&) {
-      break;  // out of threads: the workers already started (and this one) do the rest
-    }
-  }
-  work();
-  for (auto& thread : threads) thread.join();
+  RunOnWorkers(std::min<std::size_t>(indices.size(), std::max(1, options_.single_row_parallelism)),
+               work);
 }
 
 HttpBatchPredictor::Attempt HttpBatchPredictor::Send(const std::string& url,
@@ -169,6 +160,19 @@ HttpBatchPredictor::Attempt HttpBatchPredictor::Send(const std::string& url,
         MakeError(ErrorCode::kInternal, "response parser returned the wrong row count");
   }
   return attempt;
+}
+
+Error BadModelResponse(const std::string& what) {
+  return MakeError(ErrorCode::kApi, "invalid response from model server: " + what);
+}
+
+Result<json> ModelResponseObject(std::string_view body) {
+  json doc = ParseModelJson(body);
+  if (!doc.is_object()) return BadModelResponse("not a JSON object");
+  if (auto error = doc.find("error"); error != doc.end() && error->is_string()) {
+    return MakeError(ErrorCode::kApi, "model server error: " + error->get<std::string>());
+  }
+  return doc;
 }
 
 json ParseModelJson(std::string_view body) {

@@ -73,6 +73,13 @@ class HttpBatchPredictor : public Predictor {
 // the whole answer. Malformed JSON gives a discarded value (is_discarded()).
 nlohmann::json ParseModelJson(std::string_view body);
 
+// kApi "invalid response from model server: <what>", the wording every parser uses.
+Error BadModelResponse(const std::string& what);
+
+// ParseModelJson, then the checks both JSON protocols start with: the body is an object, and
+// an {"error": "..."} envelope becomes kApi "model server error: ...".
+Result<nlohmann::json> ModelResponseObject(std::string_view body);
+
 // One output value as watts: a finite, non-negative number below kMaxNodeWatts, else a
 // Prediction with a stable reason ("model returned NaN", "... negative watts", ...).
 Prediction WattsFromJson(const nlohmann::json& value);

@@ -1,5 +1,7 @@
 #include "core/predict/routing_predictor.h"
 
+#include "core/common/parallel.h"
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -82,18 +84,9 @@ std::vector<Prediction> RoutingPredictor::Predict(const std::vector<PredictionRo
   auto work = [&] {
     for (std::size_t g = next++; g < groups.size(); g = next++) run(groups[g]);
   };
-  const std::size_t workers =
-      std::min<std::size_t>(groups.size(), static_cast<std::size_t>(max_parallel_endpoints_));
-  std::vector<std::thread> threads;
-  for (std::size_t t = 1; t < workers; ++t) {
-    try {
-      threads.emplace_back(work);
-    } catch (const std::system_error&) {
-      break;  // out of threads: the workers already started (and this one) do the rest
-    }
-  }
-  work();
-  for (auto& thread : threads) thread.join();
+  RunOnWorkers(
+      std::min<std::size_t>(groups.size(), static_cast<std::size_t>(max_parallel_endpoints_)),
+      work);
   return out;
 }
 

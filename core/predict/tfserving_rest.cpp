@@ -9,7 +9,7 @@ namespace {
 using json = nlohmann::json;
 
 Error BadResponse(const std::string& what) {
-  return MakeError(ErrorCode::kApi, "invalid response from model server: " + what);
+  return BadModelResponse(what);
 }
 
 bool AllDigits(std::string_view text) {
@@ -126,11 +126,7 @@ std::string TfServingPredictBody(const ModelEndpoint& endpoint,
 
 Result<std::vector<Prediction>> ParseTfServingResponse(std::string_view body, std::size_t rows,
                                                        std::string_view output_name) {
-  const json doc = ParseModelJson(body);
-  if (!doc.is_object()) return BadResponse("not a JSON object");
-  if (auto error = doc.find("error"); error != doc.end() && error->is_string()) {
-    return MakeError(ErrorCode::kApi, "model server error: " + error->get<std::string>());
-  }
+  POWERCTL_TRY(doc, ModelResponseObject(body));
   auto it = doc.find("outputs");
   if (it == doc.end()) it = doc.find("predictions");
   if (it == doc.end()) return BadResponse("neither \"outputs\" nor \"predictions\"");

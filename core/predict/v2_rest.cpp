@@ -12,7 +12,7 @@ using json = nlohmann::json;
 constexpr int kMaxDataDepth = 8;
 
 Error BadResponse(const std::string& what) {
-  return MakeError(ErrorCode::kApi, "invalid response from model server: " + what);
+  return BadModelResponse(what);
 }
 
 Error WrongShape() {
@@ -90,11 +90,7 @@ std::string V2InferBody(const std::vector<ModelInputs>& inputs, const V2RestOpti
 
 Result<std::vector<Prediction>> ParseV2Response(std::string_view body, std::size_t rows,
                                                 std::string_view output_name) {
-  const json doc = ParseModelJson(body);
-  if (!doc.is_object()) return BadResponse("not a JSON object");
-  if (auto error = doc.find("error"); error != doc.end() && error->is_string()) {
-    return MakeError(ErrorCode::kApi, "model server error: " + error->get<std::string>());
-  }
+  POWERCTL_TRY(doc, ModelResponseObject(body));
   auto outputs = doc.find("outputs");
   if (outputs == doc.end() || !outputs->is_array() || outputs->empty()) {
     return BadResponse("no \"outputs\"");

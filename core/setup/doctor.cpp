@@ -1,41 +1,47 @@
 #include "core/setup/doctor.h"
 
-#include <cmath>
-#include <cstdlib>
-#include <ctime>
-#include <optional>
-
-#include <fmt/format.h>
-
 #include "core/common/decimal.h"
+#include "core/common/duration.h"
 #include "core/kube/resources.h"
 #include "core/manifests/components.h"
 #include "core/manifests/render_context.h"
 #include "core/setup/access.h"
 #include "core/setup/label_nodes.h"
 #include "core/setup/rollout.h"
+#include "core/telemetry/metrics_api.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <optional>
 
 namespace powerctl::setup {
 namespace {
 
 using json = nlohmann::json;
 
-CheckResult Make(const std::string& id, const std::string& title) { return CheckResult{id, title, CheckStatus::kSkip, "", ""}; }
+CheckResult Make(const std::string& id, const std::string& title) {
+  return CheckResult{id, title, CheckStatus::kSkip, "", ""};
+}
 
 CheckResult CheckDeployment(kube::Client& client, const std::string& id, const std::string& title,
-                            const std::string& ns, const std::string& name, const std::string& component) {
+                            const std::string& ns, const std::string& name,
+                            const std::string& component) {
   CheckResult r = Make(id, title);
   auto p = InspectRollout(client, {ns, name});
   if (!p.ok()) {
     r.status = CheckStatus::kFail;
-    r.message = p.error().code == ErrorCode::kNotFound ? fmt::format("deployment {}/{} does not exist", ns, name)
-                                                       : p.error().message;
+    r.message = p.error().code == ErrorCode::kNotFound
+                    ? fmt::format("deployment {}/{} does not exist", ns, name)
+                    : p.error().message;
     r.fix = fmt::format("powerctl apply {} --wait", component);
     return r;
   }
   r.status = p->done ? CheckStatus::kPass : CheckStatus::kFail;
-  r.message = fmt::format("deployment {}/{}: {}/{} available{}", ns, name, p->available, p->replicas,
-                          p->done ? "" : ": " + p->waiting_for);
+  r.message = fmt::format("deployment {}/{}: {}/{} available{}", ns, name, p->available,
+                          p->replicas, p->done ? "" : ": " + p->waiting_for);
   if (!p->done) r.fix = fmt::format("kubectl -n {} describe deployment {}", ns, name);
   return r;
 }
@@ -60,7 +66,8 @@ CheckResult CheckLease(kube::Client& client, const DoctorInput& in) {
   if (!lease.ok()) {
     r.status = CheckStatus::kFail;
     r.message = lease.error().code == ErrorCode::kNotFound
-                    ? fmt::format("lease {}/{} does not exist: no scheduler named {} has started", ns, name, name)
+                    ? fmt::format("lease {}/{} does not exist: no scheduler named {} has started",
+                                  ns, name, name)
                     : lease.error().message;
     r.fix = fmt::format("kubectl -n {} logs deployment/{}", ns, name);
     return r;
@@ -73,7 +80,8 @@ CheckResult CheckLease(kube::Client& client, const DoctorInput& in) {
                in.now - renewed <= std::chrono::seconds(2 * duration + 5);
   if (holder.empty() || !fresh) {
     r.status = CheckStatus::kFail;
-    r.message = holder.empty() ? "nobody holds the lease" : fmt::format("{} stopped renewing the lease", holder);
+    r.message = holder.empty() ? "nobody holds the lease"
+                               : fmt::format("{} stopped renewing the lease", holder);
     r.fix = fmt::format("kubectl -n {} logs deployment/{}", ns, name);
     return r;
   }
@@ -102,7 +110,8 @@ CheckResult CheckNodeLabels(kube::Client& client) {
       bool has_min = labels.contains(min_key), has_max = labels.contains(max_key);
       any = any || has_min || has_max;
       if (has_min != has_max) {
-        invalid.push_back(fmt::format("{}: {} without {}", name, has_min ? min_key : max_key, has_min ? max_key : min_key));
+        invalid.push_back(fmt::format("{}: {} without {}", name, has_min ? min_key : max_key,
+                                      has_min ? max_key : min_key));
         continue;
       }
       if (!has_min) continue;
@@ -117,12 +126,14 @@ CheckResult CheckNodeLabels(kube::Client& client) {
   }
   if (!invalid.empty()) {
     r.status = CheckStatus::kFail;
-    r.message = fmt::format("invalid ranges (max must be a number above min): {}", fmt::join(invalid, "; "));
+    r.message = fmt::format("invalid ranges (max must be a number above min): {}",
+                            fmt::join(invalid, "; "));
     r.fix = "powerctl label nodes NODE --ambient MIN:MAX --cpu1 MIN:MAX --cpu2 MIN:MAX --overwrite";
   } else if (unlabelled > 0) {
     r.status = CheckStatus::kWarn;
-    r.message = fmt::format("{} of {} nodes have no temperature-range labels (temperatures are not normalised there)",
-                            unlabelled, nodes->size());
+    r.message = fmt::format(
+        "{} of {} nodes have no temperature-range labels (temperatures are not normalised there)",
+        unlabelled, nodes->size());
     r.fix = "powerctl label nodes --all --ambient 18:35 --cpu1 30:90 --cpu2 30:90";
   } else {
     r.status = CheckStatus::kPass;
@@ -137,28 +148,67 @@ CheckResult CheckTelemetry(kube::Client& client, const manifests::PowerctlConfig
     r.message = "cpu from Prometheus: checked by the extender's /readyz";
     return r;
   }
-  auto metrics = client.List("/apis/metrics.k8s.io/v1beta1/nodes");
+  telemetry::MetricsApiClient metrics_api(client);
+  std::map<std::string, Error> invalid;
+  auto metrics = metrics_api.ListNodeMetrics("", &invalid);
   if (!metrics.ok()) {
     r.status = CheckStatus::kFail;
-    r.message = metrics.error().code == ErrorCode::kNotFound ? "metrics.k8s.io is not served"
-                                                             : "metrics.k8s.io: " + metrics.error().message;
-    r.fix = "install metrics-server, or set telemetry.cpuSource: prometheus";
+    bool not_served = metrics.error().code == ErrorCode::kNotFound;
+    r.message =
+        not_served ? "metrics.k8s.io is not served" : "metrics.k8s.io: " + metrics.error().message;
+    r.fix = not_served ? "install metrics-server, or set telemetry.cpuSource: prometheus"
+                       : "kubectl get apiservice v1beta1.metrics.k8s.io; kubectl -n kube-system "
+                         "logs deployment/metrics-server";
     return r;
   }
-  r.status = metrics->empty() ? CheckStatus::kWarn : CheckStatus::kPass;
-  r.message = fmt::format("metrics.k8s.io reports {} nodes", metrics->size());
-  if (metrics->empty()) r.fix = "kubectl -n kube-system logs deployment/metrics-server";
+  // Usable means what the extender would use: decodable, with CPU, and not older than maxAge.
+  auto max_age = ParseDuration(config.telemetry.max_age);
+  auto now = std::chrono::system_clock::now();
+  std::vector<std::string> unusable;
+  for (const auto& [name, error] : invalid) {
+    unusable.push_back(fmt::format("{} ({})", name.empty() ? "?" : name, error.message));
+  }
+  std::size_t usable = 0;
+  for (const telemetry::NodeMetrics& m : *metrics) {
+    if (max_age.ok() && now - m.timestamp > *max_age) {
+      unusable.push_back(fmt::format("{} (stale: older than telemetry.maxAge {})", m.name,
+                                     config.telemetry.max_age));
+    } else {
+      ++usable;
+    }
+  }
+  std::size_t total = usable + unusable.size();
+  if (total == 0) {
+    r.status = CheckStatus::kWarn;
+    r.message = "metrics.k8s.io reports 0 nodes";
+    r.fix = "kubectl -n kube-system logs deployment/metrics-server";
+  } else if (unusable.empty()) {
+    r.status = CheckStatus::kPass;
+    r.message = fmt::format("metrics.k8s.io reports {} node{}", usable, usable == 1 ? "" : "s");
+  } else {
+    r.status = usable == 0 ? CheckStatus::kFail : CheckStatus::kWarn;
+    std::string list;
+    for (std::size_t i = 0; i < unusable.size() && i < 5; ++i)
+      list += (i ? "; " : "") + unusable[i];
+    if (unusable.size() > 5) list += fmt::format("; and {} more", unusable.size() - 5);
+    r.message = fmt::format("metrics.k8s.io has usable CPU usage for {} of {} nodes; unusable: {}",
+                            usable, total, list);
+    r.fix = "kubectl -n kube-system logs deployment/metrics-server";
+  }
   return r;
 }
 
 CheckResult CheckPermissions(kube::Client& client, const manifests::PowerctlConfig& config) {
   CheckResult r = Make("permissions", "Your credentials can manage powerctl");
   const std::string& ns = config.namespace_;
-  std::vector<AccessCheck> checks = {
-      {"get", "", "nodes", "", ""},          {"list", "", "pods", "", ""},
-      {"patch", "", "nodes", "", ""},        {"patch", "apps", "deployments", ns, ""},
-      {"patch", "", "secrets", ns, ""},      {"patch", "rbac.authorization.k8s.io", "clusterroles", "", ""},
-      {"get", "coordination.k8s.io", "leases", ns, ""}, {"list", "", "events", "", ""}};
+  std::vector<AccessCheck> checks = {{"get", "", "nodes", "", ""},
+                                     {"list", "", "pods", "", ""},
+                                     {"patch", "", "nodes", "", ""},
+                                     {"patch", "apps", "deployments", ns, ""},
+                                     {"patch", "", "secrets", ns, ""},
+                                     {"patch", "rbac.authorization.k8s.io", "clusterroles", "", ""},
+                                     {"get", "coordination.k8s.io", "leases", ns, ""},
+                                     {"list", "", "events", "", ""}};
   auto missing = MissingPermissions(client, checks);
   if (!missing.ok()) {
     r.status = CheckStatus::kFail;
@@ -180,10 +230,14 @@ CheckResult CheckPermissions(kube::Client& client, const manifests::PowerctlConf
 
 std::string_view CheckStatusName(CheckStatus status) {
   switch (status) {
-    case CheckStatus::kPass: return "PASS";
-    case CheckStatus::kWarn: return "WARN";
-    case CheckStatus::kFail: return "FAIL";
-    case CheckStatus::kSkip: return "SKIP";
+    case CheckStatus::kPass:
+      return "PASS";
+    case CheckStatus::kWarn:
+      return "WARN";
+    case CheckStatus::kFail:
+      return "FAIL";
+    case CheckStatus::kSkip:
+      return "SKIP";
   }
   return "SKIP";
 }
@@ -196,9 +250,9 @@ bool DoctorReport::failed() const {
 }
 
 const std::vector<std::string>& DoctorCheckIds() {
-  static const std::vector<std::string> ids = {"api-reachable",   "permissions",   "scheduler-ready",
-                                               "scheduler-lease", "extender-ready", "model-ready",
-                                               "node-labels",     "telemetry"};
+  static const std::vector<std::string> ids = {
+      "api-reachable",  "permissions", "scheduler-ready", "scheduler-lease",
+      "extender-ready", "model-ready", "node-labels",     "telemetry"};
   return ids;
 }
 
@@ -233,17 +287,19 @@ DoctorReport RunDoctor(const DoctorInput& in) {
   const manifests::PowerctlConfig& config = in.config;
   manifests::ObjectNames names = manifests::NamesFor(config);
   report.checks.push_back(CheckPermissions(client, config));
-  report.checks.push_back(CheckDeployment(client, "scheduler-ready", "Power-aware scheduler is running",
-                                          config.namespace_, config.scheduler.name, "scheduler"));
+  report.checks.push_back(CheckDeployment(client, "scheduler-ready",
+                                          "Power-aware scheduler is running", config.namespace_,
+                                          config.scheduler.name, "scheduler"));
   report.checks.push_back(CheckLease(client, in));
-  report.checks.push_back(CheckDeployment(client, "extender-ready", "Extender is running", config.namespace_,
-                                          names.extender, "extender"));
+  report.checks.push_back(CheckDeployment(client, "extender-ready", "Extender is running",
+                                          config.namespace_, names.extender, "extender"));
   if (manifests::PredictorNeedsModelServer(config)) {
-    report.checks.push_back(
-        CheckDeployment(client, "model-ready", "Model server is running", config.namespace_, names.model, "model"));
+    report.checks.push_back(CheckDeployment(client, "model-ready", "Model server is running",
+                                            config.namespace_, names.model, "model"));
   } else {
     CheckResult model = Make("model-ready", "Model server is running");
-    model.message = fmt::format("predictor.backend is {}: no model server to check", config.predictor.backend);
+    model.message =
+        fmt::format("predictor.backend is {}: no model server to check", config.predictor.backend);
     report.checks.push_back(model);
   }
   report.checks.push_back(CheckNodeLabels(client));

@@ -116,17 +116,15 @@ class MetricsApiTest(ClusterTest):
             self.assertRegex(table.stdout, r"(?m)^telemetry\s+FAIL\s+metrics\.k8s\.io is not served$")
             self.assertIn(f"fix: {NOT_SERVED_FIX}", table.stdout)
 
-    @unittest.expectedFailure
     def test_unusable_node_metrics_do_not_pass(self):
-        """Known bug (reported, not fixed here): CheckTelemetry (core/setup/doctor.cpp) counts
-        the items of the NodeMetricsList without decoding them, so NodeMetrics without a
-        usable usage.cpu still PASS as "reports N nodes". telemetry::MetricsApiClient would
-        reject them. Remove expectedFailure once doctor decodes the list."""
+        """NodeMetrics without a usable usage.cpu do not count as telemetry."""
         nodes = {"node-a": {"memory": "1Gi"},  # no usage.cpu
                  "node-b": {"cpu": "lots", "memory": "1Gi"}}  # not a quantity
         with MetricsApiService(self.cluster, nodes=nodes):
             telemetry, _ = self.doctor()
             self.assertNotEqual(telemetry["status"], "PASS", telemetry)
+            self.assertIn("node-a", telemetry["message"])
+            self.assertIn("node-b", telemetry["message"])
 
     def test_prometheus_source_skips_check(self):
         with MetricsApiService(self.cluster, nodes={"node-a": {"cpu": "1"}}) as m:

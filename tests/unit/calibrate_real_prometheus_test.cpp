@@ -9,6 +9,7 @@
 #include "core/setup/calibrate_nodes.h"
 #include "core/setup/label_nodes.h"
 #include "core/telemetry/prometheus_client.h"
+#include "tests/unit/child_process.h"
 #include "tests/unit/fake_api_server.h"
 #include "tests/unit/telemetry_test_support.h"
 
@@ -113,30 +114,8 @@ int FreePort() {
   return probe.port();
 }
 
-pid_t Spawn(std::vector<std::string> argv, const fs::path& log) {
-  std::vector<char*> args;
-  for (std::string& a : argv) args.push_back(a.data());
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = -1;
-  if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ) != 0) pid = -1;
-  posix_spawn_file_actions_destroy(&actions);
-  return pid;
-}
-
-void Stop(pid_t pid) {
-  if (pid <= 0) return;
-  ::kill(pid, SIGTERM);
-  for (int i = 0; i < 100; ++i) {
-    if (::waitpid(pid, nullptr, WNOHANG) == pid) return;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, nullptr, 0);
-}
+using testsupport::SpawnLogged;
+using testsupport::StopPid;
 
 std::string ReadFile(const fs::path& path) {
   std::ifstream in(path);
@@ -156,7 +135,7 @@ class CalibrateRealPrometheusTest : public ::testing::Test {
     std::int64_t last = now / kInterval * kInterval - 2 * kInterval;
     // Starts just inside a 7-day window that ends now.
     WriteOpenMetrics(*dir_ / "history.om", last - 7 * kDay + 10 * kInterval, last);
-    pid_t promtool = Spawn({kPromtool, "tsdb", "create-blocks-from", "openmetrics",
+    pid_t promtool = SpawnLogged({kPromtool, "tsdb", "create-blocks-from", "openmetrics",
                             (*dir_ / "history.om").string(), (*dir_ / "data").string()},
                            *dir_ / "promtool.log");
     int status = -1;
@@ -165,14 +144,14 @@ class CalibrateRealPrometheusTest : public ::testing::Test {
     if (!backfill_ok_) return;
     port_ = FreePort();
     std::ofstream(*dir_ / "prometheus.yml") << "global:\n  scrape_interval: 1m\n";
-    pid_ = Spawn({kPrometheus, "--config.file=" + (*dir_ / "prometheus.yml").string(),
+    pid_ = SpawnLogged({kPrometheus, "--config.file=" + (*dir_ / "prometheus.yml").string(),
                   "--storage.tsdb.path=" + (*dir_ / "data").string(),
                   "--web.listen-address=127.0.0.1:" + std::to_string(port_)},
                  *dir_ / "prometheus.log");
   }
 
   static void TearDownTestSuite() {
-    Stop(pid_);
+    StopPid(pid_);
     pid_ = -1;
     if (dir_ != nullptr) {
       std::error_code ignored;

@@ -29,6 +29,7 @@
 #include <optional>
 #include <ostream>
 #include <set>
+#include <ctime>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -898,10 +899,18 @@ inline json LeaseObject(const std::string& ns, const std::string& name, const st
           {"spec", spec}};
 }
 
+// Measured now, as metrics-server reports a fresh scrape.
 inline json NodeMetricsObject(const std::string& name) {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char timestamp[32];
+  std::strftime(timestamp, sizeof timestamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
   return {{"apiVersion", "metrics.k8s.io/v1beta1"},
           {"kind", "NodeMetrics"},
           {"metadata", {{"name", name}}},
+          {"timestamp", timestamp},
+          {"window", "30s"},
           {"usage", {{"cpu", "250m"}, {"memory", "1Gi"}}}};
 }
 

@@ -8,6 +8,7 @@
 #include "core/telemetry/prometheus_client.h"
 #include "core/telemetry/sources.h"
 #include "core/telemetry/telemetry_service.h"
+#include "tests/unit/child_process.h"
 #include "tests/unit/telemetry_test_support.h"
 
 #include <gmock/gmock.h>
@@ -57,35 +58,7 @@ int FreePort() {
   return probe.port();
 }
 
-// A child process with its output in `log`, terminated (then killed) on destruction.
-class Child {
- public:
-  Child(std::vector<std::string> argv, const fs::path& log) {
-    std::vector<char*> args;
-    for (std::string& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    if (posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  ~Child() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    for (int i = 0; i < 100; ++i) {
-      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) return;
-      std::this_thread::sleep_for(milliseconds(50));
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-  }
-  bool running() const { return pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0; }
-
- private:
-  pid_t pid_ = -1;
-};
+using testsupport::Child;
 
 std::string ReadFile(const fs::path& path) {
   std::ifstream in(path);
