@@ -1,0 +1,271 @@
+// NodeCache: list+watch threads feeding Nodes, Pods and TASPolicies into snapshots.
+
+#include "core/cluster/node_cache.h"
+
+#include "core/cluster/watch_transport.h"
+#include "core/kube/json_fields.h"
+#include "core/scoring/pod_groups.h"
+#include "core/scoring/policies.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace powerctl::cluster {
+namespace {
+
+using json = nlohmann::json;
+using kube::FindField;
+using kube::StringField;
+
+constexpr const char* kPaths[] = {"/api/v1/nodes", "/api/v1/pods",
+                                  "/apis/telemetry.intel.com/v1alpha1/taspolicies"};
+constexpr const char* kCrdMissing =
+    "the TASPolicy CRD (taspolicies.telemetry.intel.com) is not installed: no telemetry policies";
+
+std::string ObjectKey(const json& object) {
+  return StringField(object, {"metadata", "namespace"}) + "/" +
+         StringField(object, {"metadata", "name"});
+}
+
+}  // namespace
+
+NodeCache::NodeCache(TransportFactory make_transport, NodeCacheOptions options)
+    : make_transport_(std::move(make_transport)), options_(std::move(options)) {}
+
+NodeCache::~NodeCache() {
+  Stop();
+}
+
+void NodeCache::Start() {
+  std::lock_guard lock(mu_);
+  if (started_ || stopping_) return;
+  started_ = true;
+  threads_.emplace_back([this] { Run(kNodes); });
+  threads_.emplace_back([this] { Run(kPods); });
+  if (options_.watch_policies) threads_.emplace_back([this] { Run(kPolicies); });
+}
+
+void NodeCache::Stop() {
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    threads.swap(threads_);
+  }
+  changed_.notify_all();
+  for (std::thread& t : threads) t.join();
+}
+
+bool NodeCache::InterruptibleWait(std::chrono::milliseconds duration) {
+  std::unique_lock lock(mu_);
+  return !changed_.wait_for(lock, duration, [this] { return stopping_; });
+}
+
+void NodeCache::ChangedLocked() {
+  ++version_;
+  snapshot_.reset();
+  changed_.notify_all();
+}
+
+void NodeCache::SetError(Kind kind, std::string error) {
+  std::lock_guard lock(mu_);
+  if (watches_[kind].error == error) return;
+  watches_[kind].error = std::move(error);
+  ++status_changes_;
+  changed_.notify_all();
+}
+
+void NodeCache::Run(Kind kind) {
+  const std::string path = kPaths[kind];
+  while (true) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return;
+      watches_[kind].resyncing = true;
+      watches_[kind].seen.clear();
+    }
+    Result<std::unique_ptr<kube::HttpTransport>> transport = make_transport_();
+    if (!transport.ok()) {
+      SetError(kind, "connecting to the API server: " + transport.error().message);
+      if (!InterruptibleWait(options_.restart_after)) return;
+      continue;
+    }
+    WatchHooks hooks;
+    hooks.stopping = [this] {
+      std::lock_guard lock(mu_);
+      return stopping_;
+    };
+    hooks.on_stream_start = [this, kind] { ListDelivered(kind); };
+    hooks.on_success = [this, kind] {
+      // A TASPolicy CRD that is missing stays reported until a list of policies succeeds.
+      SetError(kind, "");
+    };
+    hooks.on_failure = [this, kind](const Error& error) {
+      // One wording for a missing CRD, whichever request found it missing.
+      bool no_crd = kind == kPolicies && error.code == ErrorCode::kNotFound;
+      SetError(kind, no_crd ? kCrdMissing : error.message);
+    };
+    kube::ClientOptions client_options = options_.client;
+    client_options.sleep = [this](std::chrono::milliseconds d) { InterruptibleWait(d); };
+    kube::Client client(MakeWatchTransport(std::move(transport).value(), hooks), client_options);
+    kube::WatchOptions watch;
+    watch.timeout_seconds = options_.watch_timeout_seconds;
+    // As kube-scheduler: finished pods hold no resources; the server sends DELETED when a
+    // pod stops matching.
+    if (kind == kPods) watch.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
+    powerctl::Status status = client.ListAndWatch(
+        path, watch, [this, kind](const kube::WatchEvent& event) { return Handle(kind, event); });
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return;
+    }
+    if (!status.ok() && kind == kPolicies && status.error().code == ErrorCode::kNotFound) {
+      SetError(kind, kCrdMissing);
+      ListDelivered(kind);  // nothing to list: synced, and stale policies are dropped
+    } else if (!status.ok()) {
+      SetError(kind, status.error().message);
+      if (options_.client.log) {
+        options_.client.log->warn("cluster cache: watch of {} failed, restarting in {}ms: {}", path,
+                                  options_.restart_after.count(), status.error().message);
+      }
+    }
+    if (!InterruptibleWait(options_.restart_after)) return;
+  }
+}
+
+bool NodeCache::Handle(Kind kind, const kube::WatchEvent& event) {
+  std::lock_guard lock(mu_);
+  if (stopping_) return false;
+  bool deleted = event.type == "DELETED";
+  std::string key =
+      kind == kNodes ? StringField(event.object, {"metadata", "name"}) : ObjectKey(event.object);
+  if (watches_[kind].resyncing) watches_[kind].seen[key] = true;
+  if (kind == kNodes) {
+    if (deleted) {
+      nodes_.erase(key);
+    } else {
+      nodes_[key] = NodeStateFromJson(event.object);
+    }
+  } else if (kind == kPods) {
+    PodInfo pod = PodInfoFromJson(event.object, options_.pod_requests);
+    if (deleted || pod.Terminal()) {
+      pods_.erase(key);
+    } else {
+      pods_[key] = std::move(pod);
+    }
+  } else {
+    // Updates replace the policy as a whole (TAS issue #60 treated an update as an addition).
+    policies_.erase(key);
+    invalid_policies_.erase(key);
+    if (!deleted) {
+      Result<manifests::Policy> policy = scoring::PolicyFromJson(event.object);
+      if (policy.ok()) {
+        policies_[key] = std::move(policy).value();
+      } else {
+        invalid_policies_[key] = policy.error().message;
+        if (options_.client.log) options_.client.log->warn("{}", policy.error().message);
+      }
+    }
+  }
+  ChangedLocked();
+  return true;
+}
+
+void NodeCache::ListDelivered(Kind kind) {
+  std::lock_guard lock(mu_);
+  WatchState& w = watches_[kind];
+  if (w.resyncing) {
+    // After a restart: what the new list did not contain is gone.
+    auto prune = [&w](auto& map) {
+      for (auto it = map.begin(); it != map.end();) {
+        it = w.seen.count(it->first) > 0 ? std::next(it) : map.erase(it);
+      }
+    };
+    if (kind == kNodes) prune(nodes_);
+    if (kind == kPods) prune(pods_);
+    if (kind == kPolicies) {
+      prune(policies_);
+      prune(invalid_policies_);
+    }
+    w.resyncing = false;
+    w.seen.clear();
+  }
+  w.synced = true;
+  ChangedLocked();
+}
+
+bool NodeCache::HasSynced() const {
+  std::lock_guard lock(mu_);
+  return watches_[kNodes].synced && watches_[kPods].synced;
+}
+
+CacheStatus NodeCache::Status() const {
+  std::lock_guard lock(mu_);
+  CacheStatus status;
+  status.synced = watches_[kNodes].synced && watches_[kPods].synced;
+  status.last_error =
+      !watches_[kNodes].error.empty() ? watches_[kNodes].error : watches_[kPods].error;
+  status.ready = status.synced && status.last_error.empty();
+  status.policy_note = watches_[kPolicies].error;
+  return status;
+}
+
+std::shared_ptr<const ClusterSnapshot> NodeCache::Snapshot() const {
+  std::lock_guard lock(mu_);
+  if (snapshot_) return snapshot_;
+  auto snapshot = std::make_shared<ClusterSnapshot>();
+  snapshot->nodes = nodes_;
+  snapshot->pods = pods_;
+  snapshot->policies = policies_;
+  snapshot->invalid_policies = invalid_policies_;
+  snapshot->version = version_;
+  for (const auto& [key, pod] : pods_) {  // in key order, so each list is sorted
+    if (!pod.node_name.empty()) {
+      auto node = snapshot->nodes.find(pod.node_name);
+      if (node != snapshot->nodes.end()) {
+        node->second.pods.push_back(pod);
+        node->second.requested.cpu_cores += pod.requests.cpu_cores;
+        node->second.requested.memory_bytes += pod.requests.memory_bytes;
+      }
+    }
+    auto group = pod.labels.find(scoring::kPodGroupLabel);
+    if (group != pod.labels.end() && !group->second.empty()) {
+      snapshot->pod_groups[pod.namespace_ + "/" + group->second].push_back(pod);
+    }
+  }
+  snapshot_ = std::move(snapshot);
+  return snapshot_;
+}
+
+bool NodeCache::WaitFor(const std::function<bool(const ClusterSnapshot&)>& predicate,
+                        std::chrono::milliseconds timeout) const {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    std::shared_ptr<const ClusterSnapshot> snapshot = Snapshot();
+    if (predicate(*snapshot)) return true;
+    std::unique_lock lock(mu_);
+    bool moved = changed_.wait_until(lock, deadline, [&] { return version_ != snapshot->version; });
+    if (!moved) return false;
+  }
+}
+
+bool NodeCache::WaitForStatus(const std::function<bool(const CacheStatus&)>& predicate,
+                              std::chrono::milliseconds timeout) const {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    std::uint64_t version = 0;
+    std::uint64_t changes = 0;
+    {
+      std::lock_guard lock(mu_);
+      version = version_;
+      changes = status_changes_;
+    }
+    if (predicate(Status())) return true;
+    std::unique_lock lock(mu_);
+    bool moved = changed_.wait_until(
+        lock, deadline, [&] { return version_ != version || status_changes_ != changes; });
+    if (!moved) return false;
+  }
+}
+
+}  // namespace powerctl::cluster

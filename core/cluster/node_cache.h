@@ -1,0 +1,144 @@
+#pragma once
+// A cache of the cluster's Nodes, Pods and TASPolicies, kept current by list+watch
+// (kube::Client::ListAndWatch) on background threads, read as immutable snapshots.
+//
+// Each watch runs on its own thread with its own transport (a watch holds its connection for
+// minutes). When a watch gives up (the client's retries are exhausted) the cache records the
+// error, waits `restart_after` and lists again; objects that vanished meanwhile are dropped
+// once the new list has been delivered. Nodes and pods gate readiness; TASPolicies do not
+// (a cluster without the CRD simply has no policies, and a broken policy object is reported,
+// not fatal).
+//
+// Stop() joins the threads. A watch blocked on a silent connection only notices at the end of
+// its server-side timeout, so Stop() may take up to `watch_timeout_seconds` against a real
+// API server (the HttpTransport interface has no way to abort a stream from outside).
+
+#include "core/cluster/pod_info.h"
+#include "core/common/result.h"
+#include "core/kube/client.h"
+#include "core/kube/transport.h"
+#include "core/manifests/config.h"
+#include "core/predict/node_power.h"
+#include "core/telemetry/node_mapping.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace powerctl::cluster {
+
+struct NodeState {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+  std::optional<double> cpu_capacity;  // cores
+  std::optional<double> cpu_allocatable;
+  std::optional<double> memory_capacity;  // bytes
+  std::optional<double> memory_allocatable;
+  bool unschedulable = false;  // spec.unschedulable (cordoned)
+  telemetry::NodeInfo info;    // name and addresses, for mapping Prometheus series
+  predict::NodeFacts facts;    // labels and annotations, for the power model
+  std::vector<PodInfo> pods;   // bound here, not terminal; sorted by namespace/name
+  PodRequests requested;       // the sum of `pods`' requests
+};
+
+struct ClusterSnapshot {
+  std::map<std::string, NodeState> nodes;
+  std::map<std::string, PodInfo> pods;  // every non-terminal pod, by "namespace/name"
+  std::map<std::string, std::vector<PodInfo>> pod_groups;  // "namespace/podGroup" -> pods
+  std::map<std::string, manifests::Policy> policies;       // "namespace/name"
+  std::map<std::string, std::string> invalid_policies;     // "namespace/name" -> error
+  std::uint64_t version = 0;                               // moves with every change
+
+  // The pods labelled podGroup=`group` in `ns`; empty when there are none.
+  const std::vector<PodInfo>& PodGroup(const std::string& ns, const std::string& group) const;
+  std::vector<telemetry::NodeInfo> NodeInfos() const;
+};
+
+struct CacheStatus {
+  bool synced = false;      // nodes and pods have been listed once
+  bool ready = false;       // synced, and neither the node nor the pod watch is failing now
+  std::string last_error;   // the current failure of the node or pod watch ("" when fine)
+  std::string policy_note;  // TASPolicy watch: "CRD not installed", or its failure
+};
+
+struct NodeCacheOptions {
+  // Passed to each watch's Client (log, connection_description, max_attempts, backoff);
+  // `sleep` is replaced by a wait that Stop() interrupts.
+  kube::ClientOptions client;
+  int watch_timeout_seconds = 30;
+  std::chrono::milliseconds restart_after{5000};  // after a watch gave up
+  PodRequestsFn pod_requests;                     // default: SumContainerRequests
+  bool watch_policies = true;
+};
+
+class NodeCache {
+ public:
+  // Called once per watch thread (and again when a watch is restarted).
+  using TransportFactory = std::function<Result<std::unique_ptr<kube::HttpTransport>>()>;
+
+  NodeCache(TransportFactory make_transport, NodeCacheOptions options);
+  ~NodeCache();
+  NodeCache(const NodeCache&) = delete;
+  NodeCache& operator=(const NodeCache&) = delete;
+
+  void Start();  // starts the watch threads; once
+  void Stop();   // stops and joins them; idempotent
+
+  bool HasSynced() const;
+  CacheStatus Status() const;
+  // The current state; cheap when nothing changed since the last call.
+  std::shared_ptr<const ClusterSnapshot> Snapshot() const;
+  // Waits until `predicate` holds for a snapshot (true), or `timeout` passes (false).
+  bool WaitFor(const std::function<bool(const ClusterSnapshot&)>& predicate,
+               std::chrono::milliseconds timeout) const;
+  // The same for Status() (e.g. until a failure is reported).
+  bool WaitForStatus(const std::function<bool(const CacheStatus&)>& predicate,
+                     std::chrono::milliseconds timeout) const;
+
+ private:
+  enum Kind { kNodes = 0, kPods = 1, kPolicies = 2 };
+  struct WatchState {
+    bool synced = false;
+    bool resyncing = false;            // a (re)started watch has not finished its list
+    std::map<std::string, bool> seen;  // keys delivered since the (re)start
+    std::string error;
+  };
+
+  void Run(Kind kind);
+  bool Handle(Kind kind, const kube::WatchEvent& event);
+  void ListDelivered(Kind kind);  // the watch began: the list before it has been delivered
+  void SetError(Kind kind, std::string error);
+  bool InterruptibleWait(std::chrono::milliseconds duration);  // false when stopping
+  void ChangedLocked();
+
+  TransportFactory make_transport_;
+  NodeCacheOptions options_;
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable changed_;
+  bool stopping_ = false;
+  bool started_ = false;
+  std::vector<std::thread> threads_;
+  WatchState watches_[3];
+  std::map<std::string, NodeState> nodes_;  // without pods
+  std::map<std::string, PodInfo> pods_;
+  std::map<std::string, manifests::Policy> policies_;
+  std::map<std::string, std::string> invalid_policies_;
+  std::uint64_t version_ = 0;
+  std::uint64_t status_changes_ = 0;
+  mutable std::shared_ptr<const ClusterSnapshot> snapshot_;  // of version_, built on demand
+};
+
+// The Node fields the cache keeps (pods excluded), from a v1 Node object.
+NodeState NodeStateFromJson(const nlohmann::json& node);
+
+}  // namespace powerctl::cluster

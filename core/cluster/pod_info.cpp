@@ -1,0 +1,59 @@
+// PodInfo from a v1 Pod object; absent or malformed fields stay empty.
+
+#include "core/cluster/pod_info.h"
+
+#include "core/kube/json_fields.h"
+#include "core/telemetry/quantity.h"
+
+namespace powerctl::cluster {
+namespace {
+
+using json = nlohmann::json;
+using kube::FindField;
+using kube::StringField;
+
+std::map<std::string, std::string> StringMap(const json* object) {
+  std::map<std::string, std::string> out;
+  if (object == nullptr || !object->is_object()) return out;
+  for (const auto& [key, value] : object->items()) {
+    if (value.is_string()) out[key] = value.get<std::string>();
+  }
+  return out;
+}
+
+}  // namespace
+
+PodRequests SumContainerRequests(const json& pod) {
+  PodRequests out;
+  const json* containers = FindField(pod, {"spec", "containers"});
+  if (containers == nullptr || !containers->is_array()) return out;
+  for (const json& container : *containers) {
+    std::string cpu = StringField(container, {"resources", "requests", "cpu"});
+    std::string memory = StringField(container, {"resources", "requests", "memory"});
+    if (auto cores = telemetry::ParseCpuCores(cpu); !cpu.empty() && cores.ok()) {
+      out.cpu_cores += *cores;
+    }
+    if (auto bytes = telemetry::ParseBytes(memory); !memory.empty() && bytes.ok()) {
+      out.memory_bytes += *bytes;
+    }
+  }
+  return out;
+}
+
+PodInfo PodInfoFromJson(const json& pod, const PodRequestsFn& requests) {
+  PodInfo info;
+  info.namespace_ = StringField(pod, {"metadata", "namespace"});
+  info.name = StringField(pod, {"metadata", "name"});
+  info.uid = StringField(pod, {"metadata", "uid"});
+  info.node_name = StringField(pod, {"spec", "nodeName"});
+  info.phase = StringField(pod, {"status", "phase"});
+  info.labels = StringMap(FindField(pod, {"metadata", "labels"}));
+  info.annotations = StringMap(FindField(pod, {"metadata", "annotations"}));
+  info.start_time = StringField(pod, {"status", "startTime"});
+  info.creation_timestamp = StringField(pod, {"metadata", "creationTimestamp"});
+  info.deleting = FindField(pod, {"metadata", "deletionTimestamp"}) != nullptr;
+  info.requests = requests ? requests(pod) : SumContainerRequests(pod);
+  return info;
+}
+
+}  // namespace powerctl::cluster

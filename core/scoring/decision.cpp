@@ -1,0 +1,146 @@
+#include "core/scoring/decision.h"
+
+#include <nlohmann/json.hpp>
+
+#include <utility>
+
+namespace powerctl::scoring {
+namespace {
+
+using nlohmann::json;
+
+Error Invalid(const std::string& field, const char* what) {
+  return MakeError(ErrorCode::kInvalidInput, "decision: " + field + " " + what);
+}
+
+std::string MetadataString(const json& pod, const char* key) {
+  auto metadata = pod.find("metadata");
+  if (metadata == pod.end() || !metadata->is_object()) return "";
+  auto value = metadata->find(key);
+  return value != metadata->end() && value->is_string() ? value->get<std::string>() : "";
+}
+
+// Optional typed reads: absent or null leave `out` untouched.
+Status ReadString(const json& object, const char* key, const std::string& where, std::string& out) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return OkStatus();
+  if (!it->is_string()) return Invalid(where + key, "is not a string");
+  out = it->get<std::string>();
+  return OkStatus();
+}
+
+Result<std::vector<Component>> ReadComponents(const json& list, const std::string& where) {
+  if (!list.is_array()) return Invalid(where, "is not a list");
+  std::vector<Component> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const json& item = list[i];
+    const std::string at = where + "[" + std::to_string(i) + "].";
+    if (!item.is_object()) return Invalid(at, "is not an object");
+    Component c;
+    POWERCTL_CHECK_OK(ReadString(item, "name", at, c.name));
+    POWERCTL_CHECK_OK(ReadString(item, "reason", at, c.reason));
+    auto value = item.find("value");
+    if (value == item.end() || !value->is_number()) return Invalid(at + "value", "is not a number");
+    c.value = value->get<double>();
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Result<NodeDecision> ReadNode(const json& item, const std::string& at) {
+  if (!item.is_object()) return Invalid(at, "is not an object");
+  NodeDecision n;
+  POWERCTL_CHECK_OK(ReadString(item, "node", at, n.node));
+  POWERCTL_CHECK_OK(ReadString(item, "reason", at, n.reason));
+  if (auto pass = item.find("pass"); pass != item.end()) {
+    if (!pass->is_boolean()) return Invalid(at + "pass", "is not a boolean");
+    n.passed = pass->get<bool>();
+  }
+  if (auto u = item.find("unresolvable"); u != item.end()) {
+    if (!u->is_boolean()) return Invalid(at + "unresolvable", "is not a boolean");
+    n.unresolvable = u->get<bool>();
+  }
+  if (auto score = item.find("score"); score != item.end()) {
+    if (!score->is_number_integer()) return Invalid(at + "score", "is not an integer");
+    n.score = score->get<std::int64_t>();
+  }
+  if (auto components = item.find("components"); components != item.end()) {
+    POWERCTL_TRY(list, ReadComponents(*components, at + "components"));
+    n.components = std::move(list);
+  }
+  return n;
+}
+
+}  // namespace
+
+void SetPodIdentity(Decision& decision, const nlohmann::json& pod) {
+  if (!pod.is_object()) return;
+  decision.pod_namespace = MetadataString(pod, "namespace");
+  decision.pod_name = MetadataString(pod, "name");
+  decision.pod_uid = MetadataString(pod, "uid");
+}
+
+nlohmann::json DecisionToJson(const Decision& decision) {
+  json out = json::object();
+  out["verb"] = decision.verb;
+  json pod = json::object();
+  if (!decision.pod_namespace.empty()) pod["namespace"] = decision.pod_namespace;
+  if (!decision.pod_name.empty()) pod["name"] = decision.pod_name;
+  if (!decision.pod_uid.empty()) pod["uid"] = decision.pod_uid;
+  out["pod"] = std::move(pod);
+  out["at"] = decision.at_unix_ms;
+  if (!decision.error.empty()) out["error"] = decision.error;
+  if (!decision.notes.empty()) out["notes"] = decision.notes;
+  json nodes = json::array();
+  for (const NodeDecision& n : decision.nodes) {
+    json node = {{"node", n.node}};
+    if (n.passed) node["pass"] = *n.passed;
+    if (!n.reason.empty()) node["reason"] = n.reason;
+    if (n.unresolvable) node["unresolvable"] = true;
+    if (n.score) node["score"] = *n.score;
+    if (!n.components.empty()) {
+      json components = json::array();
+      for (const Component& c : n.components) {
+        components.push_back({{"name", c.name}, {"value", c.value}, {"reason", c.reason}});
+      }
+      node["components"] = std::move(components);
+    }
+    nodes.push_back(std::move(node));
+  }
+  out["nodes"] = std::move(nodes);
+  return out;
+}
+
+Result<Decision> DecisionFromJson(const nlohmann::json& document) {
+  if (!document.is_object()) return Invalid("document", "is not an object");
+  Decision d;
+  POWERCTL_CHECK_OK(ReadString(document, "verb", "", d.verb));
+  POWERCTL_CHECK_OK(ReadString(document, "error", "", d.error));
+  if (auto pod = document.find("pod"); pod != document.end() && !pod->is_null()) {
+    if (!pod->is_object()) return Invalid("pod", "is not an object");
+    POWERCTL_CHECK_OK(ReadString(*pod, "namespace", "pod.", d.pod_namespace));
+    POWERCTL_CHECK_OK(ReadString(*pod, "name", "pod.", d.pod_name));
+    POWERCTL_CHECK_OK(ReadString(*pod, "uid", "pod.", d.pod_uid));
+  }
+  if (auto at = document.find("at"); at != document.end()) {
+    if (!at->is_number_integer()) return Invalid("at", "is not an integer");
+    d.at_unix_ms = at->get<std::int64_t>();
+  }
+  if (auto notes = document.find("notes"); notes != document.end()) {
+    if (!notes->is_array()) return Invalid("notes", "is not a list");
+    for (const json& note : *notes) {
+      if (!note.is_string()) return Invalid("notes", "holds a non-string");
+      d.notes.push_back(note.get<std::string>());
+    }
+  }
+  if (auto nodes = document.find("nodes"); nodes != document.end()) {
+    if (!nodes->is_array()) return Invalid("nodes", "is not a list");
+    for (std::size_t i = 0; i < nodes->size(); ++i) {
+      POWERCTL_TRY(node, ReadNode((*nodes)[i], "nodes[" + std::to_string(i) + "]."));
+      d.nodes.push_back(std::move(node));
+    }
+  }
+  return d;
+}
+
+}  // namespace powerctl::scoring

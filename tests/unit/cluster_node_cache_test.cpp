@@ -1,0 +1,403 @@
+// NodeCache: list+watch of Nodes, Pods and TASPolicies into snapshots, against the in-memory
+// watch server (tests/unit/fake_watch_server.h); and, when POWERCTL_E2E_KUBECONFIG names a
+// kubeconfig, against a real kube-apiserver.
+#include "core/cluster/node_cache.h"
+#include "core/kube/connection.h"
+#include "core/scoring/pod_groups.h"
+#include "tests/unit/fake_watch_server.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+namespace powerctl::cluster {
+namespace {
+
+using json = nlohmann::json;
+using kube::fake::FakeWatchServer;
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+
+constexpr milliseconds kWait{10000};  // generous: only reached when a test fails
+
+json Node(const std::string& name, const std::string& ip, json labels = json::object()) {
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata", {{"name", name}, {"labels", labels}, {"annotations", {{"a", "1"}}}}},
+      {"status",
+       {{"capacity", {{"cpu", "8"}, {"memory", "16Gi"}}},
+        {"allocatable", {{"cpu", "7500m"}, {"memory", "15Gi"}}},
+        {"addresses",
+         {{{"type", "InternalIP"}, {"address", ip}}, {{"type", "Hostname"}, {"address", name}}}}}}};
+}
+
+json Pod(const std::string& ns, const std::string& name, const std::string& node,
+         const std::string& cpu, json labels = json::object(),
+         const std::string& phase = "Running") {
+  json spec = {{"containers",
+                {{{"name", "c1"}, {"resources", {{"requests", {{"cpu", cpu}, {"memory", "1Gi"}}}}}},
+                 {{"name", "c2"}, {"resources", {{"requests", {{"cpu", cpu}}}}}}}}};
+  if (!node.empty()) spec["nodeName"] = node;
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", name}, {"namespace", ns}, {"labels", labels}}},
+          {"spec", spec},
+          {"status", {{"phase", phase}, {"startTime", "2026-01-01T00:00:00Z"}}}};
+}
+
+json Policy(const std::string& ns, const std::string& name, const std::string& op = "LessThan") {
+  return {{"apiVersion", "telemetry.intel.com/v1alpha1"},
+          {"kind", "TASPolicy"},
+          {"metadata", {{"name", name}, {"namespace", ns}}},
+          {"spec",
+           {{"strategies",
+             {{"scheduleonmetric", {{"rules", {{{"metricname", "power"}, {"operator", op}}}}}}}}}}};
+}
+
+class NodeCacheTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<NodeCache> MakeCache() {
+    NodeCacheOptions options;
+    options.watch_timeout_seconds = 1;  // how long Stop() may wait on an idle watch
+    options.restart_after = milliseconds(20);
+    options.client.max_attempts = 2;
+    options.client.initial_backoff = milliseconds(1);
+    options.client.max_backoff = milliseconds(5);
+    return std::make_unique<NodeCache>(
+        [this]() -> Result<std::unique_ptr<kube::HttpTransport>> { return server.Transport(); },
+        options);
+  }
+
+  FakeWatchServer server;
+};
+
+TEST_F(NodeCacheTest, ListsIntoASnapshot) {
+  server.Put(Node("n1", "10.0.0.1", {{"ambient/max", "40"}}));
+  server.Put(Node("n2", "10.0.0.2"));
+  server.Put(Pod("team", "web", "n1", "250m", {{"podGroup", "g"}, {"minAvailable", "2"}}));
+  server.Put(Pod("team", "db", "n1", "500m"));
+  server.Put(Pod("team", "wait", "", "1", {{"podGroup", "g"}, {"minAvailable", "2"}}, "Pending"));
+  server.Put(Pod("team", "done", "n2", "1", json::object(), "Succeeded"));
+  server.Put(Policy("team", "power"));
+  json broken = Policy("team", "broken", "Lt");
+  server.Put(broken);
+  auto cache = MakeCache();
+  EXPECT_FALSE(cache->HasSynced());
+  cache->Start();
+  ASSERT_TRUE(
+      cache->WaitFor([](const ClusterSnapshot& s) { return s.policies.size() == 1; }, kWait));
+  ASSERT_TRUE(cache->WaitForStatus([](const CacheStatus& s) { return s.ready; }, kWait));
+  EXPECT_TRUE(cache->HasSynced());
+  auto snap = cache->Snapshot();
+  ASSERT_EQ(snap->nodes.size(), 2u);
+  const NodeState& n1 = snap->nodes.at("n1");
+  EXPECT_EQ(n1.cpu_capacity, 8);
+  EXPECT_EQ(n1.cpu_allocatable, 7.5);
+  EXPECT_EQ(n1.memory_allocatable, 15.0 * 1024 * 1024 * 1024);
+  EXPECT_EQ(n1.labels.at("ambient/max"), "40");
+  EXPECT_EQ(n1.facts.annotations.at("a"), "1");
+  EXPECT_EQ(n1.info.internal_ips, std::vector<std::string>{"10.0.0.1"});
+  ASSERT_EQ(n1.pods.size(), 2u);
+  EXPECT_EQ(n1.pods[0].name, "db");
+  EXPECT_EQ(n1.pods[0].requests.cpu_cores, 1.0);  // two containers of 500m
+  EXPECT_EQ(n1.pods[0].start_time, "2026-01-01T00:00:00Z");
+  EXPECT_FALSE(n1.pods[0].uid.empty());
+  EXPECT_DOUBLE_EQ(n1.requested.cpu_cores, 1.5);
+  EXPECT_TRUE(snap->nodes.at("n2").pods.empty());  // the Succeeded pod is not listed
+  EXPECT_EQ(snap->pods.count("team/done"), 0u);
+  ASSERT_EQ(snap->PodGroup("team", "g").size(), 2u);
+  EXPECT_TRUE(snap->PodGroup("team", "nope").empty());
+  EXPECT_EQ(snap->policies.at("team/power").strategies.count("scheduleonmetric"), 1u);
+  EXPECT_THAT(snap->invalid_policies.at("team/broken"), HasSubstr("operator: must be one of"));
+  EXPECT_EQ(snap->NodeInfos().size(), 2u);
+  // The field selector kube-scheduler uses went to the server.
+  EXPECT_THAT(server.Requests(),
+              ::testing::Contains(HasSubstr("fieldSelector=status.phase%21%3DSucceeded")));
+  cache->Stop();
+}
+
+TEST_F(NodeCacheTest, FollowsChanges) {
+  server.Put(Node("n1", "10.0.0.1"));
+  server.Put(Pod("team", "a", "", "1", {{"podGroup", "g"}, {"minAvailable", "2"}}, "Pending"));
+  server.Put(Policy("team", "p", "LessThan"));
+  auto cache = MakeCache();
+  cache->Start();
+  ASSERT_TRUE(cache->WaitFor([](const ClusterSnapshot& s) { return !s.policies.empty(); }, kWait));
+  std::uint64_t version = cache->Snapshot()->version;
+
+  server.Put(Node("n2", "10.0.0.2", {{"zone", "b"}}));
+  server.Put(Pod("team", "b", "", "1", {{"podGroup", "g"}, {"minAvailable", "2"}}, "Pending"));
+  ASSERT_TRUE(cache->WaitFor(
+      [](const ClusterSnapshot& s) {
+        return s.nodes.size() == 2 && s.PodGroup("team", "g").size() == 2;
+      },
+      kWait));
+  EXPECT_GT(cache->Snapshot()->version, version);
+  // The group is complete for pod a now.
+  auto snap = cache->Snapshot();
+  auto verdict = scoring::EvaluatePodGroup(snap->pods.at("team/a"), snap->PodGroup("team", "g"));
+  EXPECT_TRUE(verdict.complete);
+
+  // Bound, then finished: it leaves the node and the group.
+  server.Put(Pod("team", "b", "n2", "1", {{"podGroup", "g"}, {"minAvailable", "2"}}, "Running"));
+  ASSERT_TRUE(cache->WaitFor(
+      [](const ClusterSnapshot& s) { return s.nodes.at("n2").pods.size() == 1; }, kWait));
+  server.Put(Pod("team", "b", "n2", "1", {{"podGroup", "g"}, {"minAvailable", "2"}}, "Succeeded"));
+  ASSERT_TRUE(cache->WaitFor(
+      [](const ClusterSnapshot& s) {
+        return s.nodes.at("n2").pods.empty() && s.PodGroup("team", "g").size() == 1;
+      },
+      kWait));
+
+  // A policy update replaces the policy (TAS issue #60 added the new rule instead).
+  server.Put(Policy("team", "p", "GreaterThan"));
+  ASSERT_TRUE(cache->WaitFor(
+      [](const ClusterSnapshot& s) {
+        const auto& rules = s.policies.at("team/p").strategies.at("scheduleonmetric").rules;
+        return rules.size() == 1 && rules[0].op == "GreaterThan";
+      },
+      kWait));
+  // Broken by an update: moves to invalid; deleted: gone.
+  server.Put(Policy("team", "p", "Bad"));
+  ASSERT_TRUE(cache->WaitFor(
+      [](const ClusterSnapshot& s) { return s.policies.empty() && s.invalid_policies.size() == 1; },
+      kWait));
+  server.Delete("/api/v1/nodes/n1");
+  server.Delete("/apis/telemetry.intel.com/v1alpha1/namespaces/team/taspolicies/p");
+  ASSERT_TRUE(cache->WaitFor(
+      [](const ClusterSnapshot& s) { return s.nodes.size() == 1 && s.invalid_policies.empty(); },
+      kWait));
+  cache->Stop();
+}
+
+TEST_F(NodeCacheTest, AMissingPolicyCrdIsANoteNotAFailure) {
+  server.SetServed("taspolicies", false);
+  server.Put(Node("n1", "10.0.0.1"));
+  auto cache = MakeCache();
+  cache->Start();
+  ASSERT_TRUE(cache->WaitForStatus(
+      [](const CacheStatus& s) { return s.ready && !s.policy_note.empty(); }, kWait));
+  EXPECT_THAT(cache->Status().policy_note, HasSubstr("TASPolicy CRD"));
+  EXPECT_THAT(cache->Status().policy_note, HasSubstr("not installed"));
+  // Installed later: picked up at the next restart of the policy watch.
+  server.SetServed("taspolicies", true);
+  server.Put(Policy("team", "p"));
+  ASSERT_TRUE(cache->WaitFor([](const ClusterSnapshot& s) { return !s.policies.empty(); }, kWait));
+  ASSERT_TRUE(
+      cache->WaitForStatus([](const CacheStatus& s) { return s.policy_note.empty(); }, kWait));
+  cache->Stop();
+}
+
+TEST_F(NodeCacheTest, DegradesWhileTheServerIsDownAndResyncsAfterwards) {
+  server.Put(Node("n1", "10.0.0.1"));
+  server.Put(Node("n2", "10.0.0.2"));
+  server.Put(Pod("team", "a", "n1", "1"));
+  auto cache = MakeCache();
+  cache->Start();
+  ASSERT_TRUE(cache->WaitForStatus([](const CacheStatus& s) { return s.ready; }, kWait));
+
+  server.SetDown(true);
+  ASSERT_TRUE(cache->WaitForStatus([](const CacheStatus& s) { return !s.ready; }, kWait));
+  CacheStatus down = cache->Status();
+  EXPECT_TRUE(down.synced);  // it was synced; the data is stale but there
+  EXPECT_THAT(down.last_error, HasSubstr("fake API server"));
+  EXPECT_EQ(cache->Snapshot()->nodes.size(), 2u);  // serving the last known state
+
+  // Changes while down, with the history gone: only a new list can tell.
+  server.Delete("/api/v1/nodes/n2");
+  server.Delete("/api/v1/namespaces/team/pods/a");
+  server.Put(Node("n3", "10.0.0.3"));
+  server.Compact();
+  server.SetDown(false);
+  ASSERT_TRUE(cache->WaitFor(
+      [](const ClusterSnapshot& s) {
+        return s.nodes.size() == 2 && s.nodes.count("n3") == 1 && s.pods.empty();
+      },
+      kWait));
+  ASSERT_TRUE(cache->WaitForStatus([](const CacheStatus& s) { return s.ready; }, kWait));
+  EXPECT_EQ(cache->Status().last_error, "");
+  cache->Stop();
+}
+
+TEST_F(NodeCacheTest, RelistsWhenTheWatchExpires) {
+  server.Put(Node("n1", "10.0.0.1"));
+  auto cache = MakeCache();
+  cache->Start();
+  ASSERT_TRUE(cache->WaitFor([](const ClusterSnapshot& s) { return s.nodes.size() == 1; }, kWait));
+  server.Delete("/api/v1/nodes/n1");
+  server.Put(Node("n2", "10.0.0.2"));
+  server.Compact();       // the watches' versions are now too old...
+  server.CloseWatches();  // ...and they must watch again: 410, relist
+  ASSERT_TRUE(cache->WaitFor(
+      [](const ClusterSnapshot& s) { return s.nodes.size() == 1 && s.nodes.count("n2") == 1; },
+      kWait));
+  cache->Stop();
+}
+
+TEST_F(NodeCacheTest, StopJoinsIdleWatchesAndIsIdempotent) {
+  auto cache = MakeCache();
+  cache->Start();
+  ASSERT_TRUE(cache->WaitForStatus([](const CacheStatus& s) { return s.synced; }, kWait));
+  auto started = std::chrono::steady_clock::now();
+  cache->Stop();
+  // Idle watches end by their 1 s server-side timeout at the latest.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(3));
+  EXPECT_EQ(server.OpenWatches(), 0);
+  cache->Stop();
+  cache->Start();  // a stopped cache stays stopped
+  EXPECT_EQ(server.OpenWatches(), 0);
+}
+
+TEST_F(NodeCacheTest, TransportFailuresAreReported) {
+  NodeCacheOptions options;
+  options.restart_after = milliseconds(10);
+  NodeCache cache(
+      []() -> Result<std::unique_ptr<kube::HttpTransport>> {
+        return MakeError(ErrorCode::kInvalidInput, "kubeconfig: no current-context");
+      },
+      options);
+  cache.Start();
+  ASSERT_TRUE(
+      cache.WaitForStatus([](const CacheStatus& s) { return !s.last_error.empty(); }, kWait));
+  EXPECT_EQ(cache.Status().last_error,
+            "connecting to the API server: kubeconfig: no current-context");
+  EXPECT_FALSE(cache.Status().ready);
+  cache.Stop();
+}
+
+// ---- against a real kube-apiserver (skipped unless POWERCTL_E2E_KUBECONFIG is set) --------
+
+class NodeCacheRealApiServer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* kubeconfig = std::getenv("POWERCTL_E2E_KUBECONFIG");
+    if (kubeconfig == nullptr || *kubeconfig == '\0') {
+      GTEST_SKIP() << "set POWERCTL_E2E_KUBECONFIG to run against a real API server";
+    }
+    kube::ConnectionRequest request;
+    request.kubeconfig_flag = kubeconfig;
+    Result<kube::ClusterConnection> resolved = kube::ResolveConnection(request);
+    ASSERT_TRUE(resolved.ok()) << resolved.error().message;
+    connection = resolved.value();
+    auto transport = make();
+    ASSERT_TRUE(transport.ok()) << transport.error().message;
+    admin = std::make_unique<kube::Client>(std::move(transport).value(), kube::ClientOptions{});
+  }
+  NodeCache::TransportFactory make = [this] { return kube::MakeCurlTransport(connection, {}); };
+  kube::ClusterConnection connection;
+  std::unique_ptr<kube::Client> admin;
+};
+
+TEST_F(NodeCacheRealApiServer, FollowsNodesAndPods) {
+  kube::Client& api = *admin;
+  std::string node =
+      "cache-e2e-" +
+      std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 100000);
+  api.Delete("/api/v1/nodes/" + node).ok();
+
+  NodeCacheOptions options;
+  options.watch_timeout_seconds = 5;
+  options.restart_after = milliseconds(200);
+  NodeCache cache(make, options);
+  cache.Start();
+  ASSERT_TRUE(
+      cache.WaitForStatus([](const CacheStatus& s) { return s.ready; }, milliseconds(30000)))
+      << cache.Status().last_error;
+
+  json n = Node(node, "10.9.9.9", {{"powerctl-e2e", "cache"}});
+  n.erase("status");
+  ASSERT_TRUE(api.Create("/api/v1/nodes", n).ok());
+  // A pod bound to the node by nodeName (no scheduler needed); it stays Pending.
+  json pod =
+      Pod("default", node, node, "100m", {{"podGroup", node}, {"minAvailable", "2"}}, "Pending");
+  pod.erase("status");
+  pod["spec"]["containers"][0]["image"] = "example.invalid/none";
+  pod["spec"]["containers"][1]["image"] = "example.invalid/none";
+  pod["spec"]["tolerations"] = {{{"operator", "Exists"}}};
+  auto created = api.Create("/api/v1/namespaces/default/pods", pod);
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  ASSERT_TRUE(cache.WaitFor(
+      [&](const ClusterSnapshot& s) {
+        return s.nodes.count(node) == 1 && s.nodes.at(node).pods.size() == 1;
+      },
+      milliseconds(30000)));
+  auto snap = cache.Snapshot();
+  EXPECT_EQ(snap->nodes.at(node).labels.at("powerctl-e2e"), "cache");
+  EXPECT_DOUBLE_EQ(snap->nodes.at(node).requested.cpu_cores, 0.2);
+  EXPECT_EQ(snap->PodGroup("default", node).size(), 1u);
+  ASSERT_TRUE(api.Delete("/api/v1/namespaces/default/pods/" + node).ok());
+  ASSERT_TRUE(api.Delete("/api/v1/nodes/" + node).ok());
+  ASSERT_TRUE(cache.WaitFor([&](const ClusterSnapshot& s) { return s.nodes.count(node) == 0; },
+                            milliseconds(30000)));
+  cache.Stop();
+}
+
+TEST_F(NodeCacheRealApiServer, PicksUpTasPoliciesOnceTheCrdIsInstalled) {
+  const std::string crd_path =
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/taspolicies.telemetry.intel.com";
+  bool had_crd = admin->Get(crd_path).ok();
+  NodeCacheOptions options;
+  options.watch_timeout_seconds = 5;
+  options.restart_after = milliseconds(200);
+  NodeCache cache(make, options);
+  cache.Start();
+  if (!had_crd) {
+    ASSERT_TRUE(
+        cache.WaitForStatus([](const CacheStatus& s) { return s.ready && !s.policy_note.empty(); },
+                            milliseconds(30000)));
+    EXPECT_THAT(cache.Status().policy_note, HasSubstr("not installed"));
+    json crd = {
+        {"apiVersion", "apiextensions.k8s.io/v1"},
+        {"kind", "CustomResourceDefinition"},
+        {"metadata", {{"name", "taspolicies.telemetry.intel.com"}}},
+        {"spec",
+         {{"group", "telemetry.intel.com"},
+          {"scope", "Namespaced"},
+          {"names",
+           {{"kind", "TASPolicy"},
+            {"listKind", "TASPolicyList"},
+            {"plural", "taspolicies"},
+            {"singular", "taspolicy"}}},
+          {"versions",
+           {{{"name", "v1alpha1"},
+             {"served", true},
+             {"storage", true},
+             {"schema",
+              {{"openAPIV3Schema",
+                {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}}}}}};
+    auto created = admin->Create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
+    ASSERT_TRUE(created.ok()) << created.error().message;
+  }
+  std::string name =
+      "cache-e2e-" +
+      std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 100000);
+  // The CRD takes a moment to be served.
+  Result<json> created = MakeError(ErrorCode::kNotFound, "not tried");
+  for (int i = 0; i < 100 && !created.ok(); ++i) {
+    created = admin->Create("/apis/telemetry.intel.com/v1alpha1/namespaces/default/taspolicies",
+                            Policy("default", name));
+    if (!created.ok()) std::this_thread::sleep_for(milliseconds(100));  // no event to wait on
+  }
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  ASSERT_TRUE(cache.WaitFor(
+      [&](const ClusterSnapshot& s) { return s.policies.count("default/" + name) == 1; },
+      milliseconds(30000)));
+  EXPECT_EQ(cache.Status().policy_note, "");
+  ASSERT_TRUE(
+      admin->Delete("/apis/telemetry.intel.com/v1alpha1/namespaces/default/taspolicies/" + name)
+          .ok());
+  ASSERT_TRUE(cache.WaitFor(
+      [&](const ClusterSnapshot& s) { return s.policies.count("default/" + name) == 0; },
+      milliseconds(30000)));
+  cache.Stop();
+  if (!had_crd) {
+    EXPECT_TRUE(admin->Delete(crd_path).ok());
+  }
+}
+
+}  // namespace
+}  // namespace powerctl::cluster

@@ -1,0 +1,131 @@
+#include "core/scoring/power_score.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace powerctl::scoring {
+namespace {
+
+predict::NodePower Predicted(const std::string& node, double now, double after) {
+  predict::NodePower p;
+  p.node = node;
+  p.watts_now = now;
+  p.watts_after = after;
+  return p;
+}
+
+predict::NodePower Failed(const std::string& node, const std::string& error) {
+  predict::NodePower p;
+  p.node = node;
+  p.error = error;
+  return p;
+}
+
+manifests::ScoringSettings Settings(int unknown = 5) {
+  manifests::ScoringSettings s;
+  s.unknown_score = unknown;
+  return s;
+}
+
+TEST(ScorePowerTest, ProportionalToTheDeltaNotRanks) {
+  // deltas 2, 4, 12: ranks would give 10, 9, 8; proportional gives 10, 8, 0.
+  auto scores = ScorePower(
+      {Predicted("a", 100, 102), Predicted("b", 100, 104), Predicted("c", 90, 102)}, Settings());
+  ASSERT_EQ(scores.size(), 3u);
+  EXPECT_DOUBLE_EQ(scores[0].component.value, 10.0);
+  EXPECT_DOUBLE_EQ(scores[1].component.value, 8.0);
+  EXPECT_DOUBLE_EQ(scores[2].component.value, 0.0);
+  EXPECT_EQ(scores[1].component.name, "power");
+  EXPECT_EQ(scores[1].component.reason, "+4.0 W (lowest +2.0 W, highest +12.0 W)");
+  EXPECT_EQ(scores[1].delta_watts, 4.0);
+  EXPECT_TRUE(scores[1].known);
+}
+
+TEST(ScorePowerTest, EqualDeltasAllGetTen) {
+  // The seed gave equal nodes 10 on its 0..100 scale (wao.md §1.8), i.e. nearly the worst.
+  auto scores = ScorePower({Predicted("a", 100, 105), Predicted("b", 200, 205)}, Settings());
+  for (const auto& s : scores) {
+    EXPECT_DOUBLE_EQ(s.component.value, 10.0);
+    EXPECT_EQ(s.component.reason, "+5.0 W (all nodes equal)");
+  }
+  auto one = ScorePower({Predicted("a", 100, 101.25)}, Settings());
+  EXPECT_DOUBLE_EQ(one[0].component.value, 10.0);
+  EXPECT_EQ(one[0].component.reason, "+1.2 W (the only node with a prediction)");
+}
+
+TEST(ScorePowerTest, SmallDeltasAreNotQuantised) {
+  // The seed rounded inputs to 0.1 and truncated the delta to whole watts (wao.md §1.6, §1.8),
+  // so 0.3 W and 0.9 W both scored as 0 W.
+  auto scores = ScorePower({Predicted("a", 100, 100.3), Predicted("b", 100, 100.9)}, Settings());
+  EXPECT_DOUBLE_EQ(scores[0].component.value, 10.0);
+  EXPECT_DOUBLE_EQ(scores[1].component.value, 0.0);
+}
+
+TEST(ScorePowerTest, NodesWithoutPredictionGetTheUnknownScoreAndReason) {
+  auto scores = ScorePower({Predicted("a", 100, 103), Failed("b", "no CPU usage: stale"),
+                            Predicted("c", 100, 109), Failed("d", "")},
+                           Settings(3));
+  EXPECT_DOUBLE_EQ(scores[0].component.value, 10.0);
+  EXPECT_DOUBLE_EQ(scores[2].component.value, 0.0);
+  EXPECT_DOUBLE_EQ(scores[1].component.value, 3.0);
+  EXPECT_EQ(scores[1].component.reason, "no CPU usage: stale");
+  EXPECT_FALSE(scores[1].known);
+  EXPECT_EQ(scores[1].delta_watts, std::nullopt);
+  EXPECT_EQ(scores[3].component.reason, "no prediction");
+}
+
+TEST(ScorePowerTest, OvercommittedNodesScoreZeroAndDoNotStretchTheRange) {
+  auto over = Predicted("b", 100, 200);
+  over.overcommitted = true;
+  auto scores = ScorePower({Predicted("a", 100, 103), over, Predicted("c", 100, 109)}, Settings());
+  EXPECT_DOUBLE_EQ(scores[1].component.value, 0.0);
+  EXPECT_EQ(scores[1].component.reason,
+            "overcommitted: node CPU usage plus the pod's CPU exceeds capacity");
+  EXPECT_TRUE(scores[1].known);
+  EXPECT_DOUBLE_EQ(scores[0].component.value, 10.0);  // range is 3..9 W, not 3..100 W
+  EXPECT_DOUBLE_EQ(scores[2].component.value, 0.0);
+  auto failed_over = Failed("d", "model down");
+  failed_over.overcommitted = true;
+  EXPECT_DOUBLE_EQ(ScorePower({failed_over}, Settings())[0].component.value, 0.0);
+}
+
+TEST(ScorePowerTest, NegativeDeltaCountsAsZeroNotAsAnError) {
+  // The seed encoded errors as -1 and mapped every negative raw score to 0 (wao.md §1.8).
+  auto scores = ScorePower(
+      {Predicted("a", 100, 98), Predicted("b", 100, 100), Predicted("c", 100, 110)}, Settings());
+  EXPECT_DOUBLE_EQ(scores[0].component.value, 10.0);
+  EXPECT_DOUBLE_EQ(scores[1].component.value, 10.0);
+  EXPECT_DOUBLE_EQ(scores[2].component.value, 0.0);
+  EXPECT_EQ(scores[0].delta_watts, -2.0);
+  EXPECT_EQ(scores[0].component.reason,
+            "-2.0 W (a decrease, counted as +0.0 W) (lowest +0.0 W, highest +10.0 W)");
+}
+
+TEST(ScorePowerTest, NonFiniteWattsAreUnknown) {
+  auto scores =
+      ScorePower({Predicted("a", 100, std::numeric_limits<double>::infinity())}, Settings(4));
+  EXPECT_DOUBLE_EQ(scores[0].component.value, 4.0);
+  EXPECT_EQ(scores[0].component.reason, "model returned a non-finite value");
+}
+
+TEST(ScorePowerTest, UnknownScoreIsClampedAndEmptyInputGivesNothing) {
+  EXPECT_DOUBLE_EQ(ScorePower({Failed("a", "x")}, Settings(42))[0].component.value, 10.0);
+  EXPECT_TRUE(ScorePower({}, Settings()).empty());
+}
+
+TEST(PodPowerCpuCoresTest, RequestOrTheSchedulerDefault) {
+  PodResources pod;
+  pod.cpu_request_millis = 750;
+  pod.cpu_unspecified = false;
+  std::string note;
+  EXPECT_DOUBLE_EQ(PodPowerCpuCores(pod, &note), 0.75);
+  EXPECT_TRUE(note.empty());
+  PodResources bare;
+  bare.cpu_request_nonzero_millis = 200;
+  EXPECT_DOUBLE_EQ(PodPowerCpuCores(bare, &note), 0.2);
+  EXPECT_NE(note.find("default of 100m per container (200m)"), std::string::npos) << note;
+}
+
+}  // namespace
+}  // namespace powerctl::scoring
