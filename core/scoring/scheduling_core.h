@@ -1,0 +1,62 @@
+#pragma once
+// The extender's decisions for one pod: filter (pod-group gate, dontschedule policies) and
+// prioritize (power delta, scheduleonmetric policy, real usage, combined under the configured
+// weights). Inputs are snapshots — the cluster cache, cached telemetry, a batched predictor —
+// so a call never waits on anything but the model's deadline. Every node's verdict, components
+// and reasons are returned as a Decision, which the server answers from, records for `explain`
+// and shows on its ops port; `explain` and `score` will call the same functions.
+
+#include "core/cluster/node_cache.h"
+#include "core/common/clock.h"
+#include "core/manifests/config.h"
+#include "core/predict/predictor.h"
+#include "core/scoring/decision.h"
+#include "core/scoring/policy_metrics.h"
+#include "core/telemetry/telemetry_service.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace powerctl::scoring {
+
+struct SchedulingDeps {
+  const manifests::PowerctlConfig* config = nullptr;  // required
+  // Telemetry readings; null means power is unknown for every node.
+  telemetry::TelemetryService* telemetry = nullptr;
+  predict::Predictor* predictor = nullptr;  // required for power scores
+  std::chrono::milliseconds deadline{1000};
+  MetricSource* policy_metrics = nullptr;  // null: policies see every metric as missing
+  // The cluster cache's view; may return null (no cluster: answer from what requests carry).
+  std::function<std::shared_ptr<const cluster::ClusterSnapshot>()> snapshot;
+  Clock clock;
+  std::function<std::chrono::system_clock::time_point()> wall_now = [] {
+    return std::chrono::system_clock::now();
+  };
+};
+
+// Pods bound to a node within this long (or still Pending) are assumed not to be in usage
+// metrics yet (metrics-server's window is 15-30 s, plus its scrape delay); their CPU requests
+// are added to the node's measured usage.
+inline constexpr std::chrono::seconds kUsageMetricsLag{60};
+
+class SchedulingCore {
+ public:
+  explicit SchedulingCore(SchedulingDeps deps);
+
+  // `nodes`: the candidates in request order. `node_items`: the Node objects when the
+  // scheduler sent full Nodes (an empty array otherwise); used for nodes the cache lacks.
+  Decision Filter(const nlohmann::json& pod, const std::vector<std::string>& nodes,
+                  const nlohmann::json& node_items) const;
+  Decision Prioritize(const nlohmann::json& pod, const std::vector<std::string>& nodes,
+                      const nlohmann::json& node_items) const;
+
+ private:
+  SchedulingDeps deps_;
+};
+
+}  // namespace powerctl::scoring

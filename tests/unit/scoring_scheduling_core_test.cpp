@@ -1,0 +1,140 @@
+// SchedulingCore: the extender's decisions from snapshots (no network, no cluster).
+#include "core/predict/builtin_model.h"
+#include "core/scoring/scheduling_core.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+namespace powerctl::scoring {
+namespace {
+
+using json = nlohmann::json;
+
+// In-memory telemetry: every node uses 2 cores at nominal temperatures.
+class StaticCpu : public telemetry::CpuSource {
+ public:
+  Result<std::map<std::string, telemetry::Reading>> Fetch(
+      const std::vector<telemetry::NodeInfo>& nodes) override {
+    std::map<std::string, telemetry::Reading> out;
+    for (const auto& n : nodes)
+      out[n.name] = telemetry::CpuReading(2, std::chrono::steady_clock::now(), "test");
+    return out;
+  }
+  std::string Describe() const override { return "test"; }
+};
+class NoTemperatures : public telemetry::TemperatureSource {
+ public:
+  Result<std::map<std::string, telemetry::Temperatures>> Fetch(
+      const std::vector<telemetry::NodeInfo>&) override {
+    return std::map<std::string, telemetry::Temperatures>{};
+  }
+  std::string Describe() const override { return "none"; }
+};
+
+json Node(const std::string& name, const std::string& idle, const std::string& max) {
+  return {{"metadata",
+           {{"name", name},
+            {"annotations", {{"powerctl.io/idle-watts", idle}, {"powerctl.io/max-watts", max}}}}},
+          {"status",
+           {{"allocatable", {{"cpu", "8"}, {"memory", "32Gi"}}}, {"capacity", {{"cpu", "8"}}}}}};
+}
+
+json Pod(const std::string& cpu, json labels = json::object()) {
+  return {
+      {"metadata", {{"name", "p"}, {"namespace", "team"}, {"uid", "u1"}, {"labels", labels}}},
+      {"spec", {{"containers", {{{"name", "c"}, {"resources", {{"requests", {{"cpu", cpu}}}}}}}}}}};
+}
+
+class SchedulingCoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    items_ = json::array({Node("efficient", "80", "200"), Node("hungry", "150", "500"),
+                          Node("middle", "100", "350")});
+    std::vector<telemetry::NodeInfo> infos;
+    for (const auto& item : items_) infos.push_back(telemetry::NodeInfoFromJson(item));
+    telemetry_ = std::make_unique<telemetry::TelemetryService>(
+        cpu_, temperatures_, [infos] { return Result<std::vector<telemetry::NodeInfo>>(infos); },
+        telemetry::TelemetryServiceOptions{});
+    ASSERT_TRUE(telemetry_->Readings(telemetry::Wait::kIfEmpty).ok());
+    deps_.config = &config_;
+    deps_.telemetry = telemetry_.get();
+    deps_.predictor = &builtin_;
+  }
+  manifests::PowerctlConfig config_;
+  StaticCpu cpu_;
+  NoTemperatures temperatures_;
+  std::unique_ptr<telemetry::TelemetryService> telemetry_;
+  predict::BuiltinPredictor builtin_;
+  SchedulingDeps deps_;
+  json items_;
+};
+
+TEST_F(SchedulingCoreTest, TheLowestPowerDeltaScoresTenProportionally) {
+  SchedulingCore core(deps_);
+  Decision d = core.Prioritize(Pod("2"), {"hungry", "efficient", "middle"}, items_);
+  ASSERT_EQ(d.nodes.size(), 3u);
+  EXPECT_EQ(d.verb, "prioritize");
+  EXPECT_EQ(d.pod_name, "p");
+  // Deltas with 2 of 8 cores added at nominal temperature: (max - idle) * 0.25.
+  EXPECT_EQ(d.nodes[1].node, "efficient");
+  EXPECT_EQ(d.nodes[1].score, 10);  // 30 W
+  EXPECT_EQ(d.nodes[0].score, 0);   // 87.5 W
+  EXPECT_EQ(d.nodes[2].score, 4);   // 62.5 W: (87.5 - 62.5) / (87.5 - 30) * 10 = 4.35, not a rank
+}
+
+TEST_F(SchedulingCoreTest, UnknownNodesGetTheConfiguredScoreWithTheReason) {
+  config_.scoring.unknown_score = 3;
+  SchedulingCore core(deps_);
+  Decision d = core.Prioritize(Pod("1"), {"efficient", "ghost"}, items_);
+  EXPECT_EQ(d.nodes[1].score, 3);
+  ASSERT_FALSE(d.nodes[1].components.empty());
+  EXPECT_NE(d.nodes[1].components[0].reason.find("no"), std::string::npos)
+      << d.nodes[1].components[0].reason;
+}
+
+TEST_F(SchedulingCoreTest, AnIncompletePodGroupFailsEveryNode) {
+  auto snapshot = std::make_shared<cluster::ClusterSnapshot>();
+  json pod = Pod("1", {{"podGroup", "g"}, {"minAvailable", "3"}});
+  cluster::PodInfo self = cluster::PodInfoFromJson(pod);
+  snapshot->pods[self.Key()] = self;
+  snapshot->pod_groups["team/g"] = {self};
+  deps_.snapshot = [snapshot] { return std::shared_ptr<const cluster::ClusterSnapshot>(snapshot); };
+  SchedulingCore core(deps_);
+  Decision d = core.Filter(pod, {"efficient", "hungry"}, items_);
+  ASSERT_EQ(d.nodes.size(), 2u);
+  for (const auto& n : d.nodes) {
+    EXPECT_EQ(n.passed, false);
+    EXPECT_NE(n.reason.find("pod group team/g has 1 of 3 pods"), std::string::npos) << n.reason;
+  }
+  // Without a group every node passes.
+  d = core.Filter(Pod("1"), {"efficient", "hungry"}, items_);
+  for (const auto& n : d.nodes) EXPECT_EQ(n.passed, true) << n.reason;
+}
+
+TEST_F(SchedulingCoreTest, PodsNotYetInMetricsCountAsUsage) {
+  auto snapshot = std::make_shared<cluster::ClusterSnapshot>();
+  for (const auto& item : items_) {
+    cluster::NodeState state;
+    state.name = item["metadata"]["name"];
+    state.facts = predict::NodeFactsFromJson(item);
+    state.info = telemetry::NodeInfoFromJson(item);
+    state.cpu_allocatable = 8;
+    snapshot->nodes[state.name] = state;
+  }
+  // 6 cores just bound to "efficient": with 2 measured it is full, so adding 2 overcommits it.
+  cluster::PodInfo pending;
+  pending.namespace_ = "team";
+  pending.name = "big";
+  pending.phase = "Pending";
+  pending.requests.cpu_cores = 6;
+  snapshot->nodes["efficient"].pods.push_back(pending);
+  deps_.snapshot = [snapshot] { return std::shared_ptr<const cluster::ClusterSnapshot>(snapshot); };
+  SchedulingCore core(deps_);
+  Decision d = core.Prioritize(Pod("2"), {"efficient", "middle"}, json::array());
+  EXPECT_EQ(d.nodes[0].score, 0) << d.nodes[0].components[0].reason;
+  EXPECT_EQ(d.nodes[1].score, 10);
+}
+
+}  // namespace
+}  // namespace powerctl::scoring
