@@ -105,6 +105,7 @@ void BuildApp(CLI::App& app, CommandEnv& env) {
   RegisterCalibrate(app, env);
   RegisterDoctor(app, env);
   RegisterPredict(app, env);
+  RegisterScheduleServer(app, env);
   RegisterCompletion(app, env);
   RegisterVersion(app, env);
   app.footer(

@@ -8,6 +8,7 @@ complete -c powerctl -n '__fish_use_subcommand' -a label
 complete -c powerctl -n '__fish_use_subcommand' -a calibrate
 complete -c powerctl -n '__fish_use_subcommand' -a doctor
 complete -c powerctl -n '__fish_use_subcommand' -a predict
+complete -c powerctl -n '__fish_use_subcommand' -a schedule-server
 complete -c powerctl -n '__fish_use_subcommand' -a completion
 complete -c powerctl -n '__fish_use_subcommand' -a version
 complete -c powerctl -s h -l help -d 'Print this help message and exit'
@@ -101,6 +102,17 @@ complete -c powerctl -n '__fish_seen_subcommand_from predict' -l help-all -d 'Sh
 complete -c powerctl -n '__fish_seen_subcommand_from predict' -s l -l selector -x -d 'Label selector for the nodes'
 complete -c powerctl -n '__fish_seen_subcommand_from predict' -l cpu -x -d 'CPU to add for the \'after\' prediction (default 1)'
 complete -c powerctl -n '__fish_seen_subcommand_from predict' -l source -x -d 'Who computes: auto, local or extender (default auto)'
+complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -s h -l help -d 'Print this help message and exit'
+complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -l help-all -d 'Show help for every command'
+complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -l listen -x -d 'Scheduler port address (default 0.0.0.0:<extender.port>)'
+complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -l ops-listen -x -d 'Ops port address for probes and metrics (default 0.0.0.0:<extender.opsPort>)'
+complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -l tls-cert -r -F -d 'Server certificate (PEM)'
+complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -l tls-key -r -F -d 'Server private key (PEM)'
+complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -l client-ca -r -F -d 'Require client certificates signed by this CA (PEM): mTLS'
+complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -l insecure-http -d 'Serve the scheduler port over plain HTTP (tests only)'
+complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -l url-prefix -r -F -d 'Path before /filter etc. (default extender.urlPrefixPath)'
+complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -l drain-timeout -x -d 'How long requests in flight may take after SIGTERM (default 10s)'
+complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -l threads -x -d 'Threads serving the scheduler port (default 2)'
 complete -c powerctl -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'
 complete -c powerctl -n '__fish_seen_subcommand_from completion' -s h -l help -d 'Print this help message and exit'
 complete -c powerctl -n '__fish_seen_subcommand_from completion' -l help-all -d 'Show help for every command'

@@ -1,0 +1,134 @@
+#include "core/extender/extender_app.h"
+
+#include "core/cluster/node_cache.h"
+#include "core/common/http_client.h"
+#include "core/extender/extender_service.h"
+#include "core/kube/client.h"
+#include "core/predict/predictor_factory.h"
+#include "core/scoring/pod_resources.h"
+#include "core/scoring/policy_metrics.h"
+#include "core/telemetry/prometheus_client.h"
+#include "core/telemetry/sources.h"
+#include "core/telemetry/telemetry_service.h"
+
+namespace powerctl::extender {
+namespace {
+
+// The cache's requests with Kubernetes' effective-request rules (sidecars, overhead).
+cluster::PodRequests EffectiveRequests(const nlohmann::json& pod) {
+  auto resources = scoring::EffectivePodResources(pod);
+  if (!resources.ok()) return cluster::SumContainerRequests(pod);
+  return {static_cast<double>(resources->cpu_request_millis) / 1000.0,
+          static_cast<double>(resources->memory_request_bytes)};
+}
+
+}  // namespace
+
+Status ServeExtender(const ExtenderAppOptions& options, ScheduleServerHooks hooks) {
+  const manifests::PowerctlConfig& config = options.config;
+  auto log = options.log;
+  std::unique_ptr<HttpClient> http = MakeCurlHttpClient();
+
+  // The cluster: a client for metrics.k8s.io and a cache following nodes, pods and policies.
+  std::unique_ptr<kube::Client> kube;
+  std::unique_ptr<cluster::NodeCache> cache;
+  if (options.cluster) {
+    POWERCTL_TRY(transport, kube::MakeCurlTransport(*options.cluster, options.transport));
+    kube::ClientOptions client_options;
+    client_options.log = log;
+    client_options.connection_description = options.cluster->description;
+    kube = std::make_unique<kube::Client>(std::move(transport), client_options);
+    cluster::NodeCacheOptions cache_options;
+    cache_options.client = client_options;
+    cache_options.pod_requests = EffectiveRequests;
+    auto connection = *options.cluster;
+    auto transport_options = options.transport;
+    cache = std::make_unique<cluster::NodeCache>(
+        [connection, transport_options] {
+          return kube::MakeCurlTransport(connection, transport_options);
+        },
+        cache_options);
+    cache->Start();
+  }
+  auto snapshot = [&cache]() -> std::shared_ptr<const cluster::ClusterSnapshot> {
+    return cache ? cache->Snapshot() : nullptr;
+  };
+
+  // Telemetry: a failure to set up a source degrades power scores, it does not stop the server.
+  telemetry::SourceDependencies source_deps;
+  source_deps.http = http.get();
+  source_deps.kube = kube.get();
+  source_deps.log = log;
+  std::string telemetry_problem;
+  std::optional<telemetry::TelemetrySources> sources;
+  std::unique_ptr<telemetry::TelemetryService> telemetry_service;
+  if (auto made = telemetry::MakeTelemetrySources(config.telemetry, source_deps); made.ok()) {
+    sources = std::move(*made);
+    telemetry::TelemetryServiceOptions telemetry_options;
+    telemetry_options.max_age = sources->max_age;
+    telemetry_options.refresh_interval = sources->refresh_interval;
+    telemetry_options.log = log;
+    telemetry_service = std::make_unique<telemetry::TelemetryService>(
+        *sources->cpu, *sources->temperature,
+        [snapshot]() -> Result<std::vector<telemetry::NodeInfo>> {
+          auto s = snapshot();
+          if (s == nullptr) return std::vector<telemetry::NodeInfo>{};
+          return s->NodeInfos();
+        },
+        telemetry_options);
+    telemetry_service->Warm();
+  } else {
+    telemetry_problem = made.error().message;
+    if (log) log->warn("telemetry disabled: {}", telemetry_problem);
+  }
+
+  POWERCTL_TRY(predictor, predict::MakeConfiguredPredictor(config.predictor, *http));
+
+  telemetry::PrometheusOptions prometheus_options;
+  prometheus_options.url = config.telemetry.prometheus_url;
+  prometheus_options.log = log;
+  telemetry::PrometheusClient prometheus(*http, prometheus_options);
+  scoring::PrometheusMetricSource policy_metrics(prometheus, {});
+
+  scoring::SchedulingDeps deps;
+  deps.config = &config;
+  deps.telemetry = telemetry_service.get();
+  deps.predictor = predictor.predictor.get();
+  deps.deadline = predictor.deadline;
+  deps.policy_metrics = &policy_metrics;
+  deps.snapshot = snapshot;
+
+  MetricsRegistry owned_registry;
+  MetricsRegistry& registry = hooks.metrics != nullptr ? *hooks.metrics : owned_registry;
+  hooks.metrics = &registry;
+  ExtenderService service(deps, registry);
+  auto extra_routes = hooks.add_ops_routes;
+  hooks.add_ops_routes = [&service, extra_routes](HttpServer& ops) {
+    service.AddOpsRoutes(ops);
+    if (extra_routes) extra_routes(ops);
+  };
+  const bool has_cluster = options.cluster.has_value();
+  hooks.ready = [&cache, has_cluster, telemetry_problem] {
+    ReadyState state;
+    if (!has_cluster) {
+      state.degraded.push_back(
+          {"cluster", "no cluster configured: answering from what requests carry"});
+    } else if (cache) {
+      cluster::CacheStatus status = cache->Status();
+      if (!status.ready) {
+        state.degraded.push_back({"cluster", status.last_error.empty()
+                                                 ? "not synced yet"
+                                                 : "unreachable: " + status.last_error});
+      }
+      if (!status.policy_note.empty()) state.degraded.push_back({"policies", status.policy_note});
+    }
+    if (!telemetry_problem.empty()) state.degraded.push_back({"telemetry", telemetry_problem});
+    return state;
+  };
+
+  Status status = RunScheduleServer(options.server, service, hooks);
+  if (cache) cache->Stop();
+  return status;
+}
+
+}  // namespace powerctl::extender

@@ -1,0 +1,178 @@
+#include "core/extender/extender_service.h"
+
+#include "core/extender/wire.h"
+#include "core/predict/node_power_json.h"
+#include "core/telemetry/quantity.h"
+
+#include <charconv>
+#include <map>
+
+namespace powerctl::extender {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// Query parameters in order ("a=1&b=2&b=3"); values are node names, quantities and numbers,
+// which need no percent-decoding beyond what kube-scheduler and the API server send.
+std::vector<std::pair<std::string, std::string>> QueryParams(const std::string& query) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::size_t start = 0;
+  while (start <= query.size()) {
+    std::size_t end = query.find('&', start);
+    if (end == std::string::npos) end = query.size();
+    std::string part = query.substr(start, end - start);
+    if (!part.empty()) {
+      std::size_t eq = part.find('=');
+      out.emplace_back(part.substr(0, eq), eq == std::string::npos ? "" : part.substr(eq + 1));
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+HttpResponse BadRequest(const std::string& message) {
+  return HttpResponse::Text(400, message + "\n");
+}
+
+}  // namespace
+
+ExtenderService::ExtenderService(scoring::SchedulingDeps deps, MetricsRegistry& metrics,
+                                 std::size_t keep_decisions)
+    : deps_(deps),
+      core_(std::move(deps)),
+      requests_(metrics.Counter("powerctl_extender_requests_total",
+                                "Extender requests by verb and HTTP status", {"verb", "code"})),
+      latency_(metrics.Histogram("powerctl_extender_request_duration_seconds",
+                                 "Time to answer an extender request, by verb",
+                                 {0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1},
+                                 {"verb"})),
+      node_verdicts_(metrics.Counter("powerctl_extender_filtered_nodes_total",
+                                     "Nodes the filter verb rejected", {"verb"})),
+      keep_(keep_decisions) {}
+
+HttpResponse ExtenderService::Answer(const char* verb, int status, std::string body,
+                                     Clock::time_point start) {
+  requests_.Inc({verb, std::to_string(status)});
+  latency_.Observe({verb}, std::chrono::duration<double>(Clock::now() - start).count());
+  return status == 200 ? HttpResponse::Json(200, std::move(body))
+                       : HttpResponse::Text(status, std::move(body) + "\n");
+}
+
+void ExtenderService::Record(scoring::Decision decision) {
+  std::lock_guard lock(mu_);
+  decisions_.push_back(std::move(decision));
+  while (decisions_.size() > keep_) decisions_.pop_front();
+}
+
+HttpResponse ExtenderService::Filter(const HttpRequest& request) {
+  auto start = Clock::now();
+  auto args = DecodeExtenderArgs(request.body);
+  if (!args.ok()) return Answer(scoring::kVerbFilter, 400, args.error().message, start);
+  scoring::Decision decision = core_.Filter(args->pod, args->node_names, args->node_items);
+  FilterAnswer answer;
+  for (const scoring::NodeDecision& n : decision.nodes) {
+    if (n.passed == false) answer.rejected[n.node] = Rejection{n.reason, n.unresolvable};
+  }
+  node_verdicts_.Inc({scoring::kVerbFilter}, static_cast<double>(answer.rejected.size()));
+  std::string body = EncodeFilterResult(*args, answer);
+  Record(std::move(decision));
+  return Answer(scoring::kVerbFilter, 200, std::move(body), start);
+}
+
+HttpResponse ExtenderService::Prioritize(const HttpRequest& request) {
+  auto start = Clock::now();
+  auto args = DecodeExtenderArgs(request.body);
+  if (!args.ok()) return Answer(scoring::kVerbPrioritize, 400, args.error().message, start);
+  scoring::Decision decision = core_.Prioritize(args->pod, args->node_names, args->node_items);
+  std::vector<HostPriority> list;
+  for (const scoring::NodeDecision& n : decision.nodes)
+    list.push_back({n.node, n.score.value_or(0)});
+  std::string body = EncodeHostPriorityList(list);
+  Record(std::move(decision));
+  return Answer(scoring::kVerbPrioritize, 200, std::move(body), start);
+}
+
+HttpResponse ExtenderService::Preempt(const HttpRequest& request) {
+  auto start = Clock::now();
+  auto args = DecodePreemptionArgs(request.body);
+  if (!args.ok()) return Answer(scoring::kVerbPreempt, 400, args.error().message, start);
+  std::vector<std::string> nodes;
+  for (const auto& [node, victims] : args->node_victims) nodes.push_back(node);
+  // The same filter as the filter verb: preemption must never pick a node we would reject.
+  scoring::Decision decision = core_.Filter(args->pod, nodes, json::array());
+  decision.verb = scoring::kVerbPreempt;
+  std::map<std::string, Rejection> rejected;
+  for (const scoring::NodeDecision& n : decision.nodes) {
+    if (n.passed == false) rejected[n.node] = Rejection{n.reason, n.unresolvable};
+  }
+  std::string body = EncodePreemptionResult(*args, rejected);
+  Record(std::move(decision));
+  return Answer(scoring::kVerbPreempt, 200, std::move(body), start);
+}
+
+HttpResponse ExtenderService::Decisions(const HttpRequest& request) const {
+  std::string pod;
+  std::size_t limit = 100;
+  for (const auto& [key, value] : QueryParams(request.query)) {
+    if (key == "pod") pod = value;
+    if (key == "limit") {
+      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), limit);
+      if (ec != std::errc() || end != value.data() + value.size())
+        return BadRequest("limit: not a number");
+    }
+  }
+  json items = json::array();
+  std::lock_guard lock(mu_);
+  for (auto it = decisions_.rbegin(); it != decisions_.rend() && items.size() < limit; ++it) {
+    if (!pod.empty() && it->pod_namespace + "/" + it->pod_name != pod) continue;
+    items.push_back(scoring::DecisionToJson(*it));
+  }
+  return HttpResponse::Json(200, json{{"kind", "DecisionList"}, {"items", items}}.dump());
+}
+
+HttpResponse ExtenderService::Predictions(const HttpRequest& request) const {
+  std::string cpu_text = "1";
+  std::vector<std::string> nodes;
+  for (const auto& [key, value] : QueryParams(request.query)) {
+    if (key == "cpu") cpu_text = value;
+    if (key == "node") nodes.push_back(value);
+  }
+  auto cpu = telemetry::ParseCpuCores(cpu_text);
+  if (!cpu.ok() || *cpu < 0) return BadRequest("cpu: not a CPU quantity");
+  auto snapshot = deps_.snapshot ? deps_.snapshot() : nullptr;
+  std::vector<predict::NodeFacts> facts;
+  if (nodes.empty() && snapshot != nullptr) {
+    for (const auto& [name, state] : snapshot->nodes) nodes.push_back(name);
+  }
+  for (const std::string& name : nodes) {
+    predict::NodeFacts f;
+    f.name = name;
+    if (snapshot != nullptr) {
+      if (auto it = snapshot->nodes.find(name); it != snapshot->nodes.end()) f = it->second.facts;
+    }
+    facts.push_back(std::move(f));
+  }
+  std::map<std::string, telemetry::NodeReading> readings;
+  if (deps_.telemetry != nullptr) {
+    auto cached = deps_.telemetry->Readings(telemetry::Wait::kNever, nodes);
+    if (cached.ok()) readings = std::move(*cached);
+  }
+  std::vector<predict::NodePower> power;
+  predict::PowerQuery query;
+  query.extra_cpu_cores = *cpu;
+  query.deadline = deps_.deadline;
+  query.now = deps_.clock.now();
+  if (deps_.predictor != nullptr) {
+    power = predict::PredictNodePower(facts, readings, *deps_.config, *deps_.predictor, query);
+  }
+  return HttpResponse::Json(200, predict::PredictionDocument(power, *cpu, query.now).dump());
+}
+
+void ExtenderService::AddOpsRoutes(HttpServer& ops) {
+  ops.Route("GET", kDecisionsPath, [this](const HttpRequest& r) { return Decisions(r); });
+  ops.Route("GET", predict::kPredictionsPath,
+            [this](const HttpRequest& r) { return Predictions(r); });
+}
+
+}  // namespace powerctl::extender

@@ -1,0 +1,53 @@
+#pragma once
+// The extender's verbs on top of the scheduling core: decode kube-scheduler's JSON, decide,
+// encode the answer, count and time it, and keep the recent decisions for the ops port's
+// read-only JSON (GET /v1/decisions, /v1/predictions), which `powerctl explain` and
+// `powerctl predict` read through the API server's service proxy.
+
+#include "core/extender/extender_handler.h"
+#include "core/extender/metrics_registry.h"
+#include "core/scoring/decision.h"
+#include "core/scoring/scheduling_core.h"
+
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <string>
+
+namespace powerctl::extender {
+
+inline constexpr const char* kDecisionsPath = "/v1/decisions";
+
+class ExtenderService : public ExtenderHandler {
+ public:
+  // `metrics` must outlive the service. Keeps the last `keep_decisions` decisions.
+  ExtenderService(scoring::SchedulingDeps deps, MetricsRegistry& metrics,
+                  std::size_t keep_decisions = 2000);
+
+  HttpResponse Filter(const HttpRequest& request) override;
+  HttpResponse Prioritize(const HttpRequest& request) override;
+  HttpResponse Preempt(const HttpRequest& request) override;
+
+  // GET /v1/decisions[?pod=NAMESPACE/NAME][&limit=N]: newest first.
+  HttpResponse Decisions(const HttpRequest& request) const;
+  // GET /v1/predictions?cpu=Q[&node=N...]: the PowerPrediction document `powerctl predict`
+  // prints, computed from this server's caches (all known nodes when none are named).
+  HttpResponse Predictions(const HttpRequest& request) const;
+  void AddOpsRoutes(HttpServer& ops);
+
+ private:
+  HttpResponse Answer(const char* verb, int status, std::string body,
+                      std::chrono::steady_clock::time_point start);
+  void Record(scoring::Decision decision);
+
+  scoring::SchedulingDeps deps_;
+  scoring::SchedulingCore core_;
+  CounterFamily& requests_;
+  HistogramFamily& latency_;
+  CounterFamily& node_verdicts_;
+  std::size_t keep_;
+  mutable std::mutex mu_;
+  std::deque<scoring::Decision> decisions_;  // newest at the back
+};
+
+}  // namespace powerctl::extender

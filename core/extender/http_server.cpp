@@ -1,0 +1,178 @@
+// The acceptor, the threads and the server's lifecycle (Start, graceful Stop).
+#include "core/extender/http_server.h"
+
+#include "core/extender/http_server_internal.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <future>
+#include <thread>
+
+namespace powerctl::extender {
+namespace net = boost::asio;
+using net::ip::tcp;
+
+namespace internal {
+
+std::optional<std::uint64_t> ServerState::Register(Closer closer) {
+  std::lock_guard lock(mu_);
+  if (closers_.size() >= limits.max_connections) return std::nullopt;
+  std::uint64_t id = next_id_++;
+  closers_.emplace(id, std::move(closer));
+  return id;
+}
+
+void ServerState::Unregister(std::uint64_t id) {
+  {
+    std::lock_guard lock(mu_);
+    closers_.erase(id);
+  }
+  cv_.notify_all();
+}
+
+void ServerState::CloseConnections(bool all) {
+  std::vector<Closer> closers;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, closer] : closers_) closers.push_back(closer);
+  }
+  for (const Closer& closer : closers) closer(all);
+}
+
+bool ServerState::WaitNoConnections(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock lock(mu_);
+  return cv_.wait_until(lock, deadline, [this] { return closers_.empty(); });
+}
+
+}  // namespace internal
+
+struct HttpServer::Impl {
+  HttpServerOptions options;
+  std::shared_ptr<internal::ServerState> state = std::make_shared<internal::ServerState>();
+  std::unique_ptr<net::io_context> io;
+  std::unique_ptr<tcp::acceptor> acceptor;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+  std::vector<std::thread> threads;
+  int port = 0;
+  bool running = false;
+
+  net::awaitable<void> AcceptLoop() {
+    for (;;) {
+      auto [ec, socket] =
+          co_await acceptor->async_accept(net::make_strand(*io), net::as_tuple(net::use_awaitable));
+      if (ec == net::error::operation_aborted || !acceptor->is_open()) co_return;
+      if (ec) {  // e.g. out of file descriptors: back off instead of spinning
+        net::steady_timer timer(*io, std::chrono::milliseconds(50));
+        co_await timer.async_wait(net::as_tuple(net::use_awaitable));
+        continue;
+      }
+      internal::StartConnection(std::move(socket), state);
+    }
+  }
+};
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpServer::~HttpServer() {
+  Stop(std::chrono::milliseconds(0));
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::Create(HttpServerOptions options) {
+  if (options.port < 0 || options.port > 65535)
+    return MakeError(ErrorCode::kInvalidInput,
+                     "listen port " + std::to_string(options.port) + ": must be 0..65535");
+  if (options.threads < 1) options.threads = 1;
+  auto impl = std::make_unique<Impl>();
+  if (options.tls) {
+    POWERCTL_TRY(tls, internal::MakeServerTlsContext(*options.tls));
+    impl->state->tls = std::move(tls);
+  }
+  impl->state->limits = options.limits;
+  impl->state->on_request = options.on_request;
+  impl->state->on_tls_error = options.on_tls_error;
+  impl->options = std::move(options);
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+}
+
+void HttpServer::Route(std::string method, std::string path, HttpHandler handler) {
+  impl_->state->routes.push_back({std::move(method), std::move(path), std::move(handler)});
+}
+
+Status HttpServer::Start() {
+  Impl& s = *impl_;
+  if (s.running) return MakeError(ErrorCode::kInternal, "HTTP server already started");
+  std::string where = s.options.host + ":" + std::to_string(s.options.port);
+  boost::system::error_code ec;
+  std::string host = s.options.host == "localhost" ? "127.0.0.1" : s.options.host;
+  auto address = net::ip::make_address(host, ec);
+  if (ec)
+    return MakeError(ErrorCode::kInvalidInput,
+                     "listen address " + where + ": host must be an IP address or localhost");
+  s.io = std::make_unique<net::io_context>(s.options.threads);
+  s.acceptor = std::make_unique<tcp::acceptor>(*s.io);
+  tcp::endpoint endpoint(address, static_cast<unsigned short>(s.options.port));
+  s.acceptor->open(endpoint.protocol(), ec);
+  if (!ec) s.acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) s.acceptor->bind(endpoint, ec);
+  if (!ec) s.acceptor->listen(net::socket_base::max_listen_connections, ec);
+  if (ec) {
+    s.acceptor.reset();
+    s.io.reset();
+    return MakeError(ErrorCode::kNetwork, "cannot listen on " + where + ": " + ec.message());
+  }
+  s.port = s.acceptor->local_endpoint().port();
+  s.state->draining = false;
+  s.work.emplace(s.io->get_executor());
+  net::co_spawn(*s.io, s.AcceptLoop(), [](const std::exception_ptr&) {});
+  for (int i = 0; i < s.options.threads; ++i)
+    s.threads.emplace_back([io = s.io.get()] { io->run(); });
+  s.running = true;
+  return OkStatus();
+}
+
+int HttpServer::port() const {
+  return impl_->port;
+}
+
+std::string HttpServer::url() const {
+  std::string host = impl_->options.host;
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  return (impl_->state->tls ? "https://" : "http://") + host + ":" + std::to_string(impl_->port);
+}
+
+void HttpServer::Stop(std::chrono::milliseconds grace) {
+  Impl& s = *impl_;
+  if (!s.running) return;
+  s.running = false;
+  s.state->draining = true;
+  // Close the listening socket on its executor and wait, so new connections are refused
+  // from here on.
+  std::promise<void> closed;
+  net::post(*s.io, [&] {
+    boost::system::error_code ignored;
+    s.acceptor->close(ignored);
+    closed.set_value();
+  });
+  closed.get_future().wait();
+  s.work.reset();
+  s.state->CloseConnections(false);
+  auto deadline = std::chrono::steady_clock::now() + grace;
+  if (!s.state->WaitNoConnections(deadline)) {
+    s.state->CloseConnections(true);
+    s.state->WaitNoConnections(std::chrono::steady_clock::now() + std::chrono::milliseconds(200));
+  }
+  s.io->stop();
+  for (std::thread& t : s.threads) t.join();
+  s.threads.clear();
+  s.acceptor.reset();
+  s.io.reset();  // destroys what is left of the connections
+}
+
+}  // namespace powerctl::extender

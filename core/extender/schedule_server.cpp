@@ -1,0 +1,189 @@
+#include "core/extender/schedule_server.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <optional>
+
+namespace powerctl::extender {
+namespace {
+
+namespace net = boost::asio;
+
+const std::vector<double> kLatencyBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                             0.1,   0.25,   0.5,   1,    2.5,   5};
+
+std::function<void(const RequestRecord&)> Recorder(MetricsRegistry& metrics,
+                                                   const std::string& server,
+                                                   std::shared_ptr<spdlog::logger> log) {
+  auto& requests = metrics.Counter("powerctl_http_requests_total",
+                                   "HTTP requests answered, by server, method, route and code",
+                                   {"server", "method", "path", "code"});
+  auto& latency = metrics.Histogram("powerctl_http_request_duration_seconds",
+                                    "Time to answer an HTTP request (handler and write)",
+                                    kLatencyBuckets, {"server", "path"});
+  return [&requests, &latency, server, log](const RequestRecord& r) {
+    std::string path = r.path.empty() ? "other" : r.path;
+    requests.Inc({server, r.method, path, std::to_string(r.status)});
+    double seconds = static_cast<double>(r.duration.count()) / 1e6;
+    latency.Observe({server, path}, seconds);
+    // Never the body: pods carry env values that may be secrets.
+    if (log)
+      log->debug("{} {} {} -> {} in {:.1f}ms", server, r.method, path, r.status, seconds * 1000);
+  };
+}
+
+// Installs the SIGTERM/SIGINT handlers when constructed (before the servers start, so a
+// signal right after the start line is never lost) and waits for one of them or `stop`.
+class StopWaiter {
+ public:
+  StopWaiter(bool handle_signals, const std::stop_token& stop) : signals_(io_) {
+    if (handle_signals) {
+      signals_.add(SIGTERM);
+      signals_.add(SIGINT);
+    }
+    signals_.async_wait([this](const boost::system::error_code& ec, int signal) {
+      if (!ec) reason_ = signal == SIGTERM ? "SIGTERM" : "SIGINT";
+    });
+    if (stop.stop_possible()) {
+      on_stop_.emplace(
+          stop, std::function<void()>([this] { net::post(io_, [this] { signals_.cancel(); }); }));
+    }
+  }
+
+  // Blocks until a signal or `stop`; returns what stopped it.
+  std::string Wait() {
+    io_.run();
+    return reason_;
+  }
+
+ private:
+  net::io_context io_{1};
+  net::signal_set signals_;
+  std::string reason_ = "stop requested";
+  std::optional<std::stop_callback<std::function<void()>>> on_stop_;
+};
+
+}  // namespace
+
+Result<ListenAddress> ParseListenAddress(const std::string& text) {
+  auto bad = [&text](const std::string& why) {
+    return MakeError(ErrorCode::kInvalidInput, "listen address \"" + text + "\": " + why);
+  };
+  std::size_t colon = text.rfind(':');
+  if (colon == std::string::npos) return bad("want HOST:PORT, e.g. 0.0.0.0:8443");
+  ListenAddress address;
+  address.host = text.substr(0, colon);
+  if (address.host.size() >= 2 && address.host.front() == '[' && address.host.back() == ']')
+    address.host = address.host.substr(1, address.host.size() - 2);
+  else if (address.host.find(':') != std::string::npos)
+    return bad("put an IPv6 address in brackets, e.g. [::]:8443");
+  if (address.host.empty()) address.host = "0.0.0.0";
+  std::string port = text.substr(colon + 1);
+  if (port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535)
+    return bad("the port must be a number from 0 to 65535");
+  address.port = std::stoi(port);
+  return address;
+}
+
+std::string NormalizeUrlPrefix(const std::string& prefix) {
+  std::string p = prefix;
+  while (!p.empty() && p.back() == '/') p.pop_back();
+  if (!p.empty() && p.front() != '/') p.insert(p.begin(), '/');
+  return p;
+}
+
+Status ValidateScheduleServerOptions(const ScheduleServerOptions& options) {
+  if (!options.main.tls && !options.allow_insecure)
+    return MakeError(ErrorCode::kInvalidInput,
+                     "refusing to serve kube-scheduler over plain HTTP: give --tls-cert and "
+                     "--tls-key (and --client-ca for mTLS), or --insecure-http for tests");
+  const std::string& prefix = options.url_prefix;
+  if (prefix.find_first_of("?# \t\r\n") != std::string::npos ||
+      prefix.find("//") != std::string::npos)
+    return MakeError(ErrorCode::kInvalidInput,
+                     "URL prefix \"" + prefix + "\": must be a plain path such as /scheduler");
+  return OkStatus();
+}
+
+HttpResponse ReadyResponse(const ReadyState& state) {
+  nlohmann::json degraded = nlohmann::json::array();
+  for (const auto& d : state.degraded) degraded.push_back({{"name", d.name}, {"reason", d.reason}});
+  nlohmann::json body = {{"ready", state.ready}, {"degraded", degraded}};
+  return HttpResponse::Json(state.ready ? 200 : 503, body.dump() + "\n");
+}
+
+Status RunScheduleServer(const ScheduleServerOptions& options, ExtenderHandler& handler,
+                         const ScheduleServerHooks& hooks) {
+  POWERCTL_CHECK_OK(ValidateScheduleServerOptions(options));
+  StopWaiter stop(hooks.handle_signals, hooks.stop);
+  MetricsRegistry own_metrics;
+  MetricsRegistry& metrics = hooks.metrics ? *hooks.metrics : own_metrics;
+  std::atomic<bool> draining{false};
+
+  HttpServerOptions main_options = options.main;
+  main_options.on_request = Recorder(metrics, "scheduler", hooks.log);
+  auto& tls_errors = metrics.Counter("powerctl_tls_handshake_errors_total",
+                                     "TLS handshakes that failed on the scheduler port");
+  main_options.on_tls_error = [&tls_errors, log = hooks.log](const std::string& remote,
+                                                             const std::string& reason) {
+    tls_errors.Inc();
+    // kube-apiserver logs these at V(5) only: a scanner must not flood the log.
+    if (log) log->trace("TLS handshake with {} failed: {}", remote, reason);
+  };
+  POWERCTL_TRY(main, HttpServer::Create(main_options));
+  std::string prefix = NormalizeUrlPrefix(options.url_prefix);
+  main->Route("POST", prefix + "/filter",
+              [&handler](const HttpRequest& r) { return handler.Filter(r); });
+  main->Route("POST", prefix + "/prioritize",
+              [&handler](const HttpRequest& r) { return handler.Prioritize(r); });
+  main->Route("POST", prefix + "/preempt",
+              [&handler](const HttpRequest& r) { return handler.Preempt(r); });
+
+  HttpServerOptions ops_options = options.ops;
+  ops_options.tls.reset();
+  ops_options.on_request = Recorder(metrics, "ops", hooks.log);
+  POWERCTL_TRY(ops, HttpServer::Create(ops_options));
+  ops->Route("GET", "/healthz", [](const HttpRequest&) { return HttpResponse::Text(200, "ok\n"); });
+  ops->Route("GET", "/readyz", [&hooks, &draining](const HttpRequest&) {
+    if (draining) return ReadyResponse({false, {{"server", "shutting down"}}});
+    return ReadyResponse(hooks.ready ? hooks.ready() : ReadyState{});
+  });
+  ops->Route("GET", "/metrics", [&metrics](const HttpRequest&) {
+    HttpResponse r = HttpResponse::Text(200, metrics.Render());
+    r.content_type = MetricsRegistry::kContentType;
+    return r;
+  });
+  if (hooks.add_ops_routes) hooks.add_ops_routes(*ops);
+
+  POWERCTL_CHECK_OK(main->Start());
+  if (Status s = ops->Start(); !s.ok()) {
+    main->Stop(std::chrono::milliseconds(0));
+    return s.error();
+  }
+  ScheduleServerEndpoints endpoints{main->url(), ops->url(), main->port(), ops->port()};
+  if (hooks.log) {
+    const char* security = !options.main.tls                          ? "plain HTTP, insecure"
+                           : options.main.tls->client_ca_file.empty() ? "TLS"
+                                                                      : "mTLS";
+    hooks.log->info("schedule-server listening on {}{} ({}), ops on {}", endpoints.main_url, prefix,
+                    security, endpoints.ops_url);
+  }
+  if (hooks.on_listening) hooks.on_listening(endpoints);
+
+  std::string reason = stop.Wait();
+  if (hooks.log)
+    hooks.log->info("{}: draining (up to {}ms)", reason, options.drain_timeout.count());
+  draining = true;
+  main->Stop(options.drain_timeout);
+  ops->Stop(std::chrono::milliseconds(1000));
+  if (hooks.log) hooks.log->info("schedule-server stopped");
+  return OkStatus();
+}
+
+}  // namespace powerctl::extender

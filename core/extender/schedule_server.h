@@ -1,0 +1,80 @@
+#pragma once
+// `powerctl schedule-server`: the scheduler's (m)TLS port (POST <prefix>/filter, /prioritize,
+// /preempt -> ExtenderHandler) and the plain ops port (GET /healthz, /readyz, /metrics, plus
+// routes the caller adds). RunScheduleServer is the only place that handles SIGTERM/SIGINT.
+
+#include "core/common/result.h"
+#include "core/extender/extender_handler.h"
+#include "core/extender/http_server.h"
+#include "core/extender/metrics_registry.h"
+
+#include <spdlog/logger.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+namespace powerctl::extender {
+
+// What /readyz reports. Degraded dependencies are named even while the server stays ready
+// (it answers with neutral scores rather than rejecting pods).
+struct ReadyState {
+  struct Dependency {
+    std::string name;    // "prometheus", "model tfserving-a:8500", ...
+    std::string reason;  // one line, no secrets
+  };
+  bool ready = true;
+  std::vector<Dependency> degraded;
+};
+
+struct ScheduleServerOptions {
+  HttpServerOptions main;                 // kube-scheduler's port; main.tls absent = plain HTTP
+  HttpServerOptions ops;                  // probes and scraping; always plain HTTP
+  bool allow_insecure = false;            // must be true to serve the main port without TLS
+  std::string url_prefix = "/scheduler";  // "" serves /filter etc.
+  std::chrono::milliseconds drain_timeout{10'000};
+};
+
+struct ScheduleServerEndpoints {
+  std::string main_url;  // "https://127.0.0.1:8443"
+  std::string ops_url;   // "http://127.0.0.1:8080"
+  int main_port = 0;
+  int ops_port = 0;
+};
+
+struct ScheduleServerHooks {
+  std::function<ReadyState()> ready;                    // null = always ready, nothing degraded
+  MetricsRegistry* metrics = nullptr;                   // null = a registry private to this run
+  std::function<void(HttpServer& ops)> add_ops_routes;  // more read-only routes (before start)
+  std::function<void(const ScheduleServerEndpoints&)> on_listening;  // both ports bound
+  std::shared_ptr<spdlog::logger> log;                               // may be null
+  bool handle_signals = true;  // SIGTERM/SIGINT stop the server (off in unit tests)
+  std::stop_token stop;        // requesting stop acts like SIGTERM
+};
+
+// kInvalidInput when the main port has no TLS and allow_insecure is false, or the prefix is bad.
+Status ValidateScheduleServerOptions(const ScheduleServerOptions& options);
+
+// "HOST:PORT", "[::1]:PORT" or ":PORT" (all IPv4 interfaces); the port may be 0.
+struct ListenAddress {
+  std::string host;
+  int port = 0;
+};
+Result<ListenAddress> ParseListenAddress(const std::string& text);
+
+// "/scheduler/" -> "/scheduler", "scheduler" -> "/scheduler", "/" or "" -> "".
+std::string NormalizeUrlPrefix(const std::string& prefix);
+
+// 200 when ready else 503; JSON {"ready":bool,"degraded":[{"name":..,"reason":..}]}.
+HttpResponse ReadyResponse(const ReadyState& state);
+
+// Starts both servers, logs where they listen, blocks until a signal or `hooks.stop`, then
+// drains: /readyz turns 503, the main port stops accepting and finishes requests in flight
+// within drain_timeout, then the ops port closes. kNetwork when a port cannot be bound.
+Status RunScheduleServer(const ScheduleServerOptions& options, ExtenderHandler& handler,
+                         const ScheduleServerHooks& hooks = {});
+
+}  // namespace powerctl::extender

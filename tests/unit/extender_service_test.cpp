@@ -1,0 +1,130 @@
+// ExtenderService: kube-scheduler's JSON in, the scheduling core's decision out, recorded.
+#include "core/extender/extender_service.h"
+
+#include "core/predict/builtin_model.h"
+
+#include <gtest/gtest.h>
+
+namespace powerctl::extender {
+namespace {
+
+using json = nlohmann::json;
+
+class FixedCpu : public telemetry::CpuSource {
+ public:
+  Result<std::map<std::string, telemetry::Reading>> Fetch(
+      const std::vector<telemetry::NodeInfo>& nodes) override {
+    std::map<std::string, telemetry::Reading> out;
+    for (const auto& n : nodes)
+      out[n.name] = telemetry::CpuReading(1, std::chrono::steady_clock::now(), "test");
+    return out;
+  }
+  std::string Describe() const override { return "test"; }
+};
+class NoTemperatures : public telemetry::TemperatureSource {
+ public:
+  Result<std::map<std::string, telemetry::Temperatures>> Fetch(
+      const std::vector<telemetry::NodeInfo>&) override {
+    return std::map<std::string, telemetry::Temperatures>{};
+  }
+  std::string Describe() const override { return "none"; }
+};
+
+json NodeObject(const std::string& name, const std::string& max_watts) {
+  return {{"metadata", {{"name", name}, {"annotations", {{"powerctl.io/max-watts", max_watts}}}}},
+          {"status", {{"allocatable", {{"cpu", "4"}}}, {"capacity", {{"cpu", "4"}}}}}};
+}
+
+const json kPod = {
+    {"metadata", {{"name", "web-1"}, {"namespace", "shop"}, {"uid", "u-1"}}},
+    {"spec", {{"containers", {{{"name", "c"}, {"resources", {{"requests", {{"cpu", "1"}}}}}}}}}}};
+
+class ExtenderServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    nodes_ = json::array({NodeObject("a", "400"), NodeObject("b", "200")});
+    std::vector<telemetry::NodeInfo> infos;
+    for (const auto& n : nodes_) infos.push_back(telemetry::NodeInfoFromJson(n));
+    telemetry_ = std::make_unique<telemetry::TelemetryService>(
+        cpu_, temperatures_, [infos] { return Result<std::vector<telemetry::NodeInfo>>(infos); },
+        telemetry::TelemetryServiceOptions{});
+    ASSERT_TRUE(telemetry_->Readings(telemetry::Wait::kIfEmpty).ok());
+    deps_.config = &config_;
+    deps_.telemetry = telemetry_.get();
+    deps_.predictor = &builtin_;
+    service_ = std::make_unique<ExtenderService>(deps_, metrics_);
+  }
+  HttpRequest Post(json body) {
+    HttpRequest r;
+    r.method = "POST";
+    r.body = body.dump();
+    return r;
+  }
+  manifests::PowerctlConfig config_;
+  FixedCpu cpu_;
+  NoTemperatures temperatures_;
+  std::unique_ptr<telemetry::TelemetryService> telemetry_;
+  predict::BuiltinPredictor builtin_;
+  scoring::SchedulingDeps deps_;
+  MetricsRegistry metrics_;
+  std::unique_ptr<ExtenderService> service_;
+  json nodes_;
+};
+
+TEST_F(ExtenderServiceTest, PrioritizeInFullNodesModeAnswersABareArray) {
+  HttpResponse r = service_->Prioritize(
+      Post({{"Pod", kPod}, {"Nodes", {{"items", nodes_}}}, {"NodeNames", nullptr}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  json answer = json::parse(r.body);
+  ASSERT_TRUE(answer.is_array());
+  ASSERT_EQ(answer.size(), 2u);
+  EXPECT_EQ(answer[0], (json{{"Host", "a"}, {"Score", 0}}));   // 1 of 4 cores: +70 W
+  EXPECT_EQ(answer[1], (json{{"Host", "b"}, {"Score", 10}}));  // +20 W
+  EXPECT_NE(metrics_.Render().find(
+                "powerctl_extender_requests_total{verb=\"prioritize\",code=\"200\"} 1"),
+            std::string::npos)
+      << metrics_.Render();
+}
+
+TEST_F(ExtenderServiceTest, FilterWithoutAClusterPassesEveryNodeAndSaysWhy) {
+  HttpResponse r =
+      service_->Filter(Post({{"Pod", kPod}, {"Nodes", nullptr}, {"NodeNames", {"a", "b"}}}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  json answer = json::parse(r.body);
+  EXPECT_EQ(answer["NodeNames"], json({"a", "b"}));
+  EXPECT_EQ(answer["FailedNodes"], json::object());
+  HttpRequest get;
+  get.method = "GET";
+  get.query = "pod=shop/web-1";
+  json decisions = json::parse(service_->Decisions(get).body);
+  ASSERT_EQ(decisions["items"].size(), 1u);
+  EXPECT_EQ(decisions["items"][0]["verb"], "filter");
+}
+
+TEST_F(ExtenderServiceTest, BadRequestsAre400WithAReason) {
+  HttpRequest r;
+  r.body = "{not json";
+  HttpResponse answer = service_->Prioritize(r);
+  EXPECT_EQ(answer.status, 400);
+  EXPECT_NE(answer.body.find("ExtenderArgs"), std::string::npos) << answer.body;
+  r.body = R"({"Pod": null, "NodeNames": ["a"]})";
+  EXPECT_EQ(service_->Filter(r).status, 400);
+  EXPECT_EQ(service_->Preempt(r).status, 400);
+}
+
+TEST_F(ExtenderServiceTest, DecisionsAreNewestFirstAndBounded) {
+  ExtenderService small(deps_, metrics_, 2);
+  for (int i = 0; i < 3; ++i) {
+    json pod = kPod;
+    pod["metadata"]["name"] = "p" + std::to_string(i);
+    small.Prioritize(Post({{"Pod", pod}, {"Nodes", {{"items", nodes_}}}, {"NodeNames", nullptr}}));
+  }
+  HttpRequest get;
+  json items = json::parse(small.Decisions(get).body)["items"];
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0]["pod"]["name"], "p2");
+  EXPECT_EQ(items[1]["pod"]["name"], "p1");
+}
+
+}  // namespace
+}  // namespace powerctl::extender
