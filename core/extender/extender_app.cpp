@@ -41,6 +41,9 @@ Status ServeExtender(const ExtenderAppOptions& options, ScheduleServerHooks hook
     cluster::NodeCacheOptions cache_options;
     cache_options.client = client_options;
     cache_options.pod_requests = EffectiveRequests;
+    // A watch blocked on an idle stream only notices Stop() when the server ends it, so short
+    // server-side timeouts keep shutdown (SIGTERM, drain) within a few seconds.
+    cache_options.watch_timeout_seconds = 5;
     auto connection = *options.cluster;
     auto transport_options = options.transport;
     cache = std::make_unique<cluster::NodeCache>(

@@ -25,8 +25,10 @@ def available():
 
 
 class PrometheusStack:
-    def __init__(self, node_name):
+    def __init__(self, node_name, *more_nodes):
+        """One scrape job per node, all of the same node_exporter, relabelled to that node."""
         self.node_name = node_name
+        self.node_names = [node_name, *more_nodes]
         self.dir = tempfile.mkdtemp(prefix="powerctl-prom-")
         self.textfile_dir = os.path.join(self.dir, "textfile")
         os.makedirs(self.textfile_dir)
@@ -76,13 +78,13 @@ class PrometheusStack:
   scrape_interval: 1s
   evaluation_interval: 1s
 scrape_configs:
-  - job_name: node
+""" + "".join(f"""  - job_name: node-{i}
     static_configs:
       - targets: ["127.0.0.1:{self.exporter_port}"]
     relabel_configs:
       - target_label: instance
-        replacement: "{self.node_name}:9100"
-""")
+        replacement: "{name}:9100"
+""" for i, name in enumerate(self.node_names)) + """""")
         self._spawn("prometheus", [PROMETHEUS, f"--config.file={config}",
                                    f"--storage.tsdb.path={os.path.join(self.dir, 'data')}",
                                    f"--web.listen-address=127.0.0.1:{self.prometheus_port}"])

@@ -10,6 +10,7 @@ import threading
 import unittest
 import uuid
 
+import cluster
 import prometheus_stack
 from e2e_support import ClusterTest, powerctl
 from metrics_apiservice import MetricsApiService, routable_address
@@ -173,7 +174,6 @@ telemetry:
         self.stack.write_ipmi({"Ambient": 23, "CPU1": "NaN", "CPU2": 44.5})
         cl_wait = lambda: any(r["value"][1] == "NaN" for r in self.stack.query(
             f'ipmi_temperature_celsius{{instance="{self.node}:9100",name="CPU1"}}'))
-        import cluster
         cluster.wait_for(cl_wait, 30, "the NaN sample in Prometheus")
         code, item = self.predict_json()
         self.assertEqual(code, 0)
@@ -226,9 +226,14 @@ telemetry:
             "spec": {"ports": [{"name": "ops", "port": 8080, "protocol": "TCP", "targetPort": ops.port}]}})
         # The service proxy only dials endpoint addresses that are the IP of the Pod they name.
         pods = f"/api/v1/namespaces/{self.namespace}/pods"
-        pod = self.cluster.request("POST", pods, {
-            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "powerctl-extender-0"},
-            "spec": {"nodeName": self.other, "containers": [{"name": "extender", "image": "powerctl"}]}})
+        manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "powerctl-extender-0"},
+                    "spec": {"nodeName": self.other, "automountServiceAccountToken": False,
+                             "containers": [{"name": "extender", "image": "powerctl"}]}}
+
+        def create_pod():  # a new namespace's default ServiceAccount appears a moment later
+            status, body = self.cluster.api("POST", pods, manifest)
+            return body if status == 201 else None
+        pod = cluster.wait_for(create_pod, 30, "the pod (the namespace's default ServiceAccount)")
         pod["status"] = {"phase": "Running", "podIP": address, "podIPs": [{"ip": address}]}
         self.cluster.request("PUT", f"{pods}/powerctl-extender-0/status", pod)
         self.cluster.request("POST", f"/api/v1/namespaces/{self.namespace}/endpoints", {

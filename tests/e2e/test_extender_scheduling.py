@@ -1,0 +1,157 @@
+"""powerctl schedule-server with the real kube-scheduler 1.20: the scheduler (generated
+out-of-cluster configuration, its ServiceAccount's token) calls the extender over mutual TLS
+with the generated certificates; the extender runs as its own generated ServiceAccount, follows
+nodes and pods by watch, reads CPU from a real Prometheus scraping node_exporter, and the pods
+land on the node with the lowest predicted power increase."""
+import json
+import os
+import subprocess
+import unittest
+import urllib.request
+import uuid
+
+import cluster as cl
+import prometheus_stack
+from e2e_support import ClusterTest, load_docs, powerctl
+
+NS = "extender-e2e"
+SCHEDULER = "extender-e2e-scheduler"
+
+# name -> (cpu, idle watts, max watts): +1 CPU costs (max - idle) / cpu watts.
+NODES = {"efficient": ("8", "50", "150"),   # 12.5 W per core
+         "middle": ("4", "100", "300"),     # 50 W per core
+         "hungry": ("4", "200", "600")}     # 100 W per core
+
+
+@unittest.skipUnless(prometheus_stack.available(), "Debian's prometheus and prometheus-node-exporter are needed")
+class ExtenderSchedulingTest(ClusterTest):
+    def start(self, name, argv, log_name):
+        log_path = os.path.join(self.tmp, log_name)
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.addCleanup(cl.terminate_pid, proc.pid, popen=proc, name=name)
+        return proc, log_path
+
+    def test_pods_land_on_the_lowest_power_delta(self):
+        tag = uuid.uuid4().hex[:5]
+        names = {role: f"{role}-{tag}" for role in NODES}
+        for role, (cpu, idle, peak) in NODES.items():
+            self.cluster.create_node(names[role], cpu=cpu, annotations={"powerctl.io/idle-watts": idle,
+                                                                         "powerctl.io/max-watts": peak})
+            self.addCleanup(self.cluster.delete_node, names[role])
+        stack = prometheus_stack.PrometheusStack(*names.values())
+        stack.__enter__()
+        self.addCleanup(stack.stop)
+        stack.write_ipmi({"Ambient": 22, "CPU1": 45, "CPU2": 47})
+        for name in names.values():
+            stack.wait_for_series(f'rate(node_cpu_seconds_total{{instance="{name}:9100",mode="idle"}}[1m])')
+
+        healthz_port, = cl.free_ports(1)
+        config = os.path.join(self.tmp, "powerctl.yaml")
+        with open(config, "w") as f:
+            f.write(f"""namespace: {NS}
+scheduler:
+  name: {SCHEDULER}
+  legacyHealthzPort: {healthz_port}
+telemetry:
+  cpuSource: prometheus
+  temperatureSource: prometheus
+  prometheusUrl: {stack.url}
+  refreshInterval: 1s
+""")
+        common = ["-c", config, "--kube-version", "1.20"]
+        for obj in load_docs(powerctl("generate", "namespace", "rbac", *common).stdout):
+            status, body = self.apply(obj)
+            self.assertIn(status, (200, 201), body)
+
+        # Each component runs with its own generated ServiceAccount's token.
+        def kubeconfig_for(account):
+            token = self.cluster.service_account_token(NS, account)
+            return self.cluster.write_kubeconfig(os.path.join(self.tmp, f"{account}.kubeconfig"), token=token,
+                                                 user=account)
+        scheduler_kc = kubeconfig_for(SCHEDULER)
+        extender_kc = kubeconfig_for("powerctl-extender")
+
+        port, = cl.free_ports(1)
+        out = os.path.join(self.tmp, "out")
+        tls = os.path.join(out, "tls")
+        powerctl("generate", "scheduler", *common, "--out-of-cluster", "--kubeconfig", scheduler_kc,
+                 "--extender-url", f"https://127.0.0.1:{port}/scheduler", "--output-dir", out)
+        ops_port, = cl.free_ports(1)
+        extender, extender_log = self.start("powerctl schedule-server", [
+            os.environ.get("POWERCTL_BINARY"), "schedule-server", "-c", config, "--kubeconfig", extender_kc,
+            f"--listen=127.0.0.1:{port}", f"--ops-listen=127.0.0.1:{ops_port}",
+            f"--tls-cert={tls}/server.crt", f"--tls-key={tls}/server.key", f"--client-ca={tls}/ca.crt"],
+            "extender.log")
+
+        def ready():
+            if extender.poll() is not None:
+                raise cl.FatalWaitError(f"schedule-server exited {extender.returncode}:\n{cl.tail(extender_log)}")
+            with urllib.request.urlopen(f"http://127.0.0.1:{ops_port}/readyz", timeout=2) as r:
+                state = json.load(r)
+            # Only the TASPolicy CRD may be missing (the policies component is not applied here).
+            return [d for d in state.get("degraded", []) if d["name"] != "policies"] == []
+        def readyz():
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{ops_port}/readyz", timeout=2) as r:
+                    return r.read().decode() + "\n" + cl.tail(extender_log)
+            except OSError as e:
+                return f"{e}\n{cl.tail(extender_log)}"
+        cl.wait_for(ready, 60, "the extender ready with the cluster cache synced", diagnose=readyz)
+
+        # The extender's own view, as `powerctl predict --source extender` would read it.
+        def predictions():
+            url = (f"http://127.0.0.1:{ops_port}/v1/predictions?cpu=1&node={names['efficient']}"
+                   f"&node={names['hungry']}")
+            with urllib.request.urlopen(url, timeout=5) as r:
+                doc = json.load(r)
+            return doc if all(n["deltaWatts"] is not None for n in doc["nodes"]) else None
+        # Telemetry is refreshed in the background once the cache knows the nodes.
+        doc = cl.wait_for(predictions, 60, "the extender's predictions for the new nodes", diagnose=readyz)
+        deltas = {n["node"]: n["deltaWatts"] for n in doc["nodes"]}
+        self.assertLess(deltas[names["efficient"]], deltas[names["hungry"]], doc)
+
+        secure_port, = cl.free_ports(1)
+        scheduler, scheduler_log = self.start("kube-scheduler", [
+            os.path.join(cl.default_bin_dir(), "kube-scheduler"), f"--config={out}/scheduler-config.yaml",
+            f"--secure-port={secure_port}", "--bind-address=127.0.0.1",
+            f"--authentication-kubeconfig={scheduler_kc}", f"--authorization-kubeconfig={scheduler_kc}", "--v=2"],
+            "kube-scheduler.log")
+
+        placed = []
+        for i in range(3):
+            pod_name = f"power-{tag}-{i}"
+            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": pod_name, "namespace": NS},
+                   "spec": {"schedulerName": SCHEDULER,
+                            "containers": [{"name": "c", "image": "registry.invalid/pause:1",
+                                            "resources": {"requests": {"cpu": "500m"}}}]}}
+            status, body = self.cluster.api("POST", f"/api/v1/namespaces/{NS}/pods", pod)
+            self.assertEqual(status, 201, body)
+            self.addCleanup(self.cluster.api, "DELETE", f"/api/v1/namespaces/{NS}/pods/{pod_name}",
+                            {"gracePeriodSeconds": 0})
+
+            def bound():
+                if scheduler.poll() is not None:
+                    raise cl.FatalWaitError(f"kube-scheduler exited:\n{cl.tail(scheduler_log)}")
+                s, p = self.cluster.api("GET", f"/api/v1/namespaces/{NS}/pods/{pod_name}")
+                return s == 200 and p["spec"].get("nodeName")
+            placed.append(cl.wait_for(bound, 60, f"{pod_name} bound", diagnose=lambda: cl.tail(extender_log)))
+        self.assertEqual(placed, [names["efficient"]] * 3, cl.tail(extender_log))
+
+        # The extender recorded why: prioritize decisions with the power component.
+        with urllib.request.urlopen(f"http://127.0.0.1:{ops_port}/v1/decisions?pod={NS}/power-{tag}-0",
+                                    timeout=5) as r:
+            decisions = json.load(r)["items"]
+        verbs = {d["verb"] for d in decisions}
+        self.assertIn("prioritize", verbs, decisions)
+        with urllib.request.urlopen(f"http://127.0.0.1:{ops_port}/metrics", timeout=5) as r:
+            metrics = r.read().decode()
+        self.assertIn('powerctl_extender_requests_total{verb="prioritize",code="200"}', metrics)
+        with open(scheduler_log) as f:
+            self.assertNotIn("forbidden", f.read().lower())
+        with open(extender_log) as f:
+            self.assertNotIn("forbidden", f.read().lower())
+
+
+if __name__ == "__main__":
+    unittest.main()
