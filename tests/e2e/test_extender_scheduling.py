@@ -2,7 +2,8 @@
 out-of-cluster configuration, its ServiceAccount's token) calls the extender over mutual TLS
 with the generated certificates; the extender runs as its own generated ServiceAccount, follows
 nodes and pods by watch, reads CPU from a real Prometheus scraping node_exporter, and the pods
-land on the node with the lowest predicted power increase."""
+land on the node with the lowest predicted power increase; a pod group waits until complete; with
+the extender stopped, ignorable keeps scheduling going."""
 import json
 import os
 import subprocess
@@ -118,11 +119,10 @@ telemetry:
             f"--authentication-kubeconfig={scheduler_kc}", f"--authorization-kubeconfig={scheduler_kc}", "--v=2"],
             "kube-scheduler.log")
 
-        placed = []
-        for i in range(3):
-            pod_name = f"power-{tag}-{i}"
-            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": pod_name, "namespace": NS},
-                   "spec": {"schedulerName": SCHEDULER,
+        def create(pod_name, labels=None):
+            pod = {"apiVersion": "v1", "kind": "Pod",
+                   "metadata": {"name": pod_name, "namespace": NS, "labels": labels or {}},
+                   "spec": {"schedulerName": SCHEDULER, "automountServiceAccountToken": False,
                             "containers": [{"name": "c", "image": "registry.invalid/pause:1",
                                             "resources": {"requests": {"cpu": "500m"}}}]}}
             status, body = self.cluster.api("POST", f"/api/v1/namespaces/{NS}/pods", pod)
@@ -130,13 +130,37 @@ telemetry:
             self.addCleanup(self.cluster.api, "DELETE", f"/api/v1/namespaces/{NS}/pods/{pod_name}",
                             {"gracePeriodSeconds": 0})
 
-            def bound():
-                if scheduler.poll() is not None:
-                    raise cl.FatalWaitError(f"kube-scheduler exited:\n{cl.tail(scheduler_log)}")
-                s, p = self.cluster.api("GET", f"/api/v1/namespaces/{NS}/pods/{pod_name}")
-                return s == 200 and p["spec"].get("nodeName")
-            placed.append(cl.wait_for(bound, 60, f"{pod_name} bound", diagnose=lambda: cl.tail(extender_log)))
+        def node_of(pod_name):
+            if scheduler.poll() is not None:
+                raise cl.FatalWaitError(f"kube-scheduler exited:\n{cl.tail(scheduler_log)}")
+            s, p = self.cluster.api("GET", f"/api/v1/namespaces/{NS}/pods/{pod_name}")
+            return p["spec"].get("nodeName") if s == 200 else None
+
+        placed = []
+        for i in range(3):
+            create(f"power-{tag}-{i}")
+            placed.append(cl.wait_for(lambda: node_of(f"power-{tag}-{i}"), 60, f"power-{tag}-{i} bound",
+                                      diagnose=lambda: cl.tail(extender_log)))
         self.assertEqual(placed, [names["efficient"]] * 3, cl.tail(extender_log))
+
+        # A pod group waits, with the reason, until it has minAvailable pods.
+        group = {"podGroup": f"g-{tag}", "minAvailable": "2"}
+        create(f"group-{tag}-0", group)
+
+        def rejected_for_group():
+            with urllib.request.urlopen(f"http://127.0.0.1:{ops_port}/v1/decisions?pod={NS}/group-{tag}-0",
+                                        timeout=5) as r:
+                items = json.load(r)["items"]
+            return any("has 1 of 2 pods" in n.get("reason", "") for d in items for n in d.get("nodes", []))
+        cl.wait_for(rejected_for_group, 60, "the filter to hold back the incomplete group",
+                    diagnose=lambda: cl.tail(extender_log))
+        self.assertIsNone(node_of(f"group-{tag}-0"))
+        create(f"group-{tag}-1", group)
+        # Until the server touches waiting group members (not yet), kube-scheduler 1.20 retries
+        # the first pod only when its unschedulable queue is flushed (60 s) or a pod is bound.
+        for i in range(2):
+            cl.wait_for(lambda: node_of(f"group-{tag}-{i}"), 150, f"group-{tag}-{i} bound once the group is complete",
+                        diagnose=lambda: cl.tail(extender_log))
 
         # The extender recorded why: prioritize decisions with the power component.
         with urllib.request.urlopen(f"http://127.0.0.1:{ops_port}/v1/decisions?pod={NS}/power-{tag}-0",
@@ -151,6 +175,13 @@ telemetry:
             self.assertNotIn("forbidden", f.read().lower())
         with open(extender_log) as f:
             self.assertNotIn("forbidden", f.read().lower())
+
+        # With the extender gone, ignorable (the generated default) keeps scheduling going.
+        cl.terminate_pid(extender.pid, popen=extender, name="powerctl schedule-server")
+        self.assertEqual(extender.returncode, 0, cl.tail(extender_log))
+        create(f"after-{tag}")
+        cl.wait_for(lambda: node_of(f"after-{tag}"), 60, "a pod bound without the extender",
+                    diagnose=lambda: cl.tail(scheduler_log))
 
 
 if __name__ == "__main__":
