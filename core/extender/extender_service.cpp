@@ -38,7 +38,7 @@ HttpResponse BadRequest(const std::string& message) {
 }  // namespace
 
 ExtenderService::ExtenderService(scoring::SchedulingDeps deps, MetricsRegistry& metrics,
-                                 std::size_t keep_decisions)
+                                 std::size_t keep_decisions, std::size_t keep_node_entries)
     : deps_(deps),
       core_(std::move(deps)),
       requests_(metrics.Counter("powerctl_extender_requests_total",
@@ -49,7 +49,8 @@ ExtenderService::ExtenderService(scoring::SchedulingDeps deps, MetricsRegistry& 
                                  {"verb"})),
       node_verdicts_(metrics.Counter("powerctl_extender_filtered_nodes_total",
                                      "Nodes the filter verb rejected", {"verb"})),
-      keep_(keep_decisions) {}
+      keep_(keep_decisions),
+      keep_node_entries_(keep_node_entries) {}
 
 HttpResponse ExtenderService::Answer(const char* verb, int status, std::string body,
                                      Clock::time_point start) {
@@ -61,8 +62,14 @@ HttpResponse ExtenderService::Answer(const char* verb, int status, std::string b
 
 void ExtenderService::Record(scoring::Decision decision) {
   std::lock_guard lock(mu_);
+  node_entries_ += decision.nodes.size();
   decisions_.push_back(std::move(decision));
-  while (decisions_.size() > keep_) decisions_.pop_front();
+  // The newest decision is always kept, however large.
+  while (decisions_.size() > 1 &&
+         (decisions_.size() > keep_ || node_entries_ > keep_node_entries_)) {
+    node_entries_ -= decisions_.front().nodes.size();
+    decisions_.pop_front();
+  }
 }
 
 HttpResponse ExtenderService::Filter(const HttpRequest& request) {

@@ -20,9 +20,11 @@ inline constexpr const char* kDecisionsPath = "/v1/decisions";
 
 class ExtenderService : public ExtenderHandler {
  public:
-  // `metrics` must outlive the service. Keeps the last `keep_decisions` decisions.
+  // `metrics` must outlive the service. Keeps the last `keep_decisions` decisions, and fewer
+  // when they hold more than `keep_node_entries` per-node verdicts in all: in a 5,000-node
+  // cluster each decision is large, and memory must stay bounded (tens of MiB).
   ExtenderService(scoring::SchedulingDeps deps, MetricsRegistry& metrics,
-                  std::size_t keep_decisions = 2000);
+                  std::size_t keep_decisions = 2000, std::size_t keep_node_entries = 50000);
 
   HttpResponse Filter(const HttpRequest& request) override;
   HttpResponse Prioritize(const HttpRequest& request) override;
@@ -46,8 +48,10 @@ class ExtenderService : public ExtenderHandler {
   HistogramFamily& latency_;
   CounterFamily& node_verdicts_;
   std::size_t keep_;
+  std::size_t keep_node_entries_;
   mutable std::mutex mu_;
   std::deque<scoring::Decision> decisions_;  // newest at the back
+  std::size_t node_entries_ = 0;             // the sum of decisions_[i].nodes.size()
 };
 
 }  // namespace powerctl::extender

@@ -126,5 +126,18 @@ TEST_F(ExtenderServiceTest, DecisionsAreNewestFirstAndBounded) {
   EXPECT_EQ(items[1]["pod"]["name"], "p1");
 }
 
+TEST_F(ExtenderServiceTest, RecordedDecisionsAreBoundedByTheirNodeEntries) {
+  ExtenderService small(deps_, metrics_, 100, 5);  // each decision here holds 2 nodes
+  for (int i = 0; i < 4; ++i) {
+    json pod = kPod;
+    pod["metadata"]["name"] = "p" + std::to_string(i);
+    small.Prioritize(Post({{"Pod", pod}, {"Nodes", {{"items", nodes_}}}, {"NodeNames", nullptr}}));
+  }
+  HttpRequest get;
+  json items = json::parse(small.Decisions(get).body)["items"];
+  ASSERT_EQ(items.size(), 2u);  // 4 node entries <= 5 < 6
+  EXPECT_EQ(items[0]["pod"]["name"], "p3");
+}
+
 }  // namespace
 }  // namespace powerctl::extender
