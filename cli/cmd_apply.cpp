@@ -1,8 +1,4 @@
 // powerctl apply [COMPONENT...]: server-side apply of the generated manifests.
-#include <ostream>
-
-#include <fmt/format.h>
-
 #include "cli/app.h"
 #include "cli/dry_run.h"
 #include "cli/exit_codes.h"
@@ -10,6 +6,10 @@
 #include "core/common/duration.h"
 #include "core/common/yaml.h"
 #include "core/setup/apply.h"
+
+#include <fmt/format.h>
+
+#include <ostream>
 
 namespace powerctl::cli {
 namespace {
@@ -79,8 +79,8 @@ class RolloutPrinter {
 };
 
 int RunApply(const Context& ctx, const ApplyFlags& flags) {
-  auto format = ctx.Output(OutputFormat::kTable,
-                           {OutputFormat::kTable, OutputFormat::kName, OutputFormat::kJson, OutputFormat::kYaml});
+  auto format = ctx.Output(OutputFormat::kTable, {OutputFormat::kTable, OutputFormat::kName,
+                                                  OutputFormat::kJson, OutputFormat::kYaml});
   if (!format.ok()) return Fail(ctx, format.error());
   auto request = BuildRequest(ctx, flags);
   if (!request.ok()) return Fail(ctx, request.error());
@@ -92,16 +92,19 @@ int RunApply(const Context& ctx, const ApplyFlags& flags) {
   setup::ApplyObserver observer;
   observer.note = [&](const std::string& m) { ctx.Note(m); };
   observer.applied = [&](const setup::AppliedObject& o) {
-    if (*format == OutputFormat::kTable) *ctx.out << o.name << " " << setup::ApplyActionName(o.action) << suffix << "\n";
+    if (*format == OutputFormat::kTable)
+      *ctx.out << o.name << " " << setup::ApplyActionName(o.action) << suffix << "\n";
     if (*format == OutputFormat::kName) *ctx.out << o.name << "\n";
     ctx.out->flush();
   };
   observer.rollout = [&](const std::vector<setup::RolloutProgress>& p) { printer(p); };
   auto report = setup::Apply(**client, *request, observer);
   if (!report.ok()) return Fail(ctx, report.error());
-  if (report->version_from_server) ctx.log->info("target Kubernetes {} (from the server)", report->version.MinorString());
+  if (report->version_from_server)
+    ctx.log->info("target Kubernetes {} (from the server)", report->version.MinorString());
   if (*format == OutputFormat::kJson || *format == OutputFormat::kYaml) {
-    nlohmann::ordered_json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", nlohmann::ordered_json::array()}};
+    nlohmann::ordered_json list = {
+        {"apiVersion", "v1"}, {"kind", "List"}, {"items", nlohmann::ordered_json::array()}};
     for (const auto& o : report->objects) list["items"].push_back(nlohmann::ordered_json(o.object));
     *ctx.out << (*format == OutputFormat::kJson ? list.dump(2) + "\n" : EmitYaml(list));
   }
@@ -113,25 +116,35 @@ int RunApply(const Context& ctx, const ApplyFlags& flags) {
 
 void RegisterApply(CLI::App& app, CommandEnv& env) {
   auto flags = std::make_shared<ApplyFlags>();
-  CLI::App* cmd = app.add_subcommand("apply", "Apply the setup to the cluster (server-side apply, idempotent)");
+  CLI::App* cmd =
+      app.add_subcommand("apply", "Apply the setup to the cluster (server-side apply, idempotent)");
   cmd->footer(
-      "Applies the objects `powerctl generate` renders, CRDs and namespaces first, with field manager\n"
-      "powerctl. Permissions are checked first: without them nothing is changed. Existing TLS Secrets\n"
+      "Applies the objects `powerctl generate` renders, CRDs and namespaces first, with field "
+      "manager\n"
+      "powerctl. Permissions are checked first: without them nothing is changed. Existing TLS "
+      "Secrets\n"
       "are kept unless --rotate-certs. The Kubernetes version comes from the server unless given.\n"
       "Examples:\n"
       "  powerctl apply -c powerctl.yaml --wait\n"
       "  powerctl apply scheduler --dry-run=server");
-  cmd->add_option("components", flags->components, "Components to apply (default all)")->type_name("COMPONENT");
-  cmd->add_option("--kube-version", flags->kube_version, "Render for this version instead of the server's")
+  cmd->add_option("components", flags->components, "Components to apply (default all)")
+      ->type_name("COMPONENT");
+  cmd->add_option("--kube-version", flags->kube_version,
+                  "Render for this version instead of the server's")
       ->type_name("VERSION");
-  cmd->add_option("--templates", flags->templates_dir, "Directory whose templates replace the embedded ones")
+  cmd->add_option("--templates", flags->templates_dir,
+                  "Directory whose templates replace the embedded ones")
       ->type_name("DIR");
-  cmd->add_option("--cert-dir", flags->cert_dir, "Use the TLS material in this directory")->type_name("DIR");
+  cmd->add_option("--cert-dir", flags->cert_dir, "Use the TLS material in this directory")
+      ->type_name("DIR");
   AddDryRunFlag(*cmd, flags->dry_run, env, "apply");
-  cmd->add_flag("--force-conflicts", flags->force_conflicts, "Take over fields another manager owns");
-  cmd->add_flag("--rotate-certs", flags->rotate_certs, "Replace the TLS Secrets with new key material");
+  cmd->add_flag("--force-conflicts", flags->force_conflicts,
+                "Take over fields another manager owns");
+  cmd->add_flag("--rotate-certs", flags->rotate_certs,
+                "Replace the TLS Secrets with new key material");
   cmd->add_flag("--wait", flags->wait, "Wait until the Deployments have rolled out");
-  cmd->add_option("--timeout", flags->timeout, "How long --wait waits (default 5m)")->type_name("DURATION");
+  cmd->add_option("--timeout", flags->timeout, "How long --wait waits (default 5m)")
+      ->type_name("DURATION");
   env.hints.values["apply"] = env.hints.values["generate"];
   cmd->callback([&env, flags] { env.exit_code = RunApply(env.ctx, *flags); });
 }

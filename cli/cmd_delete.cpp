@@ -1,12 +1,12 @@
 // powerctl delete [COMPONENT...]: removes what powerctl applied, found by its labels.
-#include <ostream>
-
 #include "cli/app.h"
 #include "cli/dry_run.h"
 #include "cli/exit_codes.h"
 #include "cli/kube_context.h"
 #include "core/common/duration.h"
 #include "core/setup/delete.h"
+
+#include <ostream>
 
 namespace powerctl::cli {
 namespace {
@@ -40,7 +40,8 @@ int RunDelete(const Context& ctx, const DeleteFlags& flags) {
     if (*format == OutputFormat::kName) {
       if (!o.kept) *ctx.out << o.name << "\n";
     } else if (o.kept) {
-      *ctx.out << o.name << " kept (--include-crds deletes it and every TASPolicy in the cluster)\n";
+      *ctx.out << o.name
+               << " kept (--include-crds deletes it and every TASPolicy in the cluster)\n";
     } else {
       *ctx.out << o.name << " deleted" << suffix << "\n";
     }
@@ -50,7 +51,8 @@ int RunDelete(const Context& ctx, const DeleteFlags& flags) {
   bool deleted_any = false;
   for (const auto& o : report->objects) deleted_any = deleted_any || !o.kept;
   if (!deleted_any) {
-    ctx.Note("nothing to delete: no objects of instance " + config->namespace_ + " labelled app.kubernetes.io/managed-by=powerctl");
+    ctx.Note("nothing to delete: no objects of instance " + config->namespace_ +
+             " labelled app.kubernetes.io/managed-by=powerctl");
   }
   return kExitOk;
 }
@@ -59,18 +61,22 @@ int RunDelete(const Context& ctx, const DeleteFlags& flags) {
 
 void RegisterDelete(CLI::App& app, CommandEnv& env) {
   auto flags = std::make_shared<DeleteFlags>();
-  CLI::App* cmd = app.add_subcommand("delete", "Remove what powerctl applied (found by its labels)");
+  CLI::App* cmd =
+      app.add_subcommand("delete", "Remove what powerctl applied (found by its labels)");
   cmd->footer(
       "Deletes objects labelled app.kubernetes.io/managed-by=powerctl of the given components, in\n"
       "reverse dependency order. The TASPolicy CRD stays unless --include-crds.\n"
       "Examples:\n"
       "  powerctl delete --wait\n"
       "  powerctl delete scheduler extender --dry-run=server");
-  cmd->add_option("components", flags->components, "Components to delete (default all)")->type_name("COMPONENT");
+  cmd->add_option("components", flags->components, "Components to delete (default all)")
+      ->type_name("COMPONENT");
   AddDryRunFlag(*cmd, flags->dry_run, env, "delete");
-  cmd->add_flag("--include-crds", flags->include_crds, "Also delete the TASPolicy CRD (and so every TASPolicy)");
+  cmd->add_flag("--include-crds", flags->include_crds,
+                "Also delete the TASPolicy CRD (and so every TASPolicy)");
   cmd->add_flag("--wait", flags->wait, "Wait until the objects are gone");
-  cmd->add_option("--timeout", flags->timeout, "How long --wait waits (default 5m)")->type_name("DURATION");
+  cmd->add_option("--timeout", flags->timeout, "How long --wait waits (default 5m)")
+      ->type_name("DURATION");
   env.hints.values["delete"] = env.hints.values["generate"];
   cmd->callback([&env, flags] { env.exit_code = RunDelete(env.ctx, *flags); });
 }

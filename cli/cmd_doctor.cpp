@@ -1,15 +1,15 @@
 // powerctl doctor: preflight and health checks, PASS/WARN/FAIL with a fix for each problem.
-#include <ostream>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
 #include "cli/app.h"
 #include "cli/exit_codes.h"
 #include "cli/kube_context.h"
 #include "core/common/yaml.h"
 #include "core/kube/connection.h"
 #include "core/setup/doctor.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <ostream>
 
 namespace powerctl::cli {
 namespace {
@@ -25,7 +25,8 @@ std::string Colour(const Context& ctx, setup::CheckStatus status) {
 }
 
 int RunDoctor(const Context& ctx) {
-  auto format = ctx.Output(OutputFormat::kTable, {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml});
+  auto format = ctx.Output(OutputFormat::kTable,
+                           {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml});
   if (!format.ok()) return Fail(ctx, format.error());
   auto config = ctx.LoadConfig();
   if (!config.ok()) return Fail(ctx, config.error());
@@ -43,7 +44,8 @@ int RunDoctor(const Context& ctx) {
   setup::DoctorReport report = setup::RunDoctor(input);
 
   if (*format != OutputFormat::kTable) {
-    nlohmann::ordered_json doc = {{"checks", nlohmann::ordered_json::array()}, {"failed", report.failed()}};
+    nlohmann::ordered_json doc = {{"checks", nlohmann::ordered_json::array()},
+                                  {"failed", report.failed()}};
     for (const auto& c : report.checks) {
       doc["checks"].push_back({{"id", c.id},
                                {"status", std::string(setup::CheckStatusName(c.status))},
@@ -59,7 +61,8 @@ int RunDoctor(const Context& ctx) {
       std::string status = Colour(ctx, c.status);
       std::size_t pad = 6 + status.size() - setup::CheckStatusName(c.status).size();
       *ctx.out << fmt::format("{:<{}}  {:<{}}  {}\n", c.id, width, status, pad, c.message);
-      if (!c.fix.empty() && (c.status == setup::CheckStatus::kFail || c.status == setup::CheckStatus::kWarn)) {
+      if (!c.fix.empty() &&
+          (c.status == setup::CheckStatus::kFail || c.status == setup::CheckStatus::kWarn)) {
         *ctx.out << fmt::format("{:<{}}  {:<6}  fix: {}\n", "", width, "", c.fix);
       }
     }
@@ -70,9 +73,11 @@ int RunDoctor(const Context& ctx) {
 }  // namespace
 
 void RegisterDoctor(CLI::App& app, CommandEnv& env) {
-  CLI::App* cmd = app.add_subcommand("doctor", "Check the cluster and powerctl's setup (exit 3 on failures)");
+  CLI::App* cmd =
+      app.add_subcommand("doctor", "Check the cluster and powerctl's setup (exit 3 on failures)");
   cmd->footer(
-      "Checks, in order: api-reachable, permissions, scheduler-ready, scheduler-lease, extender-ready,\n"
+      "Checks, in order: api-reachable, permissions, scheduler-ready, scheduler-lease, "
+      "extender-ready,\n"
       "model-ready, node-labels, telemetry. Each failure comes with a fix line.\n"
       "Exit codes: 0 no failures (warnings allowed), 3 a check failed.");
   cmd->callback([&env] { env.exit_code = RunDoctor(env.ctx); });

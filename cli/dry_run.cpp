@@ -2,10 +2,12 @@
 
 namespace powerctl::cli {
 
-void AddDryRunFlag(CLI::App& cmd, std::string& value, CommandEnv& env, const std::string& command_path) {
+void AddDryRunFlag(CLI::App& cmd, std::string& value, CommandEnv& env,
+                   const std::string& command_path) {
   value = "none";
   cmd.add_option("--dry-run", value,
-                 "none: change the cluster; client: only show what would change; server: let the API server "
+                 "none: change the cluster; client: only show what would change; server: let the "
+                 "API server "
                  "validate without persisting")
       ->check(CLI::IsMember({"none", "client", "server"}))
       ->type_name("MODE");
@@ -20,9 +22,12 @@ setup::DryRunMode ParseDryRun(const std::string& value) {
 
 std::string DryRunSuffix(setup::DryRunMode mode) {
   switch (mode) {
-    case setup::DryRunMode::kClient: return " (dry run)";
-    case setup::DryRunMode::kServer: return " (server dry run)";
-    case setup::DryRunMode::kNone: return "";
+    case setup::DryRunMode::kClient:
+      return " (dry run)";
+    case setup::DryRunMode::kServer:
+      return " (server dry run)";
+    case setup::DryRunMode::kNone:
+      return "";
   }
   return "";
 }

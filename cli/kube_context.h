@@ -1,10 +1,10 @@
 #pragma once
 // Connecting to the cluster the way kubectl would, from the global flags.
 
-#include <memory>
-
 #include "cli/context.h"
 #include "core/kube/client.h"
+
+#include <memory>
 
 namespace powerctl::cli {
 

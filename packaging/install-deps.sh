@@ -11,7 +11,7 @@ BUILD_PKGS=(
   libssl-dev libboost1.81-dev libspdlog-dev libfmt-dev libnftables-dev
 )
 TEST_PKGS=(
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev clang-format
   clang libclang-rt-14-dev
   python3 python3-yaml etcd-server openssl jq curl procps iproute2 bash-completion
   prometheus prometheus-node-exporter wrk

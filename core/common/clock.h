@@ -9,7 +9,9 @@
 namespace powerctl {
 
 struct Clock {
-  std::function<std::chrono::steady_clock::time_point()> now = [] { return std::chrono::steady_clock::now(); };
+  std::function<std::chrono::steady_clock::time_point()> now = [] {
+    return std::chrono::steady_clock::now();
+  };
   std::function<void(std::chrono::milliseconds)> sleep = [](std::chrono::milliseconds d) {
     std::this_thread::sleep_for(d);
   };

@@ -2,6 +2,12 @@
 // A small Kubernetes REST client on top of HttpTransport: JSON in and out, retries
 // with backoff, paging, watches, and API errors turned into clear messages.
 
+#include "core/common/result.h"
+#include "core/kube/transport.h"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/logger.h>
+
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -9,12 +15,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-#include <spdlog/logger.h>
-
-#include "core/common/result.h"
-#include "core/kube/transport.h"
 
 namespace powerctl::kube {
 
@@ -75,7 +75,8 @@ class Client {
   Result<json> MergePatch(const std::string& path, const json& patch, bool dry_run = false);
   Result<json> JsonPatch(const std::string& path, const json& patch, bool dry_run = false);
   // kNotFound when the object is already gone.
-  Result<json> Delete(const std::string& path, bool dry_run = false, const std::string& propagation = "Background");
+  Result<json> Delete(const std::string& path, bool dry_run = false,
+                      const std::string& propagation = "Background");
   // Lists (for the initial state and resourceVersion), then watches; relists on 410 Gone.
   // `handler` gets every event (the initial list as ADDED) and returns false to stop.
   Status ListAndWatch(const std::string& path, const WatchOptions& options,

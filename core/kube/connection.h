@@ -3,14 +3,14 @@
 // --kubeconfig (one file) > $KUBECONFIG (merged list, first file wins per key) >
 // ~/.kube/config > in-cluster service account.
 
+#include "core/common/result.h"
+
 #include <chrono>
 #include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include "core/common/result.h"
 
 namespace powerctl::kube {
 

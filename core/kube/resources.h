@@ -2,14 +2,14 @@
 // REST paths of the kinds powerctl manages. A static table rather than discovery:
 // powerctl only ever writes these kinds, and the table makes every path reviewable.
 
+#include "core/common/result.h"
+
+#include <nlohmann/json.hpp>
+
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-
-#include "core/common/result.h"
 
 namespace powerctl::kube {
 

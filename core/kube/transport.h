@@ -2,17 +2,17 @@
 // The HTTP boundary to the API server: an interface with a libcurl implementation
 // (curl_transport.cpp) and fakes in tests.
 
+#include "core/common/result.h"
+#include "core/kube/connection.h"
+
+#include <spdlog/logger.h>
+
 #include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
-
-#include <spdlog/logger.h>
-
-#include "core/common/result.h"
-#include "core/kube/connection.h"
 
 namespace powerctl::kube {
 
@@ -39,7 +39,8 @@ class HttpTransport {
   // A streaming GET (watch): `on_line` gets each newline-terminated line until it
   // returns false or the server ends the stream. Returns the HTTP status; on a
   // non-200 status the body is returned in `error_body`.
-  virtual Result<long> Stream(const HttpRequest& request, const std::function<bool(std::string_view)>& on_line,
+  virtual Result<long> Stream(const HttpRequest& request,
+                              const std::function<bool(std::string_view)>& on_line,
                               std::string* error_body) = 0;
 };
 

@@ -142,7 +142,8 @@ void AddStandardLabels(json& object, Component component, const std::string& ins
   if (!labels.is_object()) labels = json::object();
   labels["app.kubernetes.io/name"] = "powerctl";
   // A CRD is shared by every install in the cluster: it belongs to no instance.
-  if (object.value("kind", "") != "CustomResourceDefinition") labels["app.kubernetes.io/instance"] = instance;
+  if (object.value("kind", "") != "CustomResourceDefinition")
+    labels["app.kubernetes.io/instance"] = instance;
   labels["app.kubernetes.io/managed-by"] = "powerctl";
   labels["app.kubernetes.io/component"] = std::string(ComponentName(component));
 }

@@ -48,6 +48,7 @@ Result<std::string> LoadTemplate(const std::string& name,
 
 // Labels every object powerctl makes carries. `instance` is powerctl's namespace: it
 // tells installs apart, also on cluster-scoped objects, so `delete` removes only its own.
-void AddStandardLabels(nlohmann::ordered_json& object, Component component, const std::string& instance);
+void AddStandardLabels(nlohmann::ordered_json& object, Component component,
+                       const std::string& instance);
 
 }  // namespace powerctl::manifests

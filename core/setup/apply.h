@@ -2,21 +2,21 @@
 // `powerctl apply`: generated manifests -> server-side apply, in dependency order,
 // all-or-nothing on permissions, idempotent.
 
-#include <chrono>
-#include <filesystem>
-#include <functional>
-#include <optional>
-#include <string>
-#include <vector>
-
-#include <nlohmann/json.hpp>
-
 #include "core/common/clock.h"
 #include "core/common/kube_version.h"
 #include "core/common/result.h"
 #include "core/kube/client.h"
 #include "core/manifests/config.h"
 #include "core/setup/rollout.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace powerctl::setup {
 
@@ -52,13 +52,13 @@ struct ApplyReport {
 };
 
 struct ApplyObserver {
-  std::function<void(const std::string& message)> note;           // stderr lines
-  std::function<void(const AppliedObject&)> applied;               // one per object, as it happens
+  std::function<void(const std::string& message)> note;  // stderr lines
+  std::function<void(const AppliedObject&)> applied;     // one per object, as it happens
   std::function<void(const std::vector<RolloutProgress>&)> rollout;  // --wait progress
 };
 
-Result<ApplyReport> Apply(kube::Client& client, const ApplyRequest& request, const ApplyObserver& observer,
-                          const Clock& clock = {});
+Result<ApplyReport> Apply(kube::Client& client, const ApplyRequest& request,
+                          const ApplyObserver& observer, const Clock& clock = {});
 
 // The same object without fields the server owns (for comparisons and display).
 nlohmann::json StripServerFields(nlohmann::json object);

@@ -1,13 +1,13 @@
 #include "core/setup/delete.h"
 
-#include <algorithm>
-#include <set>
-
-#include <fmt/format.h>
-
 #include "core/kube/resources.h"
 #include "core/manifests/components.h"
 #include "core/setup/access.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
 
 namespace powerctl::setup {
 namespace {
@@ -19,18 +19,23 @@ std::vector<std::string_view> KindsOf(manifests::Component c) {
   switch (c) {
     case manifests::Component::kScheduler:
     case manifests::Component::kExtender:
-    case manifests::Component::kModel: return {"Deployment", "Service", "ConfigMap"};
-    case manifests::Component::kPolicies: return {"TASPolicy", "CustomResourceDefinition"};
-    case manifests::Component::kSecrets: return {"Secret"};
+    case manifests::Component::kModel:
+      return {"Deployment", "Service", "ConfigMap"};
+    case manifests::Component::kPolicies:
+      return {"TASPolicy", "CustomResourceDefinition"};
+    case manifests::Component::kSecrets:
+      return {"Secret"};
     case manifests::Component::kRbac:
       return {"RoleBinding", "Role", "ClusterRoleBinding", "ClusterRole", "ServiceAccount"};
-    case manifests::Component::kNamespace: return {"Namespace"};
+    case manifests::Component::kNamespace:
+      return {"Namespace"};
   }
   return {};
 }
 
-Result<std::vector<DeletedObject>> FindObjects(kube::Client& client, const DeleteRequest& request,
-                                               const std::vector<manifests::Component>& components) {
+Result<std::vector<DeletedObject>> FindObjects(
+    kube::Client& client, const DeleteRequest& request,
+    const std::vector<manifests::Component>& components) {
   std::set<std::string> namespaces = {request.config.namespace_, "kube-system"};
   for (const auto& p : request.config.policies) {
     if (!p.namespace_.empty()) namespaces.insert(p.namespace_);
@@ -43,14 +48,15 @@ Result<std::vector<DeletedObject>> FindObjects(kube::Client& client, const Delet
     for (std::string_view kind : KindsOf(*it)) {
       const kube::ResourceType* type = kube::FindResourceType(kind);
       kube::ListOptions options;
-      options.label_selector = fmt::format("app.kubernetes.io/managed-by=powerctl,app.kubernetes.io/component={}",
-                                           component);
+      options.label_selector = fmt::format(
+          "app.kubernetes.io/managed-by=powerctl,app.kubernetes.io/component={}", component);
       // The CRD is shared by all installs, so it carries no instance label.
       if (kind != "CustomResourceDefinition") {
         options.label_selector += ",app.kubernetes.io/instance=" + request.config.namespace_;
       }
-      std::vector<std::string> scopes = type->namespaced ? std::vector<std::string>(namespaces.begin(), namespaces.end())
-                                                         : std::vector<std::string>{""};
+      std::vector<std::string> scopes =
+          type->namespaced ? std::vector<std::string>(namespaces.begin(), namespaces.end())
+                           : std::vector<std::string>{""};
       for (const std::string& ns : scopes) {
         auto items = client.List(kube::CollectionPath(*type, ns), options);
         if (!items.ok()) {
@@ -62,7 +68,9 @@ Result<std::vector<DeletedObject>> FindObjects(kube::Client& client, const Delet
           item["kind"] = std::string(kind);
           POWERCTL_TRY(path, kube::ObjectPath(item));
           if (!seen.insert(path).second) continue;
-          DeletedObject d{kube::DisplayName(item), path, false,
+          DeletedObject d{kube::DisplayName(item),
+                          path,
+                          false,
                           {"delete", std::string(type->group), std::string(type->plural), ns,
                            item["metadata"].value("name", "")}};
           d.kept = kind == "CustomResourceDefinition" && !request.include_crds;
@@ -85,13 +93,15 @@ std::vector<AccessCheck> DeleteChecks(const std::vector<DeletedObject>& objects)
 }  // namespace
 
 Result<DeleteReport> Delete(kube::Client& client, const DeleteRequest& request,
-                            const std::function<void(const DeletedObject&)>& on_object, const Clock& clock) {
+                            const std::function<void(const DeletedObject&)>& on_object,
+                            const Clock& clock) {
   POWERCTL_TRY(components, manifests::ResolveComponents(request.components, request.config));
-  if (request.components.empty() || std::find(request.components.begin(), request.components.end(), "all") !=
-                                        request.components.end()) {
+  if (request.components.empty() || std::find(request.components.begin(), request.components.end(),
+                                              "all") != request.components.end()) {
     // `all` deletes secrets and the model too, whatever the current config enables.
-    components = {manifests::Component::kNamespace, manifests::Component::kRbac,     manifests::Component::kSecrets,
-                  manifests::Component::kPolicies,  manifests::Component::kModel,    manifests::Component::kExtender,
+    components = {manifests::Component::kNamespace, manifests::Component::kRbac,
+                  manifests::Component::kSecrets,   manifests::Component::kPolicies,
+                  manifests::Component::kModel,     manifests::Component::kExtender,
                   manifests::Component::kScheduler};
   }
   POWERCTL_TRY(objects, FindObjects(client, request, components));
@@ -118,7 +128,8 @@ Result<DeleteReport> Delete(kube::Client& client, const DeleteRequest& request,
         if (!live.ok() && live.error().code == ErrorCode::kNotFound) break;
         if (!live.ok()) return live.error();
         if (clock.now() >= deadline) {
-          return MakeError(ErrorCode::kApi, fmt::format("timed out waiting for {} to be deleted", o.name));
+          return MakeError(ErrorCode::kApi,
+                           fmt::format("timed out waiting for {} to be deleted", o.name));
         }
         clock.sleep(std::chrono::milliseconds(500));
       }

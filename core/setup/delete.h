@@ -2,11 +2,6 @@
 // `powerctl delete`: removes what powerctl applied, found by its labels, in reverse
 // dependency order, all-or-nothing on permissions.
 
-#include <chrono>
-#include <functional>
-#include <string>
-#include <vector>
-
 #include "core/common/clock.h"
 #include "core/common/result.h"
 #include "core/kube/client.h"
@@ -14,13 +9,19 @@
 #include "core/setup/access.h"
 #include "core/setup/apply.h"
 
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
 namespace powerctl::setup {
 
 struct DeleteRequest {
   manifests::PowerctlConfig config;
   std::vector<std::string> components;  // empty = all
   DryRunMode dry_run = DryRunMode::kNone;
-  bool include_crds = false;  // deleting the TASPolicy CRD deletes every TASPolicy, also other tools'
+  bool include_crds =
+      false;  // deleting the TASPolicy CRD deletes every TASPolicy, also other tools'
   bool wait = false;
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
 };
@@ -28,7 +29,7 @@ struct DeleteRequest {
 struct DeletedObject {
   std::string name;  // "deployment/powerctl-extender"
   std::string path;
-  bool kept = false;  // listed but not deleted (CRDs without --include-crds)
+  bool kept = false;         // listed but not deleted (CRDs without --include-crds)
   AccessCheck delete_check;  // the permission deleting it needs
 };
 
@@ -37,6 +38,7 @@ struct DeleteReport {
 };
 
 Result<DeleteReport> Delete(kube::Client& client, const DeleteRequest& request,
-                            const std::function<void(const DeletedObject&)>& on_object, const Clock& clock = {});
+                            const std::function<void(const DeletedObject&)>& on_object,
+                            const Clock& clock = {});
 
 }  // namespace powerctl::setup

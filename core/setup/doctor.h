@@ -2,13 +2,13 @@
 // `powerctl doctor`: preflight and health checks with stable IDs. Later issues add
 // checks (model, telemetry, extender endpoints, load balancer) to the same list.
 
-#include <chrono>
-#include <string>
-#include <vector>
-
 #include "core/common/result.h"
 #include "core/kube/client.h"
 #include "core/manifests/config.h"
+
+#include <chrono>
+#include <string>
+#include <vector>
 
 namespace powerctl::setup {
 
@@ -16,11 +16,11 @@ enum class CheckStatus { kPass, kWarn, kFail, kSkip };
 std::string_view CheckStatusName(CheckStatus status);  // PASS WARN FAIL SKIP
 
 struct CheckResult {
-  std::string id;    // stable: "api-reachable", used in scripts and docs
+  std::string id;  // stable: "api-reachable", used in scripts and docs
   std::string title;
   CheckStatus status = CheckStatus::kSkip;
   std::string message;
-  std::string fix;   // a concrete next step for WARN/FAIL
+  std::string fix;  // a concrete next step for WARN/FAIL
 };
 
 struct DoctorReport {

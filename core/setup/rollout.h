@@ -1,14 +1,14 @@
 #pragma once
 // Waiting for Deployments to roll out, with the reason when they do not.
 
+#include "core/common/clock.h"
+#include "core/common/result.h"
+#include "core/kube/client.h"
+
 #include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include "core/common/clock.h"
-#include "core/common/result.h"
-#include "core/kube/client.h"
 
 namespace powerctl::setup {
 

@@ -31,7 +31,8 @@ using telemetry::NodeInfo;
 // In-memory sources: what Prometheus or metrics.k8s.io would have answered.
 class MemoryCpu : public telemetry::CpuSource {
  public:
-  Result<std::map<std::string, telemetry::Reading>> Fetch(const std::vector<NodeInfo>& nodes) override {
+  Result<std::map<std::string, telemetry::Reading>> Fetch(
+      const std::vector<NodeInfo>& nodes) override {
     std::map<std::string, telemetry::Reading> out;
     auto now = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -44,7 +45,8 @@ class MemoryCpu : public telemetry::CpuSource {
 
 class MemoryTemperatures : public telemetry::TemperatureSource {
  public:
-  Result<std::map<std::string, telemetry::Temperatures>> Fetch(const std::vector<NodeInfo>& nodes) override {
+  Result<std::map<std::string, telemetry::Temperatures>> Fetch(
+      const std::vector<NodeInfo>& nodes) override {
     std::map<std::string, telemetry::Temperatures> out;
     auto now = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -142,9 +144,15 @@ void Run(benchmark::State& state, const std::string& backend, bool cold) {
   state.counters["model_rpcs"] = static_cast<double>(server.calls());
 }
 
-void BM_NodePowerWarmBuiltin(benchmark::State& state) { Run(state, "builtin", false); }
-void BM_NodePowerWarmGrpc(benchmark::State& state) { Run(state, "tfserving-grpc", false); }
-void BM_NodePowerColdGrpc(benchmark::State& state) { Run(state, "tfserving-grpc", true); }
+void BM_NodePowerWarmBuiltin(benchmark::State& state) {
+  Run(state, "builtin", false);
+}
+void BM_NodePowerWarmGrpc(benchmark::State& state) {
+  Run(state, "tfserving-grpc", false);
+}
+void BM_NodePowerColdGrpc(benchmark::State& state) {
+  Run(state, "tfserving-grpc", true);
+}
 BENCHMARK(BM_NodePowerWarmBuiltin)->Arg(5000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_NodePowerWarmGrpc)->Arg(5000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_NodePowerColdGrpc)->Arg(5000)->Unit(benchmark::kMillisecond);

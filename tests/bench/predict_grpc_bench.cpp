@@ -87,4 +87,3 @@ BENCHMARK(BM_GrpcSingleRowFallback)->Arg(5000)->Unit(benchmark::kMillisecond)->I
 
 }  // namespace
 }  // namespace powerctl::predict
-

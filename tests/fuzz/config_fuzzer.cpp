@@ -33,8 +33,10 @@ void CheckRoundTrip(const PowerctlConfig& config, ConfigStyle style) {
   }
   const std::string rewritten = powerctl::manifests::WriteConfigYaml(reread, style);
   if (rewritten != written) {
-    std::fprintf(stderr, "config_fuzzer: config changed in the round trip\n--- written ---\n%s"
-                 "--- re-read and written again ---\n%s---\n", written.c_str(), rewritten.c_str());
+    std::fprintf(stderr,
+                 "config_fuzzer: config changed in the round trip\n--- written ---\n%s"
+                 "--- re-read and written again ---\n%s---\n",
+                 written.c_str(), rewritten.c_str());
     __builtin_trap();
   }
 }

@@ -18,8 +18,8 @@
 namespace {
 
 [[noreturn]] void Fail(const char* what, std::string_view input) {
-  std::fprintf(stderr, "prediction_document_fuzzer: %s\n  input: \"%.*s\"\n", what, static_cast<int>(input.size()),
-               input.data());
+  std::fprintf(stderr, "prediction_document_fuzzer: %s\n  input: \"%.*s\"\n", what,
+               static_cast<int>(input.size()), input.data());
   __builtin_trap();
 }
 
@@ -41,11 +41,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto again = powerctl::predict::ParsePredictionDocument(
       powerctl::predict::PredictionDocument(parsed->nodes, parsed->cpu_added, now), now);
   if (!again.ok()) Fail("a document we wrote is refused", text);
-  if (again->nodes.size() != parsed->nodes.size()) Fail("the round trip changed the node count", text);
+  if (again->nodes.size() != parsed->nodes.size())
+    Fail("the round trip changed the node count", text);
   for (std::size_t i = 0; i < parsed->nodes.size(); ++i) {
     const auto& a = parsed->nodes[i];
     const auto& b = again->nodes[i];
-    if (a.node != b.node || a.watts_now != b.watts_now || a.watts_after != b.watts_after || a.error != b.error) {
+    if (a.node != b.node || a.watts_now != b.watts_now || a.watts_after != b.watts_after ||
+        a.error != b.error) {
       Fail("the round trip changed a node", text);
     }
   }

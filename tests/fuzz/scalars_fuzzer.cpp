@@ -56,8 +56,8 @@ void CheckDuration(std::string_view text) {
   }
   if (*again != *d) {
     Fail("duration changed in the round trip", text,
-         formatted + ": " + std::to_string(d->count()) + "ms -> " +
-             std::to_string(again->count()) + "ms");
+         formatted + ": " + std::to_string(d->count()) + "ms -> " + std::to_string(again->count()) +
+             "ms");
   }
   if (powerctl::FormatDuration(*again) != formatted) {
     Fail("FormatDuration is not a fixed point", text, formatted);

@@ -136,8 +136,8 @@ class CalibrateRealPrometheusTest : public ::testing::Test {
     // Starts just inside a 7-day window that ends now.
     WriteOpenMetrics(*dir_ / "history.om", last - 7 * kDay + 10 * kInterval, last);
     pid_t promtool = SpawnLogged({kPromtool, "tsdb", "create-blocks-from", "openmetrics",
-                            (*dir_ / "history.om").string(), (*dir_ / "data").string()},
-                           *dir_ / "promtool.log");
+                                  (*dir_ / "history.om").string(), (*dir_ / "data").string()},
+                                 *dir_ / "promtool.log");
     int status = -1;
     if (promtool > 0) ::waitpid(promtool, &status, 0);
     backfill_ok_ = WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -145,9 +145,9 @@ class CalibrateRealPrometheusTest : public ::testing::Test {
     port_ = FreePort();
     std::ofstream(*dir_ / "prometheus.yml") << "global:\n  scrape_interval: 1m\n";
     pid_ = SpawnLogged({kPrometheus, "--config.file=" + (*dir_ / "prometheus.yml").string(),
-                  "--storage.tsdb.path=" + (*dir_ / "data").string(),
-                  "--web.listen-address=127.0.0.1:" + std::to_string(port_)},
-                 *dir_ / "prometheus.log");
+                        "--storage.tsdb.path=" + (*dir_ / "data").string(),
+                        "--web.listen-address=127.0.0.1:" + std::to_string(port_)},
+                       *dir_ / "prometheus.log");
   }
 
   static void TearDownTestSuite() {

@@ -23,13 +23,13 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <ctime>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
 #include <set>
-#include <ctime>
 #include <string>
 #include <string_view>
 #include <utility>
