@@ -292,6 +292,16 @@ Result<std::string> ModelBaseUrl(const ModelEndpoint& endpoint) {
   return "http://" + endpoint.host + ":" + std::to_string(endpoint.port);
 }
 
+void AppendInputs(std::string& out, const ModelInputs& in) {
+  AppendFloat(out, in.cpu_fraction);
+  out += ',';
+  AppendFloat(out, in.ambient);
+  out += ',';
+  AppendFloat(out, in.cpu1);
+  out += ',';
+  AppendFloat(out, in.cpu2);
+}
+
 void AppendFloat(std::string& out, float value) {
   char buffer[32];
   auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);

@@ -95,6 +95,8 @@ bool IsUrlSafeSegment(std::string_view text);  // [A-Za-z0-9._-]+
 
 // Appends the shortest decimal text that reads back as exactly `value`.
 void AppendFloat(std::string& out, float value);
+// Appends one row's four inputs in model order: "cpu,ambient,cpu1,cpu2" (no brackets).
+void AppendInputs(std::string& out, const ModelInputs& inputs);
 // Appends `text` as a JSON string literal (invalid UTF-8 replaced).
 void AppendJsonString(std::string& out, std::string_view text);
 

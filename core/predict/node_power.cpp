@@ -1,12 +1,12 @@
 #include "core/predict/node_power.h"
 
+#include "core/common/decimal.h"
 #include "core/predict/node_params.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 
 namespace powerctl::predict {
@@ -21,16 +21,6 @@ std::map<std::string, std::string> StringMap(const json& object) {
     if (value.is_string()) out[key] = value.get<std::string>();
   }
   return out;
-}
-
-// Plain decimal only, like Go's strconv.ParseFloat on the seed's labels minus hex and inf.
-std::optional<double> Decimal(const std::string& text) {
-  double value = 0;
-  const char* last = text.data() + text.size();
-  auto [end, ec] = std::from_chars(text.data(), last, value, std::chars_format::fixed);
-  if (text.empty() || ec != std::errc() || end != last || !std::isfinite(value))
-    return std::nullopt;
-  return value;
 }
 
 ModelTemperature Normalize(const telemetry::Reading& reading, const NodeFacts& node,
@@ -73,8 +63,9 @@ std::optional<TemperatureRange> TemperatureRangeFromLabels(
   auto min_it = labels.find(prefix + "/min");
   auto max_it = labels.find(prefix + "/max");
   if (min_it == labels.end() || max_it == labels.end()) return std::nullopt;
-  auto min = Decimal(min_it->second);
-  auto max = Decimal(max_it->second);
+  // Read the way doctor and the seed read these labels (no hex, inf or nan).
+  auto min = ParseDecimal(min_it->second);
+  auto max = ParseDecimal(max_it->second);
   if (!min || !max || !(*max > *min)) {
     if (error != nullptr) {
       *error = fmt::format(

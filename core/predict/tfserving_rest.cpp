@@ -22,15 +22,8 @@ void AppendRows(std::string& out, const std::vector<ModelInputs>& inputs) {
   out += '[';
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (i > 0) out += ',';
-    const ModelInputs& in = inputs[i];
     out += '[';
-    AppendFloat(out, in.cpu_fraction);
-    out += ',';
-    AppendFloat(out, in.ambient);
-    out += ',';
-    AppendFloat(out, in.cpu1);
-    out += ',';
-    AppendFloat(out, in.cpu2);
+    AppendInputs(out, inputs[i]);
     out += ']';
   }
   out += ']';

@@ -74,15 +74,8 @@ std::string V2InferBody(const std::vector<ModelInputs>& inputs, const V2RestOpti
   AppendJsonString(out, options.input_name);
   out += ",\"shape\":[" + std::to_string(inputs.size()) + ",4],\"datatype\":\"FP32\",\"data\":[";
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const ModelInputs& in = inputs[i];
     if (i > 0) out += ',';
-    AppendFloat(out, in.cpu_fraction);
-    out += ',';
-    AppendFloat(out, in.ambient);
-    out += ',';
-    AppendFloat(out, in.cpu1);
-    out += ',';
-    AppendFloat(out, in.cpu2);
+    AppendInputs(out, inputs[i]);
   }
   out += "]}]}";
   return out;

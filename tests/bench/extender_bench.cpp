@@ -8,6 +8,7 @@
 
 #include "core/extender/extender_service.h"
 #include "core/predict/builtin_model.h"
+#include "tests/unit/telemetry_fakes.h"
 
 #include <benchmark/benchmark.h>
 
@@ -17,28 +18,6 @@ namespace powerctl::extender {
 namespace {
 
 using json = nlohmann::json;
-
-class BusyCpu : public telemetry::CpuSource {
- public:
-  Result<std::map<std::string, telemetry::Reading>> Fetch(
-      const std::vector<telemetry::NodeInfo>& nodes) override {
-    std::map<std::string, telemetry::Reading> out;
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      out[nodes[i].name] = telemetry::CpuReading(static_cast<double>(i % 48),
-                                                 std::chrono::steady_clock::now(), "bench");
-    }
-    return out;
-  }
-  std::string Describe() const override { return "bench"; }
-};
-class NoTemperatures : public telemetry::TemperatureSource {
- public:
-  Result<std::map<std::string, telemetry::Temperatures>> Fetch(
-      const std::vector<telemetry::NodeInfo>&) override {
-    return std::map<std::string, telemetry::Temperatures>{};
-  }
-  std::string Describe() const override { return "none"; }
-};
 
 json NodeObject(std::int64_t i) {
   return {{"metadata",
@@ -69,8 +48,8 @@ void Run(benchmark::State& state, bool names_mode) {
     names.push_back(s.name);
     items.push_back(std::move(node));
   }
-  BusyCpu cpu;
-  NoTemperatures temperatures;
+  testsupport::StaticCpuSource cpu([](std::size_t i) { return static_cast<double>(i % 48); });
+  testsupport::NoTemperatureSource temperatures;
   telemetry::TelemetryService telemetry(
       cpu, temperatures, [infos] { return Result<std::vector<telemetry::NodeInfo>>(infos); }, {});
   (void)telemetry.Readings(telemetry::Wait::kIfEmpty);

@@ -14,6 +14,7 @@
 #include "core/predict/predictor_factory.h"
 #include "core/telemetry/telemetry_service.h"
 #include "tests/unit/fake_tfserving.h"
+#include "tests/unit/telemetry_fakes.h"
 
 #include <benchmark/benchmark.h>
 
@@ -28,21 +29,7 @@ namespace {
 using std::chrono::milliseconds;
 using telemetry::NodeInfo;
 
-// In-memory sources: what Prometheus or metrics.k8s.io would have answered.
-class MemoryCpu : public telemetry::CpuSource {
- public:
-  Result<std::map<std::string, telemetry::Reading>> Fetch(
-      const std::vector<NodeInfo>& nodes) override {
-    std::map<std::string, telemetry::Reading> out;
-    auto now = std::chrono::steady_clock::now();
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      out[nodes[i].name] = telemetry::CpuReading(static_cast<double>(i % 32), now, "bench");
-    }
-    return out;
-  }
-  std::string Describe() const override { return "memory"; }
-};
-
+// In-memory temperatures: what Prometheus or ipmi_exporter would have answered.
 class MemoryTemperatures : public telemetry::TemperatureSource {
  public:
   Result<std::map<std::string, telemetry::Temperatures>> Fetch(
@@ -103,7 +90,7 @@ void Run(benchmark::State& state, const std::string& backend, bool cold) {
   const Cluster cluster = MakeCluster(state.range(0));
   fake::FakeTfServing server;
   manifests::PowerctlConfig config = Config(backend, server.port());
-  MemoryCpu cpu;
+  testsupport::StaticCpuSource cpu([](std::size_t i) { return static_cast<double>(i % 32); });
   MemoryTemperatures temperatures;
   struct NoHttp : HttpClient {
     Result<HttpClientResponse> Do(const HttpClientRequest&) override {

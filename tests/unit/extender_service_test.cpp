@@ -2,6 +2,7 @@
 #include "core/extender/extender_service.h"
 
 #include "core/predict/builtin_model.h"
+#include "tests/unit/telemetry_fakes.h"
 
 #include <gtest/gtest.h>
 
@@ -9,26 +10,6 @@ namespace powerctl::extender {
 namespace {
 
 using json = nlohmann::json;
-
-class FixedCpu : public telemetry::CpuSource {
- public:
-  Result<std::map<std::string, telemetry::Reading>> Fetch(
-      const std::vector<telemetry::NodeInfo>& nodes) override {
-    std::map<std::string, telemetry::Reading> out;
-    for (const auto& n : nodes)
-      out[n.name] = telemetry::CpuReading(1, std::chrono::steady_clock::now(), "test");
-    return out;
-  }
-  std::string Describe() const override { return "test"; }
-};
-class NoTemperatures : public telemetry::TemperatureSource {
- public:
-  Result<std::map<std::string, telemetry::Temperatures>> Fetch(
-      const std::vector<telemetry::NodeInfo>&) override {
-    return std::map<std::string, telemetry::Temperatures>{};
-  }
-  std::string Describe() const override { return "none"; }
-};
 
 json NodeObject(const std::string& name, const std::string& max_watts) {
   return {{"metadata", {{"name", name}, {"annotations", {{"powerctl.io/max-watts", max_watts}}}}},
@@ -61,8 +42,8 @@ class ExtenderServiceTest : public ::testing::Test {
     return r;
   }
   manifests::PowerctlConfig config_;
-  FixedCpu cpu_;
-  NoTemperatures temperatures_;
+  testsupport::StaticCpuSource cpu_{[](std::size_t) { return 1.0; }};
+  testsupport::NoTemperatureSource temperatures_;
   std::unique_ptr<telemetry::TelemetryService> telemetry_;
   predict::BuiltinPredictor builtin_;
   scoring::SchedulingDeps deps_;

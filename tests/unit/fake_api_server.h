@@ -194,6 +194,23 @@ inline Target ParseTarget(const std::string& path) {
 
 }  // namespace internal
 
+// Forwards to a fake server's Send/Stream, so a Client can own "its" transport while the
+// test keeps the server.
+template <typename Server>
+class ForwardingTransport : public HttpTransport {
+ public:
+  explicit ForwardingTransport(Server* server) : server_(server) {}
+  Result<HttpResponse> Send(const HttpRequest& request) override { return server_->Send(request); }
+  Result<long> Stream(const HttpRequest& request,
+                      const std::function<bool(std::string_view)>& on_line,
+                      std::string* error_body) override {
+    return server_->Stream(request, on_line, error_body);
+  }
+
+ private:
+  Server* server_;
+};
+
 class FakeApiServer : public HttpTransport {
  public:
   // A fixed time for creationTimestamp, so stored objects are reproducible.
@@ -263,22 +280,7 @@ class FakeApiServer : public HttpTransport {
 
   // A transport forwarding to this server, for a Client that owns its transport.
   std::unique_ptr<HttpTransport> Transport() {
-    class Forwarder : public HttpTransport {
-     public:
-      explicit Forwarder(FakeApiServer* server) : server_(server) {}
-      Result<HttpResponse> Send(const HttpRequest& request) override {
-        return server_->Send(request);
-      }
-      Result<long> Stream(const HttpRequest& request,
-                          const std::function<bool(std::string_view)>& on_line,
-                          std::string* error_body) override {
-        return server_->Stream(request, on_line, error_body);
-      }
-
-     private:
-      FakeApiServer* server_;
-    };
-    return std::make_unique<Forwarder>(this);
+    return std::make_unique<ForwardingTransport<FakeApiServer>>(this);
   }
 
   // A Client on this server whose retries do not sleep.

@@ -118,9 +118,12 @@ class FakeWatchServer {
   }
 
   // A transport for one client; any number may be used at once.
-  std::unique_ptr<HttpTransport> Transport() { return std::make_unique<Forwarder>(this); }
+  std::unique_ptr<HttpTransport> Transport() {
+    return std::make_unique<ForwardingTransport<FakeWatchServer>>(this);
+  }
 
  private:
+  friend class ForwardingTransport<FakeWatchServer>;  // reaches Send and Stream
   struct Event {
     long rv;
     std::string type;
@@ -132,22 +135,6 @@ class FakeWatchServer {
     std::string prefix;
     int count;
     long status;
-  };
-
-  class Forwarder : public HttpTransport {
-   public:
-    explicit Forwarder(FakeWatchServer* server) : server_(server) {}
-    Result<HttpResponse> Send(const HttpRequest& request) override {
-      return server_->Send(request);
-    }
-    Result<long> Stream(const HttpRequest& request,
-                        const std::function<bool(std::string_view)>& on_line,
-                        std::string* error_body) override {
-      return server_->Stream(request, on_line, error_body);
-    }
-
-   private:
-    FakeWatchServer* server_;
   };
 
   static std::map<std::string, std::string> QueryOf(const std::string& path) {

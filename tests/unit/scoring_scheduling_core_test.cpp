@@ -1,6 +1,7 @@
 // SchedulingCore: the extender's decisions from snapshots (no network, no cluster).
 #include "core/predict/builtin_model.h"
 #include "core/scoring/scheduling_core.h"
+#include "tests/unit/telemetry_fakes.h"
 
 #include <gtest/gtest.h>
 
@@ -10,27 +11,6 @@ namespace powerctl::scoring {
 namespace {
 
 using json = nlohmann::json;
-
-// In-memory telemetry: every node uses 2 cores at nominal temperatures.
-class StaticCpu : public telemetry::CpuSource {
- public:
-  Result<std::map<std::string, telemetry::Reading>> Fetch(
-      const std::vector<telemetry::NodeInfo>& nodes) override {
-    std::map<std::string, telemetry::Reading> out;
-    for (const auto& n : nodes)
-      out[n.name] = telemetry::CpuReading(2, std::chrono::steady_clock::now(), "test");
-    return out;
-  }
-  std::string Describe() const override { return "test"; }
-};
-class NoTemperatures : public telemetry::TemperatureSource {
- public:
-  Result<std::map<std::string, telemetry::Temperatures>> Fetch(
-      const std::vector<telemetry::NodeInfo>&) override {
-    return std::map<std::string, telemetry::Temperatures>{};
-  }
-  std::string Describe() const override { return "none"; }
-};
 
 json Node(const std::string& name, const std::string& idle, const std::string& max) {
   return {{"metadata",
@@ -62,8 +42,9 @@ class SchedulingCoreTest : public ::testing::Test {
     deps_.predictor = &builtin_;
   }
   manifests::PowerctlConfig config_;
-  StaticCpu cpu_;
-  NoTemperatures temperatures_;
+  // Every node uses 2 cores, at nominal temperatures.
+  testsupport::StaticCpuSource cpu_{[](std::size_t) { return 2.0; }};
+  testsupport::NoTemperatureSource temperatures_;
   std::unique_ptr<telemetry::TelemetryService> telemetry_;
   predict::BuiltinPredictor builtin_;
   SchedulingDeps deps_;
