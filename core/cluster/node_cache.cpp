@@ -58,7 +58,7 @@ void NodeCache::Stop() {
 
 bool NodeCache::InterruptibleWait(std::chrono::milliseconds duration) {
   std::unique_lock lock(mu_);
-  return !changed_.wait_for(lock, duration, [this] { return stopping_; });
+  return !changed_.wait_for(lock, duration, [this] { return stopping_.load(); });
 }
 
 void NodeCache::ChangedLocked() {
@@ -91,10 +91,7 @@ void NodeCache::Run(Kind kind) {
       continue;
     }
     WatchHooks hooks;
-    hooks.stopping = [this] {
-      std::lock_guard lock(mu_);
-      return stopping_;
-    };
+    hooks.stopping = &stopping_;
     hooks.on_stream_start = [this, kind] { ListDelivered(kind); };
     hooks.on_success = [this, kind] {
       // A TASPolicy CRD that is missing stays reported until a list of policies succeeds.
@@ -110,6 +107,7 @@ void NodeCache::Run(Kind kind) {
     kube::Client client(MakeWatchTransport(std::move(transport).value(), hooks), client_options);
     kube::WatchOptions watch;
     watch.timeout_seconds = options_.watch_timeout_seconds;
+    watch.jitter_timeout = true;
     // As kube-scheduler: finished pods hold no resources; the server sends DELETED when a
     // pod stops matching.
     if (kind == kPods) watch.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
@@ -197,6 +195,11 @@ void NodeCache::ListDelivered(Kind kind) {
 bool NodeCache::HasSynced() const {
   std::lock_guard lock(mu_);
   return watches_[kNodes].synced && watches_[kPods].synced;
+}
+
+bool NodeCache::WaitForSync(std::chrono::milliseconds timeout) const {
+  WaitForStatus([](const CacheStatus& s) { return s.synced || !s.last_error.empty(); }, timeout);
+  return HasSynced();
 }
 
 CacheStatus NodeCache::Status() const {

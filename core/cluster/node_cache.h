@@ -9,9 +9,9 @@
 // (a cluster without the CRD simply has no policies, and a broken policy object is reported,
 // not fatal).
 //
-// Stop() joins the threads. A watch blocked on a silent connection only notices at the end of
-// its server-side timeout, so Stop() may take up to `watch_timeout_seconds` against a real
-// API server (the HttpTransport interface has no way to abort a stream from outside).
+// Stop() cancels the requests in flight (HttpRequest::cancel: the libcurl transport notices
+// within about a second, even on a silent watch) and joins the threads, so it does not wait for
+// watches' server-side timeouts, which can therefore be as long as client-go's (5-10 minutes).
 
 #include "core/cluster/pod_info.h"
 #include "core/common/result.h"
@@ -21,6 +21,7 @@
 #include "core/predict/node_power.h"
 #include "core/telemetry/node_mapping.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -74,7 +75,8 @@ struct NodeCacheOptions {
   // Passed to each watch's Client (log, connection_description, max_attempts, backoff);
   // `sleep` is replaced by a wait that Stop() interrupts.
   kube::ClientOptions client;
-  int watch_timeout_seconds = 30;
+  // The shortest server-side watch timeout; each watch asks for up to twice it (jitter).
+  int watch_timeout_seconds = 300;
   std::chrono::milliseconds restart_after{5000};  // after a watch gave up
   PodRequestsFn pod_requests;                     // default: SumContainerRequests
   bool watch_policies = true;
@@ -94,6 +96,10 @@ class NodeCache {
   void Stop();   // stops and joins them; idempotent
 
   bool HasSynced() const;
+  // Waits until nodes and pods have been listed once (true), or gives up (false) when `timeout`
+  // passes or the node or pod watch reports a failure, so that an unreachable cluster does not
+  // hold up the caller (server start-up).
+  bool WaitForSync(std::chrono::milliseconds timeout) const;
   CacheStatus Status() const;
   // The current state; cheap when nothing changed since the last call.
   std::shared_ptr<const ClusterSnapshot> Snapshot() const;
@@ -125,7 +131,9 @@ class NodeCache {
 
   mutable std::mutex mu_;
   mutable std::condition_variable changed_;
-  bool stopping_ = false;
+  // Written under mu_ (condition variables wait on it); atomic because it is also every
+  // request's cancel flag, read by transports without the lock.
+  std::atomic<bool> stopping_{false};
   bool started_ = false;
   std::vector<std::thread> threads_;
   WatchState watches_[3];

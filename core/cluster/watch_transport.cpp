@@ -19,10 +19,11 @@ class WatchTransport : public kube::HttpTransport {
       : inner_(std::move(inner)), hooks_(std::move(hooks)) {}
 
   Result<kube::HttpResponse> Send(const kube::HttpRequest& request) override {
-    if (hooks_.stopping()) return Stopped();
-    Result<kube::HttpResponse> response = inner_->Send(request);
+    if (Stopping()) return Stopped();
+    Result<kube::HttpResponse> response = inner_->Send(WithCancel(request));
     if (!response.ok()) {
-      hooks_.on_failure(response.error());
+      // A cancel is the cache stopping, not the API server failing.
+      if (!kube::IsCancelled(response.error())) hooks_.on_failure(response.error());
     } else if (response->status >= 400) {
       hooks_.on_failure(kube::ErrorFromResponse(request.method, PathOnly(request.path), *response));
     } else {
@@ -34,18 +35,18 @@ class WatchTransport : public kube::HttpTransport {
   Result<long> Stream(const kube::HttpRequest& request,
                       const std::function<bool(std::string_view)>& on_line,
                       std::string* error_body) override {
-    if (hooks_.stopping()) return Stopped();
+    if (Stopping()) return Stopped();
     hooks_.on_stream_start();
     bool first = true;
     auto guarded = [&](std::string_view line) {
-      if (hooks_.stopping()) return false;
+      if (Stopping()) return false;
       if (first) hooks_.on_success();  // the stream is up: the API is reachable again
       first = false;
       return on_line(line);
     };
-    Result<long> status = inner_->Stream(request, guarded, error_body);
+    Result<long> status = inner_->Stream(WithCancel(request), guarded, error_body);
     if (!status.ok()) {
-      hooks_.on_failure(status.error());
+      if (!kube::IsCancelled(status.error())) hooks_.on_failure(status.error());
     } else if (*status != 200 && *status != 410) {
       kube::HttpResponse response{*status, error_body != nullptr ? *error_body : "", {}};
       hooks_.on_failure(kube::ErrorFromResponse("GET", PathOnly(request.path), response));
@@ -56,7 +57,13 @@ class WatchTransport : public kube::HttpTransport {
   }
 
  private:
+  // kInterrupted, like a cancel (kube::IsCancelled): the client ends without retrying.
   static Error Stopped() { return MakeError(ErrorCode::kInterrupted, "the cluster cache stopped"); }
+  bool Stopping() const { return hooks_.stopping->load(); }
+  kube::HttpRequest WithCancel(kube::HttpRequest request) const {
+    request.cancel = hooks_.stopping;
+    return request;
+  }
 
   std::unique_ptr<kube::HttpTransport> inner_;
   WatchHooks hooks_;

@@ -41,9 +41,6 @@ Status ServeExtender(const ExtenderAppOptions& options, ScheduleServerHooks hook
     cluster::NodeCacheOptions cache_options;
     cache_options.client = client_options;
     cache_options.pod_requests = EffectiveRequests;
-    // A watch blocked on an idle stream only notices Stop() when the server ends it, so short
-    // server-side timeouts keep shutdown (SIGTERM, drain) within a few seconds.
-    cache_options.watch_timeout_seconds = 5;
     auto connection = *options.cluster;
     auto transport_options = options.transport;
     cache = std::make_unique<cluster::NodeCache>(
@@ -79,7 +76,9 @@ Status ServeExtender(const ExtenderAppOptions& options, ScheduleServerHooks hook
           return s->NodeInfos();
         },
         telemetry_options);
-    telemetry_service->Warm();
+    // Warm once the cache has listed the nodes (before, a fetch would be for none); bounded, and
+    // not at all without a reachable cluster: the scoring path then fetches on demand.
+    if (cache && cache->WaitForSync(std::chrono::seconds(10))) telemetry_service->Warm();
   } else {
     telemetry_problem = made.error().message;
     if (log) log->warn("telemetry disabled: {}", telemetry_problem);

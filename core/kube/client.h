@@ -50,6 +50,9 @@ struct WatchOptions {
   std::string field_selector;
   std::string resource_version;  // "" = list first, then watch from the list's version
   int timeout_seconds = 300;     // server-side; the watch is re-opened after it
+  // Each watch asks for a random timeout in [timeout_seconds, 2 * timeout_seconds), as
+  // client-go's reflector does (5-10 min), so that many clients' watches do not end together.
+  bool jitter_timeout = false;
 };
 
 struct WatchEvent {
@@ -79,6 +82,8 @@ class Client {
                       const std::string& propagation = "Background");
   // Lists (for the initial state and resourceVersion), then watches; relists on 410 Gone.
   // `handler` gets every event (the initial list as ADDED) and returns false to stop.
+  // A cancelled request (HttpRequest::cancel, IsCancelled) ends it at once with that error:
+  // a cancel means stop, so it is not retried.
   Status ListAndWatch(const std::string& path, const WatchOptions& options,
                       const std::function<bool(const WatchEvent&)>& handler);
   Result<ServerVersion> Version();

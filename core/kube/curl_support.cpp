@@ -1,6 +1,7 @@
 #include "core/kube/curl_support.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <system_error>
 
@@ -97,6 +98,10 @@ size_t StreamWrite(char* data, size_t size, size_t count, void* user) {
   }
   state.buffer.erase(0, start);
   return n;
+}
+
+int AbortIfCancelled(void* cancel, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<const std::atomic<bool>*>(cancel)->load() ? 1 : 0;
 }
 
 std::string NetworkMessage(CURLcode rc, CURL* handle, const char* error_buffer,

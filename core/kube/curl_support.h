@@ -70,6 +70,11 @@ bool DeliverLine(StreamState& state, std::string_view line);
 // CURLOPT_WRITEFUNCTION for a StreamState.
 size_t StreamWrite(char* data, size_t size, size_t count, void* user);
 
+// CURLOPT_XFERINFOFUNCTION whose data is an HttpRequest::cancel flag: non-zero (abort, as
+// CURLE_ABORTED_BY_CALLBACK) once it is set. libcurl calls it often while data flows and about
+// once a second while a watch is idle, so a cancel is noticed within a second either way.
+int AbortIfCancelled(void* cancel, curl_off_t, curl_off_t, curl_off_t, curl_off_t);
+
 // A failed transfer as a message naming the server: "cannot connect to
 // https://127.0.0.1:6443: Connection refused". The client's retry logic looks for
 // "Connection refused", "Connection reset" and "Empty reply from server".

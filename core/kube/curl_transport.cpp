@@ -12,6 +12,7 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <memory>
@@ -38,8 +39,10 @@ class CurlTransport : public HttpTransport {
   Result<HttpResponse> Send(const HttpRequest& request) override {
     POWERCTL_TRY(credential, credentials_.Get());
     for (int attempt = 0;; ++attempt) {
+      if (Cancelled(request)) return Cancel(request, Clock::now());
       HttpResponse response;
       std::string failure;
+      bool cancelled = false;
       auto start = Clock::now();
       {
         std::lock_guard lock(mu_);
@@ -55,10 +58,13 @@ class CurlTransport : public HttpTransport {
         CURLcode rc = curl_easy_perform(handle);
         if (rc == CURLE_OK) {
           curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &response.status);
+        } else if (rc == CURLE_ABORTED_BY_CALLBACK) {
+          cancelled = true;  // only the cancel flag's progress callback aborts
         } else {
           failure = curl::NetworkMessage(rc, handle, error_buffer_, target_.display);
         }
       }
+      if (cancelled) return Cancel(request, start);
       LogRequest(request, response.status, failure, start);
       if (!failure.empty()) return MakeError(ErrorCode::kNetwork, failure);
       if (response.status == 401 && attempt == 0 && credentials_.Invalidate(credential.token)) {
@@ -75,6 +81,7 @@ class CurlTransport : public HttpTransport {
                       std::string* error_body) override {
     POWERCTL_TRY(credential, credentials_.Get());
     for (int attempt = 0;; ++attempt) {
+      if (Cancelled(request)) return Cancel(request, Clock::now());
       curl::Handle handle(curl_easy_init());
       if (!handle) return MakeError(ErrorCode::kInternal, "curl_easy_init failed");
       char error_buffer[CURL_ERROR_SIZE] = "";
@@ -90,6 +97,9 @@ class CurlTransport : public HttpTransport {
       if (state.stopped) {
         LogRequest(request, state.status, "", start);
         return state.status;
+      }
+      if (rc == CURLE_ABORTED_BY_CALLBACK) {
+        return Cancel(request, start);
       }
       if (rc != CURLE_OK) {
         std::string failure = curl::NetworkMessage(rc, handle.get(), error_buffer, target_.display);
@@ -129,6 +139,13 @@ class CurlTransport : public HttpTransport {
     // Watches are idle for minutes: keepalive probes notice a dead peer instead of a
     // low-speed limit, which would cut healthy idle watches.
     curl_easy_setopt(handle, CURLOPT_TCP_KEEPALIVE, 1L);
+    if (request.cancel != nullptr) {
+      curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
+      curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, curl::AbortIfCancelled);
+      // libcurl passes the pointer back untouched; the callback only reads through it.
+      curl_easy_setopt(handle, CURLOPT_XFERINFODATA,
+                       const_cast<std::atomic<bool>*>(request.cancel));
+    }
     if (request.method == "GET") {
       curl_easy_setopt(handle, CURLOPT_HTTPGET, 1L);
     } else {
@@ -175,6 +192,19 @@ class CurlTransport : public HttpTransport {
       curl_easy_setopt(handle, CURLOPT_SSLKEY_BLOB, &key);
       curl_easy_setopt(handle, CURLOPT_SSLKEYTYPE, "PEM");
     }
+  }
+
+  static bool Cancelled(const HttpRequest& request) {
+    return request.cancel != nullptr && request.cancel->load();
+  }
+  // A cancel is the caller stopping, not a failure: logged as such.
+  Error Cancel(const HttpRequest& request, Clock::time_point start) const {
+    if (options_.log) {
+      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+      options_.log->debug("{} {}{} cancelled after {}ms", request.method, target_.display,
+                          request.path, ms.count());
+    }
+    return CancelledError(request.method + " " + target_.display + request.path);
   }
 
   // Method, URL, status and time only: headers carry the bearer token and bodies may carry

@@ -7,6 +7,7 @@
 
 #include <spdlog/logger.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -22,6 +23,9 @@ struct HttpRequest {
   std::string body;
   std::string content_type;
   std::chrono::milliseconds timeout{30000};  // whole request; 0 = none (watches)
+  // Set from another thread to abort the request: one not started yet fails at once, one in
+  // flight (a watch idle for minutes too) within about a second. Must outlive the request.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct HttpResponse {
@@ -33,16 +37,26 @@ struct HttpResponse {
 class HttpTransport {
  public:
   virtual ~HttpTransport() = default;
-  // One request. A transport-level failure (refused, TLS, timeout) is ErrorCode::kNetwork;
-  // any HTTP status is a successful Send.
+  // One request. A transport-level failure (refused, TLS, timeout) is ErrorCode::kNetwork,
+  // a request aborted by HttpRequest::cancel is ErrorCode::kInterrupted (IsCancelled); any
+  // HTTP status is a successful Send.
   virtual Result<HttpResponse> Send(const HttpRequest& request) = 0;
   // A streaming GET (watch): `on_line` gets each newline-terminated line until it
   // returns false or the server ends the stream. Returns the HTTP status; on a
-  // non-200 status the body is returned in `error_body`.
+  // non-200 status the body is returned in `error_body`. Errors as for Send.
   virtual Result<long> Stream(const HttpRequest& request,
                               const std::function<bool(std::string_view)>& on_line,
                               std::string* error_body) = 0;
 };
+
+// The error of a request aborted by HttpRequest::cancel. Callers treat it as a requested stop:
+// not a failure to report or retry.
+inline Error CancelledError(const std::string& what) {
+  return MakeError(ErrorCode::kInterrupted, what + " cancelled");
+}
+inline bool IsCancelled(const Error& error) {
+  return error.code == ErrorCode::kInterrupted;
+}
 
 struct TransportOptions {
   std::shared_ptr<spdlog::logger> log;  // request lines at debug/trace; never bodies or credentials

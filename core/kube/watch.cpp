@@ -7,6 +7,7 @@
 
 #include <map>
 #include <optional>
+#include <random>
 #include <string>
 
 namespace powerctl::kube {
@@ -17,6 +18,15 @@ using Clock = std::chrono::steady_clock;
 // A client-side limit on a watch, beyond timeoutSeconds which the server enforces:
 // it only matters if the connection dies silently, which TCP keepalive may not notice.
 constexpr std::chrono::seconds kWatchTimeoutSlack{30};
+
+// The server-side timeout of one watch: with jitter in [timeout, 2 * timeout), as client-go's
+// reflector, so that the watches of many clients started together do not all end together.
+int WatchTimeout(const WatchOptions& options) {
+  if (!options.jitter_timeout || options.timeout_seconds <= 1) return options.timeout_seconds;
+  thread_local std::mt19937 rng{std::random_device{}()};
+  std::uniform_int_distribution<int> extra(0, options.timeout_seconds - 1);
+  return options.timeout_seconds + extra(rng);
+}
 
 std::string ObjectKey(const json& object) {
   return StringField(object, {"metadata", "namespace"}) + "/" +
@@ -76,9 +86,8 @@ Status Client::ListAndWatch(const std::string& path, const WatchOptions& options
 
     QueryParams params{{"watch", "1"}, {"allowWatchBookmarks", "true"}};
     if (!resource_version.empty()) params.emplace_back("resourceVersion", resource_version);
-    if (options.timeout_seconds > 0) {
-      params.emplace_back("timeoutSeconds", std::to_string(options.timeout_seconds));
-    }
+    const int timeout_seconds = WatchTimeout(options);
+    if (timeout_seconds > 0) params.emplace_back("timeoutSeconds", std::to_string(timeout_seconds));
     if (!options.label_selector.empty())
       params.emplace_back("labelSelector", options.label_selector);
     if (!options.field_selector.empty())
@@ -86,8 +95,8 @@ Status Client::ListAndWatch(const std::string& path, const WatchOptions& options
     HttpRequest request;
     request.method = "GET";
     request.path = WithQuery(path, params);
-    request.timeout = options.timeout_seconds > 0
-                          ? std::chrono::seconds(options.timeout_seconds) + kWatchTimeoutSlack
+    request.timeout = timeout_seconds > 0
+                          ? std::chrono::seconds(timeout_seconds) + kWatchTimeoutSlack
                           : std::chrono::milliseconds(0);
 
     bool stopped = false;
@@ -128,6 +137,7 @@ Status Client::ListAndWatch(const std::string& path, const WatchOptions& options
     auto started = Clock::now();
     Result<long> status = transport_->Stream(request, on_line, &error_body);
     if (stopped) return OkStatus();
+    if (!status.ok() && IsCancelled(status.error())) return status.error();  // not retried
     if (events > 0) failures = 0;
     if (expired || (status.ok() && *status == 410)) {
       if (options_.log) options_.log->debug("watch of {} expired; listing again", path);

@@ -7,6 +7,7 @@ the extender stopped, ignorable keeps scheduling going."""
 import json
 import os
 import subprocess
+import time
 import unittest
 import urllib.request
 import uuid
@@ -177,8 +178,11 @@ telemetry:
             self.assertNotIn("forbidden", f.read().lower())
 
         # With the extender gone, ignorable (the generated default) keeps scheduling going.
+        # Its idle watches are cancelled at once: no waiting for their 5-10 minute timeouts.
+        started = time.monotonic()
         cl.terminate_pid(extender.pid, popen=extender, name="powerctl schedule-server")
         self.assertEqual(extender.returncode, 0, cl.tail(extender_log))
+        self.assertLess(time.monotonic() - started, 5, cl.tail(extender_log))
         create(f"after-{tag}")
         cl.wait_for(lambda: node_of(f"after-{tag}"), 60, "a pod bound without the extender",
                     diagnose=lambda: cl.tail(scheduler_log))

@@ -8,9 +8,13 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <functional>
+#include <sstream>
 #include <thread>
 
 namespace powerctl::cluster {
@@ -20,6 +24,7 @@ using json = nlohmann::json;
 using kube::fake::FakeWatchServer;
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr milliseconds kWait{10000};  // generous: only reached when a test fails
 
@@ -60,10 +65,11 @@ json Policy(const std::string& ns, const std::string& name, const std::string& o
 
 class NodeCacheTest : public ::testing::Test {
  protected:
-  std::unique_ptr<NodeCache> MakeCache() {
+  std::unique_ptr<NodeCache> MakeCache(std::shared_ptr<spdlog::logger> log = nullptr) {
     NodeCacheOptions options;
-    options.watch_timeout_seconds = 1;  // how long Stop() may wait on an idle watch
+    options.watch_timeout_seconds = 300;  // as in production: Stop() must not wait for it
     options.restart_after = milliseconds(20);
+    options.client.log = std::move(log);
     options.client.max_attempts = 2;
     options.client.initial_backoff = milliseconds(1);
     options.client.max_backoff = milliseconds(5);
@@ -238,18 +244,77 @@ TEST_F(NodeCacheTest, RelistsWhenTheWatchExpires) {
   cache->Stop();
 }
 
-TEST_F(NodeCacheTest, StopJoinsIdleWatchesAndIsIdempotent) {
-  auto cache = MakeCache();
+// Polls `condition` (the fake server has no change notification for open watches).
+bool Eventually(const std::function<bool()>& condition) {
+  for (auto deadline = std::chrono::steady_clock::now() + kWait;
+       std::chrono::steady_clock::now() < deadline; std::this_thread::sleep_for(milliseconds(5))) {
+    if (condition()) return true;
+  }
+  return false;
+}
+
+TEST_F(NodeCacheTest, StopCancelsIdleWatchesAndIsIdempotent) {
+  std::ostringstream logged;
+  auto log = std::make_shared<spdlog::logger>(
+      "cache", std::make_shared<spdlog::sinks::ostream_sink_mt>(logged));
+  log->set_level(spdlog::level::debug);
+  server.Put(Node("n1", "10.0.0.1"));
+  auto cache = MakeCache(log);
   cache->Start();
-  ASSERT_TRUE(cache->WaitForStatus([](const CacheStatus& s) { return s.synced; }, kWait));
+  ASSERT_TRUE(cache->WaitForStatus([](const CacheStatus& s) { return s.ready; }, kWait));
+  // Nodes, pods and policies are all watched; the server holds them open for 5-10 minutes and
+  // has nothing to send.
+  ASSERT_TRUE(Eventually([this] { return server.OpenWatches() == 3; }));
+  std::size_t requests = server.Requests().size();
   auto started = std::chrono::steady_clock::now();
   cache->Stop();
-  // Idle watches end by their 1 s server-side timeout at the latest.
-  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(3));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+  // Ended by the cancel, not by the server; then nothing retried, and nothing is wrong.
   EXPECT_EQ(server.OpenWatches(), 0);
+  EXPECT_EQ(server.CancelledWatches(), 3);
+  EXPECT_EQ(server.Requests().size(), requests);
+  EXPECT_EQ(cache->Status().last_error, "");
+  EXPECT_EQ(cache->Status().policy_note, "");
+  EXPECT_THAT(logged.str(), Not(HasSubstr("fail")));
+  EXPECT_EQ(cache->Snapshot()->nodes.size(), 1u);  // the last state stays readable
   cache->Stop();
   cache->Start();  // a stopped cache stays stopped
   EXPECT_EQ(server.OpenWatches(), 0);
+  EXPECT_EQ(server.Requests().size(), requests);
+}
+
+TEST_F(NodeCacheTest, WatchesAskForJitteredFiveToTenMinuteTimeouts) {
+  auto cache = MakeCache();
+  cache->Start();
+  ASSERT_TRUE(Eventually([this] { return server.OpenWatches() == 3; }));
+  cache->Stop();
+  int watches = 0;
+  for (const std::string& request : server.Requests()) {
+    std::size_t at = request.find("timeoutSeconds=");
+    if (at == std::string::npos) continue;
+    ++watches;
+    int seconds = std::stoi(request.substr(at + 15));
+    EXPECT_GE(seconds, 300) << request;
+    EXPECT_LT(seconds, 600) << request;
+  }
+  EXPECT_EQ(watches, 3);
+}
+
+TEST_F(NodeCacheTest, WaitForSyncIsBoundedAndGivesUpOnAFailure) {
+  server.Put(Node("n1", "10.0.0.1"));
+  auto cache = MakeCache();
+  EXPECT_FALSE(cache->WaitForSync(milliseconds(50)));  // not started: the timeout
+  cache->Start();
+  EXPECT_TRUE(cache->WaitForSync(kWait));
+  cache->Stop();
+
+  server.SetDown(true);
+  auto unreachable = MakeCache();
+  unreachable->Start();
+  auto started = std::chrono::steady_clock::now();
+  EXPECT_FALSE(unreachable->WaitForSync(kWait));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, kWait / 2);  // the first failure ends it
+  unreachable->Stop();
 }
 
 TEST_F(NodeCacheTest, TransportFailuresAreReported) {
@@ -334,6 +399,38 @@ TEST_F(NodeCacheRealApiServer, FollowsNodesAndPods) {
   ASSERT_TRUE(cache.WaitFor([&](const ClusterSnapshot& s) { return s.nodes.count(node) == 0; },
                             milliseconds(30000)));
   cache.Stop();
+}
+
+TEST_F(NodeCacheRealApiServer, StopEndsIdleWatchesAtOnce) {
+  std::ostringstream logged;
+  auto log = std::make_shared<spdlog::logger>(
+      "cache", std::make_shared<spdlog::sinks::ostream_sink_mt>(logged));
+  log->set_level(spdlog::level::debug);
+  NodeCacheOptions options;  // the default 5-10 minute watch timeouts
+  options.client.log = log;
+  options.restart_after = milliseconds(200);
+  NodeCache cache(
+      [this, log] {
+        kube::TransportOptions transport;
+        transport.log = log;  // request lines, to see the watches end
+        return kube::MakeCurlTransport(connection, transport);
+      },
+      options);
+  cache.Start();
+  ASSERT_TRUE(
+      cache.WaitForStatus([](const CacheStatus& s) { return s.ready; }, milliseconds(30000)))
+      << cache.Status().last_error;
+  // Past the first progress callbacks, into the idle part of the streams (nothing to wait on).
+  std::this_thread::sleep_for(milliseconds(1500));
+  auto started = std::chrono::steady_clock::now();
+  cache.Stop();
+  // Without the cancel this takes until the server ends the watches, minutes from now.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(3));
+  EXPECT_EQ(cache.Status().last_error, "");
+  EXPECT_THAT(logged.str(), Not(HasSubstr("fail")));
+  // Both watches were open, with minutes left, when the cancel ended them.
+  EXPECT_THAT(logged.str(), ::testing::ContainsRegex("nodes\\?watch=1.*cancelled after"));
+  EXPECT_THAT(logged.str(), ::testing::ContainsRegex("pods\\?watch=1.*cancelled after"));
 }
 
 TEST_F(NodeCacheRealApiServer, PicksUpTasPoliciesOnceTheCrdIsInstalled) {

@@ -10,11 +10,13 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace powerctl::kube {
@@ -260,6 +262,56 @@ TEST_F(CurlTransportTest, StreamStopsWhenTheHandlerSaysSo) {
   EXPECT_EQ(*status, 200);
   EXPECT_EQ(seen, 3);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+}
+
+TEST_F(CurlTransportTest, CancelEndsAnIdleStreamAtOnce) {
+  auto transport = Make(Connection(Files().tls.port()));
+  ASSERT_NE(transport, nullptr);
+  std::atomic<bool> cancel{false};
+  HttpRequest request;
+  request.method = "GET";
+  request.path = "/idle";  // silent for 30s: only the cancel can end it in time
+  request.timeout = std::chrono::milliseconds(0);
+  request.cancel = &cancel;
+  std::jthread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    cancel = true;
+  });
+  auto start = std::chrono::steady_clock::now();
+  Result<long> status = transport->Stream(
+      request, [](std::string_view) { return true; }, nullptr);
+  auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(status.ok());
+  EXPECT_TRUE(IsCancelled(status.error())) << status.error().message;
+  EXPECT_THAT(status.error().message, HasSubstr("/idle cancelled"));
+  // libcurl looks at the flag about once a second while nothing arrives.
+  EXPECT_GE(took, std::chrono::milliseconds(300));
+  EXPECT_LT(took, std::chrono::seconds(3));
+}
+
+TEST_F(CurlTransportTest, CancelAbortsARequestAndRefusesNewOnes) {
+  auto transport = Make(Connection(Files().tls.port()));
+  ASSERT_NE(transport, nullptr);
+  std::atomic<bool> cancel{false};
+  HttpRequest request;
+  request.method = "GET";
+  request.path = "/slow";  // answers after 3s
+  request.cancel = &cancel;
+  std::jthread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    cancel = true;
+  });
+  auto start = std::chrono::steady_clock::now();
+  Result<HttpResponse> response = transport->Send(request);
+  ASSERT_FALSE(response.ok());
+  EXPECT_TRUE(IsCancelled(response.error())) << response.error().message;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2500));
+  // Already cancelled: no request at all, and the shared handle still serves others.
+  request.path = "/echo";
+  Result<HttpResponse> refused = transport->Send(request);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(IsCancelled(refused.error()));
+  EXPECT_EQ(Echo(*transport)["path"], "/echo");
 }
 
 TEST_F(CurlTransportTest, StreamReturnsTheErrorBodyOfAFailedWatch) {

@@ -10,7 +10,8 @@
 // matching is sent as DELETED), a version older than the compacted history gets an ERROR
 // event with code 410, and unserved resources (a CRD that is not installed) answer 404.
 // Tests can take the server down (requests fail as refused connections) and close all open
-// watches.
+// watches. HttpRequest::cancel is honoured like the libcurl transport does (a cancelled request
+// fails with kube::CancelledError), only sooner, and the watches it ended are counted.
 
 #include "core/kube/transport.h"
 #include "tests/unit/fake_api_server.h"
@@ -97,6 +98,10 @@ class FakeWatchServer {
     std::lock_guard lock(mu_);
     return open_watches_;
   }
+  int CancelledWatches() const {
+    std::lock_guard lock(mu_);
+    return cancelled_watches_;
+  }
   std::vector<std::string> Requests() const {
     std::lock_guard lock(mu_);
     return requests_;
@@ -174,6 +179,10 @@ class FakeWatchServer {
            (target.namespace_.empty() || t.namespace_ == target.namespace_);
   }
 
+  static bool Cancelled(const HttpRequest& request) {
+    return request.cancel != nullptr && request.cancel->load();
+  }
+
   static bool Matches(const json& object, const std::map<std::string, std::string>& query) {
     auto label = query.find("labelSelector");
     auto field = query.find("fieldSelector");
@@ -215,6 +224,7 @@ class FakeWatchServer {
   }
 
   Result<HttpResponse> Send(const HttpRequest& request) {
+    if (Cancelled(request)) return CancelledError(request.method + " " + request.path);
     std::lock_guard lock(mu_);
     internal::Target target = internal::ParseTarget(request.path.substr(0, request.path.find('?')));
     if (auto early = CheckLocked(request, target)) return *early;
@@ -233,6 +243,7 @@ class FakeWatchServer {
   Result<long> Stream(const HttpRequest& request,
                       const std::function<bool(std::string_view)>& on_line,
                       std::string* error_body) {
+    if (Cancelled(request)) return CancelledError(request.method + " " + request.path);
     std::unique_lock lock(mu_);
     internal::Target target = internal::ParseTarget(request.path.substr(0, request.path.find('?')));
     if (auto early = CheckLocked(request, target)) {
@@ -277,12 +288,19 @@ class FakeWatchServer {
         if (!go_on) break;
         continue;
       }
-      if (!cv_.wait_until(lock, deadline, [&] { return rv_ > at || closes_ != closes; }) ||
-          closes_ != closes) {
-        break;
+      // Polls the cancel flag, as libcurl's progress callback does (there about once a second).
+      bool woken = false;
+      while (!(woken = cv_.wait_for(lock, std::chrono::milliseconds(10),
+                                    [&] { return rv_ > at || closes_ != closes; }))) {
+        if (Cancelled(request) || std::chrono::steady_clock::now() >= deadline) break;
       }
+      if (!woken || closes_ != closes) break;
     }
     --open_watches_;
+    if (Cancelled(request)) {
+      ++cancelled_watches_;
+      return CancelledError(request.method + " " + request.path);
+    }
     if (down_)
       return MakeError(ErrorCode::kNetwork, "connection reset (fake API server went down)");
     return 200L;
@@ -300,6 +318,7 @@ class FakeWatchServer {
   long closes_ = 0;
   int uids_ = 0;
   int open_watches_ = 0;
+  int cancelled_watches_ = 0;
   bool down_ = false;
 };
 

@@ -30,7 +30,8 @@ namespace powerctl::testsupport {
 
 // Routes: /echo (the request as JSON), /auth (401 unless the bearer token is the one in
 // DIR/expected_token), /stream (3 events split across chunks, then a last line without a
-// newline), /endless (an event every 50ms), /slow (answers after 3s), /status/N.
+// newline), /endless (an event every 50ms), /idle (a stream that stays silent for 30s, like an
+// idle watch), /slow (answers after 3s), /status/N.
 inline constexpr char kServerScript[] = R"py(
 import http.server, json, os, ssl, sys, time
 
@@ -105,6 +106,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     time.sleep(0.05)
             except OSError:
                 self.close_connection = True
+        elif path.startswith("/idle"):
+            self.start_stream()
+            time.sleep(30)
+            self.close_connection = True
         elif path.startswith("/slow"):
             time.sleep(3)
             try:

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -196,6 +197,36 @@ TEST_F(WatchTest, EmptyStreamsDoNotSpin) {
   fake_->streams.push_back({200L, {Event("ADDED", Pod("a", "11"))}, ""});
   ASSERT_TRUE(Run(1).ok());
   EXPECT_EQ(sleeps_.size(), 1u);
+}
+
+TEST_F(WatchTest, ACancelledWatchEndsAtOnceWithoutRetries) {
+  fake_->responses.push_back(Reply(200, PodList({}, "10")));
+  fake_->streams.push_back({CancelledError("GET /api/v1/namespaces/ns/pods"), {}, ""});
+  fake_->streams.push_back({200L, {Event("ADDED", Pod("a", "11"))}, ""});  // never asked for
+  Status status = Run(10);
+  ASSERT_FALSE(status.ok());
+  EXPECT_TRUE(IsCancelled(status.error()));
+  EXPECT_EQ(fake_->requests.size(), 2u);
+  EXPECT_TRUE(sleeps_.empty());
+}
+
+TEST_F(WatchTest, JitteredTimeoutsStayWithinOneToTwiceTheTimeout) {
+  fake_->responses.push_back(Reply(200, PodList({}, "10")));
+  for (int i = 0; i < 20; ++i) fake_->streams.push_back({200L, {Bookmark("10")}, ""});
+  fake_->streams.push_back({200L, {Event("ADDED", Pod("a", "11"))}, ""});
+  WatchOptions options;
+  options.timeout_seconds = 300;
+  options.jitter_timeout = true;
+  ASSERT_TRUE(Run(1, options).ok());
+  std::set<int> seen;
+  for (size_t i = 1; i < fake_->requests.size(); ++i) {
+    int timeout = std::stoi(Param(i, "timeoutSeconds"));
+    EXPECT_GE(timeout, 300);
+    EXPECT_LT(timeout, 600);
+    EXPECT_EQ(fake_->requests[i].timeout, std::chrono::seconds(timeout + 30));
+    seen.insert(timeout);
+  }
+  EXPECT_GT(seen.size(), 1u);  // 21 draws from 300 values: equal only by a bug
 }
 
 TEST_F(WatchTest, ListErrorsAreReturned) {
