@@ -1,8 +1,10 @@
 // powerctl schedule-server --listen HOST:PORT --tls-cert F --tls-key F [--client-ca F]
-//   [--insecure-http] --ops-listen HOST:PORT [--url-prefix P] [--drain-timeout D]:
+//   [--insecure-http] --ops-listen HOST:PORT [--url-prefix P] [--drain-timeout D]
+//   [--lease-name N] [--lease-namespace NS] [--identity ID]:
 // the kube-scheduler extender. Runs until SIGTERM/SIGINT, then drains and exits 0.
 #include "cli/app.h"
 #include "cli/exit_codes.h"
+#include "core/cluster/lease.h"
 #include "core/common/duration.h"
 #include "core/extender/extender_app.h"
 #include "core/extender/extender_handler.h"
@@ -25,6 +27,9 @@ struct ScheduleServerFlags {
   bool url_prefix_set = false;
   std::string drain_timeout = "10s";
   int threads = 2;
+  std::string lease_name = cluster::kDefaultLeaseName;
+  std::string lease_namespace;  // "" = $POD_NAMESPACE, else the config's namespace
+  std::string identity;         // "" = <hostname>_<pid>
 };
 
 Error Usage(std::string message) {
@@ -77,6 +82,16 @@ int RunScheduleServerCommand(const Context& ctx, const ScheduleServerFlags& flag
   if (ctx.log->level() > spdlog::level::info) ctx.log->set_level(spdlog::level::info);
   extender::ExtenderAppOptions app;
   app.server = *options;
+  app.election.lease_name = flags.lease_name;
+  app.election.lease_namespace = flags.lease_namespace;
+  if (app.election.lease_namespace.empty()) {
+    auto pod_namespace = ctx.environment.find("POD_NAMESPACE");
+    app.election.lease_namespace =
+        pod_namespace != ctx.environment.end() && !pod_namespace->second.empty()
+            ? pod_namespace->second
+            : config->namespace_;
+  }
+  app.election.identity = flags.identity;
   app.config = *config;
   app.log = ctx.log;
   app.transport.log = ctx.log;
@@ -114,6 +129,10 @@ void RegisterScheduleServer(CLI::App& app, CommandEnv& env) {
       "/readyz and /metrics. SIGTERM or SIGINT stops accepting, lets requests in flight finish\n"
       "within --drain-timeout, and exits 0. Defaults come from powerctl.yaml (extender.port,\n"
       "extender.opsPort, extender.urlPrefixPath).\n"
+      "Any number of replicas may run: all answer kube-scheduler, and the one holding the Lease\n"
+      "--lease-name in --lease-namespace alone writes to the cluster (node labels of deschedule\n"
+      "and labeling policies every telemetry.refreshInterval, and the powerctl.io/group-complete\n"
+      "annotation on waiting pods of a complete pod group). SIGTERM releases the Lease.\n"
       "Examples:\n"
       "  powerctl schedule-server --tls-cert tls.crt --tls-key tls.key --client-ca ca.crt\n"
       "  powerctl schedule-server --insecure-http --listen 127.0.0.1:0 --ops-listen 127.0.0.1:0");
@@ -140,6 +159,15 @@ void RegisterScheduleServer(CLI::App& app, CommandEnv& env) {
   cmd->add_option("--threads", flags->threads, "Threads serving the scheduler port (default 2)")
       ->type_name("N")
       ->check(CLI::Range(1, 64));
+  cmd->add_option("--lease-name", flags->lease_name,
+                  "Lease whose holder writes labels and pod touches (default powerctl-extender)")
+      ->type_name("NAME");
+  cmd->add_option("--lease-namespace", flags->lease_namespace,
+                  "Namespace of the Lease (default $POD_NAMESPACE, else the config's namespace)")
+      ->type_name("NAMESPACE");
+  cmd->add_option("--identity", flags->identity,
+                  "This replica's name in the Lease (default <hostname>_<pid>)")
+      ->type_name("NAME");
   cmd->callback([&env, flags] { env.exit_code = RunScheduleServerCommand(env.ctx, *flags); });
 }
 

@@ -210,6 +210,7 @@ CacheStatus NodeCache::Status() const {
       !watches_[kNodes].error.empty() ? watches_[kNodes].error : watches_[kPods].error;
   status.ready = status.synced && status.last_error.empty();
   status.policy_note = watches_[kPolicies].error;
+  status.policies_synced = watches_[kPolicies].synced && status.policy_note.empty();
   return status;
 }
 

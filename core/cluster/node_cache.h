@@ -65,10 +65,11 @@ struct ClusterSnapshot {
 };
 
 struct CacheStatus {
-  bool synced = false;      // nodes and pods have been listed once
-  bool ready = false;       // synced, and neither the node nor the pod watch is failing now
-  std::string last_error;   // the current failure of the node or pod watch ("" when fine)
-  std::string policy_note;  // TASPolicy watch: "CRD not installed", or its failure
+  bool synced = false;           // nodes and pods have been listed once
+  bool ready = false;            // synced, and neither the node nor the pod watch is failing now
+  std::string last_error;        // the current failure of the node or pod watch ("" when fine)
+  std::string policy_note;       // TASPolicy watch: "CRD not installed", or its failure
+  bool policies_synced = false;  // TASPolicies listed and their watch not failing now
 };
 
 struct NodeCacheOptions {

@@ -1,7 +1,9 @@
 #include "core/extender/extender_app.h"
 
 #include "core/cluster/node_cache.h"
+#include "core/common/duration.h"
 #include "core/common/http_client.h"
+#include "core/extender/cluster_writer.h"
 #include "core/extender/extender_service.h"
 #include "core/kube/client.h"
 #include "core/predict/predictor_factory.h"
@@ -20,6 +22,71 @@ cluster::PodRequests EffectiveRequests(const nlohmann::json& pod) {
   if (!resources.ok()) return cluster::SumContainerRequests(pod);
   return {static_cast<double>(resources->cpu_request_millis) / 1000.0,
           static_cast<double>(resources->memory_request_bytes)};
+}
+
+// The leader election and the writes only its winner makes. Stopped in reverse order of
+// start by the destructor: the writer first, then the Lease is released.
+struct ClusterWrites {
+  std::unique_ptr<cluster::LeaderElection> election;
+  std::unique_ptr<kube::Client> client;
+  std::unique_ptr<ClusterWriter> writer;
+
+  ~ClusterWrites() {
+    if (writer) writer->Stop();
+    if (election) election->Stop();
+  }
+};
+
+Result<std::unique_ptr<ClusterWrites>> StartClusterWrites(
+    const ExtenderAppOptions& options, cluster::NodeCache& cache,
+    scoring::MetricSource& policy_metrics, MetricsRegistry& registry,
+    std::chrono::milliseconds label_interval) {
+  auto out = std::make_unique<ClusterWrites>();
+  kube::ClientOptions client_options;
+  client_options.log = options.log;
+  client_options.connection_description = options.cluster->description;
+
+  cluster::LeaseElectorOptions lease;
+  lease.namespace_ = options.election.lease_namespace.empty() ? options.config.namespace_
+                                                              : options.election.lease_namespace;
+  lease.name = options.election.lease_name;
+  lease.identity = options.election.identity.empty() ? cluster::DefaultLeaseIdentity()
+                                                     : options.election.identity;
+  lease.log = options.log;
+  // One attempt per round: the round itself is retried every few seconds, and a request
+  // retried with backoff could outlive the renew deadline.
+  kube::ClientOptions lease_client = client_options;
+  lease_client.max_attempts = 1;
+  POWERCTL_TRY(lease_transport, kube::MakeCurlTransport(*options.cluster, options.transport));
+  GaugeFamily& leader = registry.Gauge(
+      "powerctl_extender_leader",
+      "1 while this replica holds the Lease and writes node labels and pod-group touches");
+  leader.Set(0);
+  out->election = std::make_unique<cluster::LeaderElection>(
+      std::make_unique<kube::Client>(std::move(lease_transport), lease_client), lease,
+      [&leader](bool is_leader) { leader.Set(is_leader ? 1 : 0); });
+
+  POWERCTL_TRY(transport, kube::MakeCurlTransport(*options.cluster, options.transport));
+  out->client = std::make_unique<kube::Client>(std::move(transport), client_options);
+  ClusterWriterDeps deps;
+  deps.client = out->client.get();
+  deps.policy_metrics = &policy_metrics;
+  deps.snapshot = [&cache] { return cache.Snapshot(); };
+  deps.policies_synced = [&cache] { return cache.Status().policies_synced; };
+  deps.wait_for_change = [&cache](std::uint64_t version, std::chrono::milliseconds timeout) {
+    cache.WaitFor([version](const cluster::ClusterSnapshot& s) { return s.version != version; },
+                  timeout);
+  };
+  cluster::LeaderElection* election = out->election.get();
+  // Writing from a cache that has not listed everything yet would undo others' work.
+  deps.is_leader = [election, &cache] { return election->IsLeader() && cache.Status().synced; };
+  deps.log = options.log;
+  ClusterWriterOptions writer_options;
+  writer_options.label_interval = label_interval;
+  out->writer = std::make_unique<ClusterWriter>(std::move(deps), registry, writer_options);
+  out->election->Start();
+  out->writer->Start();
+  return out;
 }
 
 }  // namespace
@@ -90,7 +157,16 @@ Status ServeExtender(const ExtenderAppOptions& options, ScheduleServerHooks hook
   prometheus_options.url = config.telemetry.prometheus_url;
   prometheus_options.log = log;
   telemetry::PrometheusClient prometheus(*http, prometheus_options);
-  scoring::PrometheusMetricSource policy_metrics(prometheus, {});
+  // Policy metrics are as fresh as the other telemetry, and label policies are enforced at
+  // that pace (TAS ran its enforcer on its sync period).
+  std::chrono::milliseconds refresh_interval{15000};
+  if (auto parsed = ParseDuration(config.telemetry.refresh_interval);
+      parsed.ok() && parsed->count() > 0) {
+    refresh_interval = *parsed;
+  }
+  scoring::PrometheusMetricOptions policy_metric_options;
+  policy_metric_options.cache.refresh_after = refresh_interval;
+  scoring::PrometheusMetricSource policy_metrics(prometheus, policy_metric_options);
 
   scoring::SchedulingDeps deps;
   deps.config = &config;
@@ -128,7 +204,18 @@ Status ServeExtender(const ExtenderAppOptions& options, ScheduleServerHooks hook
     return state;
   };
 
+  std::unique_ptr<ClusterWrites> writes;
+  if (cache) {
+    auto started = StartClusterWrites(options, *cache, policy_metrics, registry, refresh_interval);
+    if (!started.ok()) {
+      cache->Stop();
+      return started.error();
+    }
+    writes = std::move(*started);
+  }
+
   Status status = RunScheduleServer(options.server, service, hooks);
+  writes.reset();  // stops writing and releases the Lease while the cache still runs
   if (cache) cache->Stop();
   return status;
 }

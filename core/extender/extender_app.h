@@ -2,8 +2,11 @@
 // `powerctl schedule-server` put together: the cluster cache (when a cluster is configured),
 // telemetry sources and their caches, the predictor, the policy metric source, the scheduling
 // core and the HTTP(S) server. Without a reachable cluster it still serves, answering from
-// what requests carry (full Nodes mode), and /readyz names what is degraded.
+// what requests carry (full Nodes mode), and /readyz names what is degraded. With a cluster,
+// the replicas elect a leader on a Lease; every replica answers kube-scheduler and is ready,
+// the leader alone writes to the cluster.
 
+#include "core/cluster/lease.h"
 #include "core/common/result.h"
 #include "core/extender/schedule_server.h"
 #include "core/kube/connection.h"
@@ -17,8 +20,17 @@
 
 namespace powerctl::extender {
 
+// Which Lease the replicas compete for: only its holder writes to the cluster (node labels of
+// deschedule and labeling policies, pod-group touches; core/extender/cluster_writer.h).
+struct LeaderElectionSettings {
+  std::string lease_name = cluster::kDefaultLeaseName;
+  std::string lease_namespace;  // required when a cluster is configured
+  std::string identity;         // "" = cluster::DefaultLeaseIdentity()
+};
+
 struct ExtenderAppOptions {
   ScheduleServerOptions server;
+  LeaderElectionSettings election;
   manifests::PowerctlConfig config;
   std::optional<kube::ClusterConnection> cluster;  // nullopt: no cluster configured
   kube::TransportOptions transport;

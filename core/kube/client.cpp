@@ -223,6 +223,12 @@ Result<json> Client::Create(const std::string& collection_path, const json& obje
       false);
 }
 
+Result<json> Client::Replace(const std::string& path, const json& object) {
+  // Not retried on 5xx: with metadata.resourceVersion set, a retry of an update that did land
+  // would fail with 409 and be mistaken for someone else's change.
+  return DoJson(MakeRequest("PUT", path, DumpJson(object), "application/json"), false);
+}
+
 Result<json> Client::Apply(const std::string& path, const json& object,
                            const ApplyOptions& options) {
   QueryParams params{{"fieldManager", options.field_manager}};

@@ -73,6 +73,9 @@ class Client {
   Result<json> Get(const std::string& path);
   Result<std::vector<json>> List(const std::string& path, const ListOptions& options = {});
   Result<json> Create(const std::string& collection_path, const json& object, bool dry_run = false);
+  // PUT: replaces the object. With metadata.resourceVersion set, the server refuses (409,
+  // kConflict) when the object changed since it was read: optimistic concurrency.
+  Result<json> Replace(const std::string& path, const json& object);
   // Server-side apply: PATCH with application/apply-patch+yaml and a field manager.
   Result<json> Apply(const std::string& path, const json& object, const ApplyOptions& options);
   Result<json> MergePatch(const std::string& path, const json& patch, bool dry_run = false);

@@ -3,7 +3,9 @@
 node_exporter (Debian's prometheus-node-exporter) serves this machine's real CPU counters and,
 through its textfile collector, whatever ipmi_exporter series a test writes. Prometheus scrapes
 it every second and relabels `instance` to a node name (`<node>:9100`), the way clusters map
-scrape targets to Kubernetes nodes. Both listen on free loopback ports and are stopped by PID.
+scrape targets to Kubernetes nodes. A series written with a `node` label is kept only by that
+node's job, so per-node values (write_node_metric) map to exactly one series per node. Both
+listen on free loopback ports and are stopped by PID.
 """
 import json
 import os
@@ -61,6 +63,14 @@ class PrometheusStack:
             f.write("\n".join(lines) + "\n")
         os.replace(tmp, os.path.join(self.textfile_dir, "ipmi.prom"))
 
+    def write_node_metric(self, metric, values):
+        """values: {node: number}; series `metric{node="<node>"}` (a policy metric), replaced atomically."""
+        lines = [f"# TYPE {metric} gauge"] + [f'{metric}{{node="{n}"}} {v}' for n, v in sorted(values.items())]
+        tmp = os.path.join(self.textfile_dir, f"{metric}.prom.tmp")
+        with open(tmp, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        os.replace(tmp, os.path.join(self.textfile_dir, f"{metric}.prom"))
+
     def _spawn(self, name, argv):
         with open(os.path.join(self.dir, name + ".log"), "w") as log:
             p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -84,6 +94,10 @@ scrape_configs:
     relabel_configs:
       - target_label: instance
         replacement: "{name}:9100"
+    metric_relabel_configs:
+      - source_labels: [node]
+        regex: "|{name}"
+        action: keep
 """ for i, name in enumerate(self.node_names)) + """""")
         self._spawn("prometheus", [PROMETHEUS, f"--config.file={config}",
                                    f"--storage.tsdb.path={os.path.join(self.dir, 'data')}",

@@ -2,8 +2,9 @@
 out-of-cluster configuration, its ServiceAccount's token) calls the extender over mutual TLS
 with the generated certificates; the extender runs as its own generated ServiceAccount, follows
 nodes and pods by watch, reads CPU from a real Prometheus scraping node_exporter, and the pods
-land on the node with the lowest predicted power increase; a pod group waits until complete; with
-the extender stopped, ignorable keeps scheduling going."""
+land on the node with the lowest predicted power increase; a pod group waits until complete, and
+its waiting member is touched so it binds at once; with the extender stopped, ignorable keeps
+scheduling going."""
 import json
 import os
 import subprocess
@@ -157,11 +158,13 @@ telemetry:
                     diagnose=lambda: cl.tail(extender_log))
         self.assertIsNone(node_of(f"group-{tag}-0"))
         create(f"group-{tag}-1", group)
-        # Until the server touches waiting group members (not yet), kube-scheduler 1.20 retries
-        # the first pod only when its unschedulable queue is flushed (60 s) or a pod is bound.
+        # The server (the Lease holder) touches the waiting member once the group is complete, so
+        # kube-scheduler 1.20 retries it at once rather than at its unschedulable-queue flush (60 s).
         for i in range(2):
-            cl.wait_for(lambda: node_of(f"group-{tag}-{i}"), 150, f"group-{tag}-{i} bound once the group is complete",
-                        diagnose=lambda: cl.tail(extender_log))
+            cl.wait_for(lambda: node_of(f"group-{tag}-{i}"), 20, f"group-{tag}-{i} bound once the group is complete",
+                        diagnose=lambda: cl.tail(extender_log) + "\n" + cl.tail(scheduler_log))
+        s, first = self.cluster.api("GET", f"/api/v1/namespaces/{NS}/pods/group-{tag}-0")
+        self.assertIn("powerctl.io/group-complete", first["metadata"].get("annotations", {}), first)
 
         # The extender recorded why: prioritize decisions with the power component.
         with urllib.request.urlopen(f"http://127.0.0.1:{ops_port}/v1/decisions?pod={NS}/power-{tag}-0",

@@ -268,6 +268,7 @@ class FakeApiServer : public HttpTransport {
     if (recorded.method == "POST" && target.name.empty()) return CreateObject(target, recorded);
     if (recorded.method == "PATCH" && !target.name.empty()) return PatchObject(target, recorded);
     if (recorded.method == "DELETE" && !target.name.empty()) return DeleteObject(target, recorded);
+    if (recorded.method == "PUT" && !target.name.empty()) return ReplaceObject(target, recorded);
     return Reply(405, StatusBody(405, "MethodNotAllowed",
                                  recorded.method + " is not supported on " + recorded.path));
   }
@@ -776,6 +777,29 @@ class FakeApiServer : public HttpTransport {
     }
     return Reply(415, StatusBody(415, "UnsupportedMediaType",
                                  "the fake does not support " + r.content_type));
+  }
+
+  // PUT: a stale metadata.resourceVersion is refused with 409, as the real server does.
+  Result<HttpResponse> ReplaceObject(const internal::Target& target, const RecordedRequest& r) {
+    if (!Served(target)) return NotFoundPath();
+    json object = json::parse(r.body, nullptr, false);
+    if (object.is_discarded() || !object.is_object()) return BadRequest("the body is not JSON");
+    std::string path = target.Object();
+    auto it = objects_.find(path);
+    if (it == objects_.end()) return NotFoundObject(target);
+    std::string sent = object.value("metadata", json::object()).value("resourceVersion", "");
+    if (!sent.empty() && sent != it->second["metadata"].value("resourceVersion", "")) {
+      std::string resource =
+          target.group.empty() ? target.plural : target.plural + "." + target.group;
+      return Reply(409,
+                   StatusBody(409, "Conflict",
+                              "Operation cannot be fulfilled on " + resource + " \"" + target.name +
+                                  "\": the object has been modified; please apply your "
+                                  "changes to the latest version and try again"));
+    }
+    object["metadata"]["name"] = target.name;
+    if (!target.namespace_.empty()) object["metadata"]["namespace"] = target.namespace_;
+    return Reply(200, Update(path, it->second, object, "", r.dry_run()));
   }
 
   Result<HttpResponse> DeleteObject(const internal::Target& target, const RecordedRequest& r) {
