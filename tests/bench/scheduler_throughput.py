@@ -1,0 +1,264 @@
+#!/usr/bin/python3
+"""kube-scheduler throughput (pods/s) with and without `powerctl schedule-server` as its extender.
+
+    /usr/bin/python3 tests/bench/scheduler_throughput.py                     # 500 nodes, 1000 pods
+    /usr/bin/python3 tests/bench/scheduler_throughput.py --nodes 50 --pods 50 --smoke   # ctest
+
+A real kube-apiserver and kube-scheduler v1.20.2 (tests/e2e/cluster.py) with N Ready Node objects
+(no kubelets: pods only bind). The scheduler configuration is the one `powerctl generate scheduler
+--out-of-cluster` writes (extender over mutual TLS with the generated certificates,
+nodeCacheCapable, ignorable, percentageOfNodesToScore: 100), with clientConnection qps/burst raised
+(scheduler.clientQPS/clientBurst, default 5000/5000) so client-side throttling does not hide the
+extender's cost, and leader election off. The baseline is the same file without `extenders`.
+
+Each run: M pods are created (in parallel) while no scheduler runs, then the scheduler starts and a
+watch records when each pod gets its node; pods/s = (M - 1) / (last bind - first bind), so start-up
+and informer sync are not counted. The pods are deleted between runs. The extender reads CPU and
+temperatures from a real Prometheus (bench_support.py), so every prioritize goes through the
+built-in model. --perf DIR records `perf record --call-graph dwarf` of the extender during its runs.
+"""
+import argparse
+import copy
+import http.client
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import yaml
+
+import bench_support as bs
+from bench_support import cl, log
+
+NS = "powerctl-bench"
+SCHEDULER = "bench-scheduler"
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--nodes", type=int, default=500)
+    p.add_argument("--pods", type=int, default=1000)
+    p.add_argument("--rounds", type=int, default=1, help="baseline/extender pairs (default 1)")
+    p.add_argument("--qps", type=int, default=5000, help="scheduler clientConnection.qps (default 5000)")
+    p.add_argument("--burst", type=int, default=5000, help="scheduler clientConnection.burst (default 5000)")
+    p.add_argument("--threads", type=int, default=2, help="schedule-server --threads (default 2)")
+    p.add_argument("--perf", metavar="DIR", help="perf record the extender during its runs, into DIR")
+    p.add_argument("--json", help="also write the results here")
+    p.add_argument("--smoke", action="store_true", help="check that the extender was called (ctest)")
+    p.add_argument("--keep", action="store_true", help="keep the work directory")
+    return p.parse_args(argv)
+
+
+def pod_manifest(i):
+    """A small pod for the bench scheduler (the ServiceAccount admission needs no token)."""
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"bench-pod-{i:05d}", "namespace": NS, "labels": {"app": "bench"}},
+            "spec": {"schedulerName": SCHEDULER, "automountServiceAccountToken": False,
+                     "containers": [{"name": "app", "image": "registry.invalid/app:1",
+                                     "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}
+
+
+class BindWatcher(threading.Thread):
+    """Watches the namespace's pods from a resourceVersion and records when each pod first has a
+    spec.nodeName (time.monotonic() on arrival of the event)."""
+
+    def __init__(self, cluster, resource_version, expected):
+        super().__init__(daemon=True)
+        self.cluster, self.rv, self.expected = cluster, resource_version, expected
+        self.bound = {}
+        self.done = threading.Event()
+        self.error = None
+        api = bs.KeepAliveApi(cluster)
+        self.conn = http.client.HTTPSConnection(api.host, api.port, context=api.context, timeout=3600)
+        self.conn.request("GET", f"/api/v1/namespaces/{NS}/pods?watch=1&resourceVersion={self.rv}"
+                                 "&timeoutSeconds=3600", headers={"Authorization": f"Bearer {cluster.token}"})
+        self.resp = self.conn.getresponse()
+        if self.resp.status != 200:
+            raise cl.ApiError("GET", "watch pods", self.resp.status, self.resp.read())
+
+    def run(self):
+        try:
+            while len(self.bound) < self.expected:
+                line = self.resp.readline()
+                if not line:
+                    raise RuntimeError(f"the watch ended after {len(self.bound)} bound pods")
+                event = json.loads(line)
+                pod = event["object"]
+                name, node = pod["metadata"]["name"], pod.get("spec", {}).get("nodeName")
+                if event["type"] in ("ADDED", "MODIFIED") and node and name not in self.bound:
+                    self.bound[name] = (time.monotonic(), node)
+        except Exception as e:  # reported by wait()
+            self.error = e
+        finally:
+            self.done.set()
+            self.conn.close()
+
+    def count(self):
+        if self.error:
+            raise cl.FatalWaitError(f"watch failed: {self.error}")
+        return len(self.bound)
+
+
+def create_pods(api, count):
+    """Creates the pods in parallel; returns the seconds it took."""
+    t0 = time.monotonic()
+    api.parallel(lambda i: api.ok("POST", f"/api/v1/namespaces/{NS}/pods", pod_manifest(i)), range(count))
+    return time.monotonic() - t0
+
+
+def delete_pods(api):
+    """Deletes every pod of the namespace at once (no kubelet: grace period 0) and waits."""
+    api.ok("DELETE", f"/api/v1/namespaces/{NS}/pods", {"gracePeriodSeconds": 0})
+    cl.wait_for(lambda: not api.ok("GET", f"/api/v1/namespaces/{NS}/pods?limit=1")["items"], 120,
+                "the bench pods deleted")
+
+
+def start_scheduler(work, name, config_doc):
+    """kube-scheduler with this configuration; returns (Popen, log path) once /healthz is ok."""
+    path = os.path.join(work, f"{name}.yaml")
+    with open(path, "w") as f:
+        yaml.safe_dump(config_doc, f)
+    secure_port, = cl.free_ports(1)
+    log_path = os.path.join(work, f"{name}.log")
+    kubeconfig = config_doc["clientConnection"]["kubeconfig"]
+    with open(log_path, "w") as out:
+        proc = subprocess.Popen([os.path.join(cl.default_bin_dir(), "kube-scheduler"), f"--config={path}",
+                                 "--bind-address=127.0.0.1", f"--secure-port={secure_port}",
+                                 f"--authentication-kubeconfig={kubeconfig}",
+                                 f"--authorization-kubeconfig={kubeconfig}", "--v=1"],
+                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    return proc, log_path
+
+
+def measure(cluster, api, work, name, config_doc, pods, extender=None, perf_dir=None):
+    """One run: pods created with no scheduler, scheduler started, time until all are bound."""
+    create_s = create_pods(api, pods)
+    rv = api.ok("GET", f"/api/v1/namespaces/{NS}/pods?limit=1")["metadata"]["resourceVersion"]
+    # Every pod exists before the scheduler starts; the watch sees each bind after rv.
+    watcher = BindWatcher(cluster, rv, pods)
+    watcher.start()
+    before = extender.verb_latency() if extender else {}
+    perf = None
+    if perf_dir and extender:
+        os.makedirs(perf_dir, exist_ok=True)
+        perf = subprocess.Popen(["perf", "record", "--call-graph", "dwarf,32768", "-F", "199",
+                                 "-p", str(extender.pid), "-o", os.path.join(perf_dir, f"{name}.perf.data")],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    t_start = time.monotonic()
+    proc, log_path = start_scheduler(work, name, config_doc)
+    try:
+        def all_bound():
+            if proc.poll() is not None:
+                raise cl.FatalWaitError(f"kube-scheduler exited {proc.returncode}:\n{cl.tail(log_path)}")
+            return watcher.count() >= pods
+        cl.wait_for(all_bound, 60 + pods, f"{pods} pods bound by {name}", interval=0.5,
+                    diagnose=lambda: f"{watcher.count()} bound\n{cl.tail(log_path)}")
+    finally:
+        if perf is not None:
+            cl.terminate_pid(perf.pid, popen=perf, name="perf record")
+        cl.terminate_pid(proc.pid, popen=proc, name="kube-scheduler")
+    times = sorted(t for t, _ in watcher.bound.values())
+    span = times[-1] - times[0]
+    result = {"run": name, "pods": pods, "create_s": round(create_s, 2),
+              "first_bind_after_start_s": round(times[0] - t_start, 2), "bind_span_s": round(span, 2),
+              "pods_per_s": round((pods - 1) / span, 1) if span > 0 else None,
+              "nodes_used": len({n for _, n in watcher.bound.values()})}
+    with open(log_path) as f:
+        result["scheduler_extender_errors"] = sum(1 for line in f if "extender" in line.lower()
+                                                  and ("error" in line.lower() or "fail" in line.lower()))
+    if extender:
+        after = extender.verb_latency()
+        result["extender"] = {v: {"calls": s["count"] - before.get(v, {}).get("count", 0),
+                                  "mean_ms_cumulative": s["mean_ms"]} for v, s in after.items()}
+    log(f"{name}: {result}")
+    delete_pods(api)
+    return result
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    bs.require(bs.PROMETHEUS, bs.BINARY)
+    results = {"machine": bs.machine(), "loadavg_at_start": bs.loadavg(), "nodes": args.nodes, "pods": args.pods,
+               "qps": args.qps, "burst": args.burst, "runs": []}
+    with bs.workdir("powerctl-sched-bench-", args.keep) as work, bs.bench_cluster(work) as cluster, \
+            bs.Telemetry(work, args.nodes) as telemetry:
+        api = bs.KeepAliveApi(cluster)
+        bs.create_nodes(api, 0, args.nodes)
+        api.ok("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+        # kube-controller-manager is stopped, so the namespace's default ServiceAccount is made here.
+        api.ok("POST", f"/api/v1/namespaces/{NS}/serviceaccounts",
+               {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}})
+
+        healthz_port, port = cl.free_ports(2)
+        config = bs.write_powerctl_config(os.path.join(work, "powerctl.yaml"), telemetry.url, f"""scheduler:
+  name: {SCHEDULER}
+  legacyHealthzPort: {healthz_port}
+  clientQPS: {args.qps}
+  clientBurst: {args.burst}
+""")
+        out = os.path.join(work, "generated")
+        r = subprocess.run([bs.BINARY, "generate", "scheduler", "-c", config, "--kube-version", "1.20",
+                            "--out-of-cluster", "--kubeconfig", cluster.kubeconfig, "--extender-url",
+                            f"https://127.0.0.1:{port}/scheduler", "--output-dir", out],
+                           capture_output=True, text=True, env=bs.powerctl_env(), timeout=60)
+        if r.returncode != 0:
+            raise RuntimeError(f"powerctl generate scheduler exited {r.returncode}:\n{r.stderr}")
+        with open(os.path.join(out, "scheduler-config.yaml")) as f:
+            with_extender = yaml.safe_load(f)
+        with_extender["leaderElection"] = {"leaderElect": False}
+        baseline = copy.deepcopy(with_extender)
+        del baseline["extenders"]
+        results["scheduler_config"] = with_extender
+        server = bs.ScheduleServer(work, config, cluster.kubeconfig, tls_dir=os.path.join(out, "tls"),
+                                   threads=args.threads)
+
+        for rnd in range(args.rounds):
+            results["runs"].append(measure(cluster, api, work, f"baseline-{rnd}", baseline, args.pods))
+            server.start(port)
+            try:
+                server.wait_predicted(bs.node_name(args.nodes - 1))
+                results["runs"].append(measure(cluster, api, work, f"extender-{rnd}", with_extender, args.pods,
+                                               extender=server, perf_dir=args.perf))
+                results.setdefault("extender_memory", []).append(server.memory())
+            finally:
+                server.stop()
+
+    summarize(results)
+    if args.smoke:
+        ext = [r for r in results["runs"] if r["run"].startswith("extender")]
+        calls = ext[0]["extender"].get("prioritize", {}).get("calls", 0) + \
+            ext[0]["extender"].get("filter", {}).get("calls", 0)
+        if calls < args.pods:
+            raise RuntimeError(f"the extender answered only {calls} filter/prioritize calls for {args.pods} pods")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+    return 0
+
+
+def summarize(results):
+    """Prints the runs and the with/without ratio (mean over rounds)."""
+    print(f"machine: {results['machine']}; load average at start {results['loadavg_at_start']}; "
+          f"{results['nodes']} nodes, {results['pods']} pods, qps/burst {results['qps']}/{results['burst']}")
+    print("\n| run | pods/s | bind span s | nodes used | extender calls (filter / prioritize) |")
+    print("|---|---|---|---|---|")
+    for r in results["runs"]:
+        calls = "-"
+        if "extender" in r:
+            calls = " / ".join(str(r["extender"].get(v, {}).get("calls", 0)) for v in ("filter", "prioritize"))
+        print(f"| {r['run']} | {r['pods_per_s']} | {r['bind_span_s']} | {r['nodes_used']} | {calls} |")
+    base = [r["pods_per_s"] for r in results["runs"] if r["run"].startswith("baseline") and r["pods_per_s"]]
+    ext = [r["pods_per_s"] for r in results["runs"] if r["run"].startswith("extender") and r["pods_per_s"]]
+    if base and ext:
+        results["ratio"] = round((sum(ext) / len(ext)) / (sum(base) / len(base)), 3)
+        print(f"\nratio with/without extender: {results['ratio']} (target >= 0.8)")
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except (cl.ClusterError, RuntimeError, AssertionError) as e:
+        print(f"scheduler_throughput: {e}", file=sys.stderr)
+        sys.exit(1)
