@@ -180,6 +180,11 @@ Status ServeExtender(const ExtenderAppOptions& options, ScheduleServerHooks hook
   MetricsRegistry& registry = hooks.metrics != nullptr ? *hooks.metrics : owned_registry;
   hooks.metrics = &registry;
   ExtenderService service(deps, registry);
+  auto extra_collect = hooks.collect_metrics;
+  hooks.collect_metrics = [&service, extra_collect] {
+    service.CollectMetrics();
+    if (extra_collect) extra_collect();
+  };
   auto extra_routes = hooks.add_ops_routes;
   hooks.add_ops_routes = [&service, extra_routes](HttpServer& ops) {
     service.AddOpsRoutes(ops);

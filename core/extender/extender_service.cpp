@@ -49,6 +49,17 @@ ExtenderService::ExtenderService(scoring::SchedulingDeps deps, MetricsRegistry& 
                                  {"verb"})),
       node_verdicts_(metrics.Counter("powerctl_extender_filtered_nodes_total",
                                      "Nodes the filter verb rejected", {"verb"})),
+      power_estimates_(metrics.Counter(
+          "powerctl_extender_power_estimates_total",
+          "Nodes scored by prioritize, by whether the model predicted their power", {"result"})),
+      prepared_nodes_(metrics.Counter(
+          "powerctl_extender_prepared_nodes_total",
+          "Per-node power inputs prioritize reused (hit) or had to prepare (miss)", {"result"})),
+      telemetry_age_(metrics.Gauge("powerctl_telemetry_snapshot_age_seconds",
+                                   "Age of the newest telemetry snapshot, by source", {"source"})),
+      telemetry_failing_(metrics.Gauge("powerctl_telemetry_refresh_failing",
+                                       "1 when the last telemetry refresh of a source failed",
+                                       {"source"})),
       keep_(keep_decisions),
       keep_node_entries_(keep_node_entries) {}
 
@@ -91,7 +102,14 @@ HttpResponse ExtenderService::Prioritize(const HttpRequest& request) {
   auto start = Clock::now();
   auto args = DecodeExtenderArgs(request.body);
   if (!args.ok()) return Answer(scoring::kVerbPrioritize, 400, args.error().message, start);
-  scoring::Decision decision = core_.Prioritize(args->pod, args->node_names, args->node_items);
+  scoring::PrioritizeStats stats;
+  scoring::Decision decision =
+      core_.Prioritize(args->pod, args->node_names, args->node_items, &stats);
+  power_estimates_.Inc({"predicted"}, static_cast<double>(stats.predicted));
+  power_estimates_.Inc({"unknown"}, static_cast<double>(stats.unknown));
+  power_estimates_.Inc({"overcommitted"}, static_cast<double>(stats.overcommitted));
+  prepared_nodes_.Inc({"hit"}, static_cast<double>(stats.reused));
+  prepared_nodes_.Inc({"miss"}, static_cast<double>(stats.prepared));
   std::vector<HostPriority> list;
   for (const scoring::NodeDecision& n : decision.nodes)
     list.push_back({n.node, n.score.value_or(0)});
@@ -174,6 +192,16 @@ HttpResponse ExtenderService::Predictions(const HttpRequest& request) const {
     power = predict::PredictNodePower(facts, readings, *deps_.config, *deps_.predictor, query);
   }
   return HttpResponse::Json(200, predict::PredictionDocument(power, *cpu, query.now).dump());
+}
+
+void ExtenderService::CollectMetrics() {
+  if (deps_.telemetry == nullptr) return;
+  for (const auto& source : deps_.telemetry->Sources()) {
+    if (source.age) {
+      telemetry_age_.Set({source.source}, std::chrono::duration<double>(*source.age).count());
+    }
+    telemetry_failing_.Set({source.source}, source.failing ? 1 : 0);
+  }
 }
 
 void ExtenderService::AddOpsRoutes(HttpServer& ops) {

@@ -36,6 +36,8 @@ class ExtenderService : public ExtenderHandler {
   // prints, computed from this server's caches (all known nodes when none are named).
   HttpResponse Predictions(const HttpRequest& request) const;
   void AddOpsRoutes(HttpServer& ops);
+  // Sets the gauges that describe state rather than requests (telemetry age per source).
+  void CollectMetrics();
 
  private:
   HttpResponse Answer(const char* verb, int status, std::string body,
@@ -47,6 +49,10 @@ class ExtenderService : public ExtenderHandler {
   CounterFamily& requests_;
   HistogramFamily& latency_;
   CounterFamily& node_verdicts_;
+  CounterFamily& power_estimates_;
+  CounterFamily& prepared_nodes_;
+  GaugeFamily& telemetry_age_;
+  GaugeFamily& telemetry_failing_;
   std::size_t keep_;
   std::size_t keep_node_entries_;
   mutable std::mutex mu_;

@@ -154,7 +154,8 @@ Status RunScheduleServer(const ScheduleServerOptions& options, ExtenderHandler& 
     if (draining) return ReadyResponse({false, {{"server", "shutting down"}}});
     return ReadyResponse(hooks.ready ? hooks.ready() : ReadyState{});
   });
-  ops->Route("GET", "/metrics", [&metrics](const HttpRequest&) {
+  ops->Route("GET", "/metrics", [&metrics, &hooks](const HttpRequest&) {
+    if (hooks.collect_metrics) hooks.collect_metrics();
     HttpResponse r = HttpResponse::Text(200, metrics.Render());
     r.content_type = MetricsRegistry::kContentType;
     return r;

@@ -46,8 +46,9 @@ struct ScheduleServerEndpoints {
 };
 
 struct ScheduleServerHooks {
-  std::function<ReadyState()> ready;                    // null = always ready, nothing degraded
-  MetricsRegistry* metrics = nullptr;                   // null = a registry private to this run
+  std::function<ReadyState()> ready;      // null = always ready, nothing degraded
+  MetricsRegistry* metrics = nullptr;     // null = a registry private to this run
+  std::function<void()> collect_metrics;  // refreshes gauges just before /metrics renders
   std::function<void(HttpServer& ops)> add_ops_routes;  // more read-only routes (before start)
   std::function<void(const ScheduleServerEndpoints&)> on_listening;  // both ports bound
   std::shared_ptr<spdlog::logger> log;                               // may be null

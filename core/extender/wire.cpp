@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <new>
 #include <set>
 #include <utility>
@@ -158,8 +159,24 @@ Result<Victims> ReadVictims(const json& value, bool meta, const std::string& nod
   return victims;
 }
 
+// A JSON string. Node names and most reasons are plain printable ASCII: they are copied as
+// they are; anything else goes through nlohmann's escaper (invalid UTF-8 replaced).
 void AppendString(std::string& out, std::string_view text) {
-  out += json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
+  bool plain = true;
+  for (char c : text) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f || c == '"' || c == '\\') {
+      plain = false;
+      break;
+    }
+  }
+  if (!plain) {
+    out += json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
+    return;
+  }
+  out += '"';
+  out += text;
+  out += '"';
 }
 
 void AppendFailedMap(std::string& out,
@@ -288,7 +305,11 @@ std::string EncodeHostPriorityList(const std::vector<HostPriority>& list) {
     out += R"({"Host":)";
     AppendString(out, list[i].host);
     out += R"(,"Score":)";
-    out += std::to_string(std::clamp(list[i].score, kMinExtenderPriority, kMaxExtenderPriority));
+    char digits[24];
+    auto [end, ec] =
+        std::to_chars(digits, digits + sizeof digits,
+                      std::clamp(list[i].score, kMinExtenderPriority, kMaxExtenderPriority));
+    out.append(digits, ec == std::errc() ? end : digits);
     out += '}';
   }
   out += ']';

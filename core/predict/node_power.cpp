@@ -77,98 +77,106 @@ std::optional<TemperatureRange> TemperatureRangeFromLabels(
   return TemperatureRange{*min, *max};
 }
 
-std::vector<NodePower> PredictNodePower(
-    const std::vector<NodeFacts>& nodes,
-    const std::map<std::string, telemetry::NodeReading>& readings,
-    const manifests::PowerctlConfig& config, Predictor& predictor, const PowerQuery& query) {
-  std::vector<NodePower> results(nodes.size());
-  std::vector<PredictionRow> rows;
-  std::vector<std::size_t> row_owner;  // rows come in pairs (now, after) per node
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const NodeFacts& node = nodes[i];
-    NodePower& out = results[i];
-    out.node = node.name;
-    auto found = readings.find(node.name);
-    if (found == readings.end()) {
-      out.reading.node = node.name;
-      out.reading.cpu_cores_used = telemetry::MissingReading("no telemetry for this node");
+PreparedNode PrepareNode(const NodeFacts& node, telemetry::NodeReading reading,
+                         const manifests::PowerctlConfig& config, telemetry::SteadyTime now) {
+  PreparedNode out;
+  out.node = node.name;
+  out.reading = std::move(reading);
+  out.ambient = Normalize(out.reading.ambient, node, "ambient");
+  out.cpu1 = Normalize(out.reading.cpu1, node, "cpu1");
+  out.cpu2 = Normalize(out.reading.cpu2, node, "cpu2");
+
+  auto endpoint = ModelEndpointForNode(node.labels, config);
+  if (!endpoint.ok()) {
+    out.error = endpoint.error().message;
+    return out;
+  }
+  out.model = *endpoint;
+  const bool builtin = out.model.backend == "builtin";
+  auto params = BuiltinParamsFromAnnotations(node.annotations);
+  if (builtin && !params.ok()) {
+    out.error = params.error().message;
+    return out;
+  }
+  if (params.ok()) out.builtin = *params;
+  const telemetry::Reading& cpu = out.reading.cpu_cores_used;
+  if (!cpu.ok()) {
+    out.error = "no CPU usage: " + cpu.missing_reason;
+    return out;
+  }
+  if (!out.reading.cpu_capacity || !(*out.reading.cpu_capacity > 0)) {
+    out.error = "node has no CPU capacity in its status";
+    return out;
+  }
+  std::vector<std::string> missing;
+  for (auto [temperature, field] :
+       {std::pair{&out.ambient, &out.inputs.ambient}, std::pair{&out.cpu1, &out.inputs.cpu1},
+        std::pair{&out.cpu2, &out.inputs.cpu2}}) {
+    if (temperature->normalized) {
+      *field = static_cast<float>(*temperature->normalized);
     } else {
-      out.reading = found->second;
+      missing.push_back(temperature->note);
     }
-    out.ambient = Normalize(out.reading.ambient, node, "ambient");
-    out.cpu1 = Normalize(out.reading.cpu1, node, "cpu1");
-    out.cpu2 = Normalize(out.reading.cpu2, node, "cpu2");
+  }
+  if (!missing.empty()) {
+    if (!builtin) {
+      out.error = "model input missing: " + missing.front();
+      return out;
+    }
+    for (const std::string& why : missing) out.notes.push_back(why + " (taken as nominal)");
+  }
+  // The age of the oldest input the prediction rests on.
+  std::chrono::milliseconds age = telemetry::Age(cpu, now);
+  for (const ModelTemperature* t : {&out.ambient, &out.cpu1, &out.cpu2}) {
+    if (t->normalized) age = std::max(age, telemetry::Age(t->reading, now));
+  }
+  out.telemetry_age = age;
+  return out;
+}
 
-    auto endpoint = ModelEndpointForNode(node.labels, config);
-    auto params = BuiltinParamsFromAnnotations(node.annotations);
-    const telemetry::Reading& cpu = out.reading.cpu_cores_used;
-    std::optional<double> capacity = out.reading.cpu_capacity;
-    if (!endpoint.ok()) {
-      out.error = endpoint.error().message;
+std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>& nodes,
+                                         const std::vector<double>& unseen_cpu,
+                                         double extra_cpu_cores, Predictor& predictor,
+                                         std::chrono::milliseconds deadline) {
+  std::vector<PowerEstimate> results(nodes.size());
+  std::vector<PredictionRow> rows;
+  rows.reserve(2 * nodes.size());
+  std::vector<std::size_t> row_owner;  // rows come in pairs (now, after) per node
+  row_owner.reserve(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const PreparedNode& node = *nodes[i];
+    PowerEstimate& out = results[i];
+    const telemetry::NodeReading& reading = node.reading;
+    if (reading.cpu_cores_used.ok() && reading.cpu_capacity && *reading.cpu_capacity > 0) {
+      // Usage above capacity happens (metrics windows, throttling); the model input is a
+      // fraction.
+      const double capacity = *reading.cpu_capacity;
+      const double used =
+          *reading.cpu_cores_used.value + (i < unseen_cpu.size() ? unseen_cpu[i] : 0.0);
+      out.cpu_fraction_now = std::min(used / capacity, 1.0);
+      out.overcommitted = used + extra_cpu_cores > capacity;
+      out.cpu_fraction_after = std::min((used + extra_cpu_cores) / capacity, 1.0);
+    }
+    if (!node.error.empty()) {
+      out.error = node.error;
       continue;
     }
-    out.model = *endpoint;
-    if (out.model.backend == "builtin" && !params.ok()) {
-      out.error = params.error().message;
-      continue;
-    }
-    if (!cpu.ok()) {
-      out.error = "no CPU usage: " + cpu.missing_reason;
-      continue;
-    }
-    if (!capacity || !(*capacity > 0)) {
-      out.error = "node has no CPU capacity in its status";
-      continue;
-    }
-    // Usage above capacity happens (metrics windows, throttling); the model input is a fraction.
-    double used = *cpu.value;
-    out.cpu_fraction_now = std::min(used / *capacity, 1.0);
-    out.overcommitted = used + query.extra_cpu_cores > *capacity;
-    out.cpu_fraction_after = std::min((used + query.extra_cpu_cores) / *capacity, 1.0);
-    if (out.overcommitted) out.notes.push_back("the added CPU exceeds the node's capacity");
 
-    bool builtin = out.model.backend == "builtin";
-    ModelInputs inputs;
-    inputs.cpu_fraction = static_cast<float>(*out.cpu_fraction_now);
-    std::vector<std::string> missing;
-    for (auto [temperature, field] :
-         {std::pair{&out.ambient, &inputs.ambient}, std::pair{&out.cpu1, &inputs.cpu1},
-          std::pair{&out.cpu2, &inputs.cpu2}}) {
-      if (temperature->normalized) {
-        *field = static_cast<float>(*temperature->normalized);
-      } else {
-        missing.push_back(temperature->note);
-      }
-    }
-    if (!missing.empty()) {
-      if (!builtin) {
-        out.error = "model input missing: " + missing.front();
-        continue;
-      }
-      for (const std::string& why : missing) out.notes.push_back(why + " (taken as nominal)");
-    }
-    // The age of the oldest input the prediction rests on.
-    std::chrono::milliseconds age = telemetry::Age(cpu, query.now);
-    for (const ModelTemperature* t : {&out.ambient, &out.cpu1, &out.cpu2}) {
-      if (t->normalized) age = std::max(age, telemetry::Age(t->reading, query.now));
-    }
-    out.telemetry_age = age;
-
-    PredictionRow row;
-    row.node = node.name;
-    row.model = out.model;
-    row.inputs = inputs;
-    if (params.ok()) row.builtin = *params;
-    rows.push_back(row);
-    row.inputs.cpu_fraction = static_cast<float>(*out.cpu_fraction_after);
-    rows.push_back(row);
+    PredictionRow& now = rows.emplace_back();
+    now.node = node.node;
+    now.model = node.model;
+    now.inputs = node.inputs;
+    now.inputs.cpu_fraction = static_cast<float>(*out.cpu_fraction_now);
+    now.builtin = node.builtin;
+    PredictionRow& after = rows.emplace_back(rows.back());
+    after.inputs.cpu_fraction = static_cast<float>(*out.cpu_fraction_after);
     row_owner.push_back(i);
   }
   if (rows.empty()) return results;
 
-  std::vector<Prediction> predictions = predictor.Predict(rows, query.deadline);
+  std::vector<Prediction> predictions = predictor.Predict(rows, deadline);
   for (std::size_t k = 0; k < row_owner.size(); ++k) {
-    NodePower& out = results[row_owner[k]];
+    PowerEstimate& out = results[row_owner[k]];
     const Prediction* now = 2 * k < predictions.size() ? &predictions[2 * k] : nullptr;
     const Prediction* after = 2 * k + 1 < predictions.size() ? &predictions[2 * k + 1] : nullptr;
     if (now == nullptr || after == nullptr) {
@@ -181,6 +189,52 @@ std::vector<NodePower> PredictNodePower(
       out.watts_now = now->watts;
       out.watts_after = after->watts;
     }
+  }
+  return results;
+}
+
+std::vector<NodePower> PredictNodePower(
+    const std::vector<NodeFacts>& nodes,
+    const std::map<std::string, telemetry::NodeReading>& readings,
+    const manifests::PowerctlConfig& config, Predictor& predictor, const PowerQuery& query) {
+  std::vector<PreparedNode> prepared;
+  prepared.reserve(nodes.size());
+  for (const NodeFacts& node : nodes) {
+    telemetry::NodeReading reading;
+    if (auto found = readings.find(node.name); found != readings.end()) {
+      reading = found->second;
+    } else {
+      reading.node = node.name;
+      reading.cpu_cores_used = telemetry::MissingReading("no telemetry for this node");
+    }
+    prepared.push_back(PrepareNode(node, std::move(reading), config, query.now));
+  }
+  std::vector<const PreparedNode*> pointers;
+  for (const PreparedNode& p : prepared) pointers.push_back(&p);
+  std::vector<PowerEstimate> estimates =
+      EstimatePower(pointers, {}, query.extra_cpu_cores, predictor, query.deadline);
+
+  std::vector<NodePower> results(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    PreparedNode& p = prepared[i];
+    PowerEstimate& e = estimates[i];
+    NodePower& out = results[i];
+    out.node = std::move(p.node);
+    out.reading = std::move(p.reading);
+    out.ambient = std::move(p.ambient);
+    out.cpu1 = std::move(p.cpu1);
+    out.cpu2 = std::move(p.cpu2);
+    out.error = std::move(e.error);
+    out.model = std::move(p.model);
+    out.cpu_fraction_now = e.cpu_fraction_now;
+    out.cpu_fraction_after = e.cpu_fraction_after;
+    out.overcommitted = e.overcommitted;
+    if (out.overcommitted) out.notes.push_back("the added CPU exceeds the node's capacity");
+    if (!p.error.empty()) continue;
+    for (std::string& note : p.notes) out.notes.push_back(std::move(note));
+    out.telemetry_age = p.telemetry_age;
+    out.watts_now = e.watts_now;
+    out.watts_after = e.watts_after;
   }
   return results;
 }

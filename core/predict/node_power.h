@@ -68,6 +68,46 @@ struct NodePower {
   }
 };
 
+// Everything about one node's prediction that does not depend on the CPU being added: the
+// reading, the model, its parameters and the normalised temperatures. The extender prepares
+// a node once per change of its Node object or of telemetry and reuses it for every pod.
+struct PreparedNode {
+  std::string node;
+  telemetry::NodeReading reading;  // as read, staleness applied
+  ModelTemperature ambient, cpu1, cpu2;
+  ModelEndpoint model;
+  BuiltinParams builtin;
+  ModelInputs inputs;              // temperatures set; the CPU fraction is per query
+  std::string error;               // set when the node cannot be predicted at all
+  std::vector<std::string> notes;  // caveats of any prediction made from it
+  std::optional<std::chrono::milliseconds> telemetry_age;  // as of preparation
+};
+PreparedNode PrepareNode(const NodeFacts& node, telemetry::NodeReading reading,
+                         const manifests::PowerctlConfig& config, telemetry::SteadyTime now);
+
+// What one query predicts for a prepared node: the scoring path needs no more.
+struct PowerEstimate {
+  std::optional<double> cpu_fraction_now;
+  std::optional<double> cpu_fraction_after;
+  bool overcommitted = false;
+  std::optional<double> watts_now;
+  std::optional<double> watts_after;
+  std::string error;  // why there are no watts (the prepared error, or the model's)
+
+  std::optional<double> delta() const {
+    if (!watts_now || !watts_after) return std::nullopt;
+    return *watts_after - *watts_now;
+  }
+};
+
+// One estimate per node, in order, from one batched prediction. `unseen_cpu[i]` (cores) is
+// added to node i's measured usage: CPU of pods the usage metrics cannot show yet; empty
+// means none.
+std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>& nodes,
+                                         const std::vector<double>& unseen_cpu,
+                                         double extra_cpu_cores, Predictor& predictor,
+                                         std::chrono::milliseconds deadline);
+
 struct PowerQuery {
   double extra_cpu_cores = 1.0;  // the CPU added for watts_after
   std::chrono::milliseconds deadline{1000};

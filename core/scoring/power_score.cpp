@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -11,13 +12,26 @@ namespace {
 
 constexpr double kEqualWatts = 1e-6;
 
+// "+3.0 W" — to_chars, not fmt: this runs for every node of every prioritize.
+void AppendWatts(std::string& out, double w) {
+  char buffer[64];
+  char* p = buffer;
+  if (!std::signbit(w)) *p++ = '+';
+  auto [end, ec] = std::to_chars(p, buffer + sizeof buffer, w, std::chars_format::fixed, 1);
+  if (ec != std::errc()) end = p;
+  out.append(buffer, end);
+  out += " W";
+}
+
 std::string Watts(double w) {
-  return fmt::format("{:+.1f} W", w);
+  std::string out;
+  AppendWatts(out, w);
+  return out;
 }
 
 }  // namespace
 
-std::vector<PowerScore> ScorePower(const std::vector<predict::NodePower>& nodes,
+std::vector<PowerScore> ScorePower(const std::vector<predict::PowerEstimate>& nodes,
                                    const manifests::ScoringSettings& settings) {
   std::vector<PowerScore> out(nodes.size());
   std::vector<double> counted(nodes.size(), 0.0);
@@ -27,9 +41,8 @@ std::vector<PowerScore> ScorePower(const std::vector<predict::NodePower>& nodes,
   std::size_t ranked_count = 0;
 
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const predict::NodePower& n = nodes[i];
+    const predict::PowerEstimate& n = nodes[i];
     PowerScore& s = out[i];
-    s.node = n.node;
     s.component.name = std::string(kPower);
     std::optional<double> delta = n.delta();
     if (delta && std::isfinite(*delta)) s.delta_watts = delta;
@@ -54,20 +67,24 @@ std::vector<PowerScore> ScorePower(const std::vector<predict::NodePower>& nodes,
     highest = std::max(highest, counted[i]);
   }
 
+  // The range is the same for every node: formatted once.
+  std::string range;
+  if (ranked_count == 1) {
+    range = " (the only node with a prediction)";
+  } else if (!(highest - lowest > kEqualWatts)) {
+    range = " (all nodes equal)";
+  } else {
+    range = " (lowest " + Watts(lowest) + ", highest " + Watts(highest) + ")";
+  }
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (!ranked[i]) continue;
     PowerScore& s = out[i];
     s.component.value = InverseMinMax(counted[i], lowest, highest, kEqualWatts);
-    std::string reason = Watts(*s.delta_watts);
+    std::string& reason = s.component.reason;
+    reason.reserve(16 + range.size());
+    AppendWatts(reason, *s.delta_watts);
     if (*s.delta_watts < 0) reason += " (a decrease, counted as +0.0 W)";
-    if (ranked_count == 1) {
-      reason += " (the only node with a prediction)";
-    } else if (!(highest - lowest > kEqualWatts)) {
-      reason += " (all nodes equal)";
-    } else {
-      reason += fmt::format(" (lowest {}, highest {})", Watts(lowest), Watts(highest));
-    }
-    s.component.reason = std::move(reason);
+    reason += range;
   }
   return out;
 }

@@ -1,6 +1,6 @@
 #pragma once
 // The power component of a node's score: how many watts the node is predicted to add if the
-// pod lands there (predict::NodePower, computed for the pod's CPU), turned into 0..10.
+// pod lands there (predict::PowerEstimate, computed for the pod's CPU), turned into 0..10.
 //
 //   * nodes with a prediction: proportional to the delta, not by rank: the lowest delta
 //     gets 10, the highest 0, linear in between; when all deltas are equal (within 1e-6 W)
@@ -36,14 +36,13 @@
 namespace powerctl::scoring {
 
 struct PowerScore {
-  std::string node;
   Component component;                // name kPower, value 0..10, reason
   std::optional<double> delta_watts;  // as predicted (before clamping), when there is one
   bool known = false;                 // the value comes from a prediction or overcommit
 };
 
 // One result per element of `nodes`, in order.
-std::vector<PowerScore> ScorePower(const std::vector<predict::NodePower>& nodes,
+std::vector<PowerScore> ScorePower(const std::vector<predict::PowerEstimate>& nodes,
                                    const manifests::ScoringSettings& settings);
 
 // The CPU (cores) to predict the pod's power with: its effective request; for a pod that sets

@@ -1,7 +1,9 @@
 #include "core/scoring/scheduling_core.h"
 
+#include "core/kube/json_fields.h"
 #include "core/predict/node_power.h"
 #include "core/scoring/combine.h"
+#include "core/scoring/node_index.h"
 #include "core/scoring/pod_groups.h"
 #include "core/scoring/pod_resources.h"
 #include "core/scoring/policies.h"
@@ -22,9 +24,13 @@ using json = nlohmann::json;
 // What one candidate looks like, from the cache or else from the request's Node object.
 struct Candidate {
   const cluster::NodeState* cached = nullptr;
-  predict::NodeFacts facts;
-  telemetry::NodeInfo info;
-  std::optional<double> cpu_allocatable;
+  struct FromRequest {
+    predict::NodeFacts facts;
+    telemetry::NodeInfo info;
+  };
+  std::unique_ptr<FromRequest> from_request;  // set when not cached
+  NodeSource source;
+  const telemetry::NodeInfo* info = nullptr;
   std::optional<double> memory_allocatable;
 };
 
@@ -44,34 +50,48 @@ std::optional<double> Allocatable(const json& node, const char* resource, bool c
   return *parsed;
 }
 
+// Candidates point into the snapshot (which the caller keeps alive); only nodes the cache
+// lacks are built from the request.
 std::vector<Candidate> Candidates(const std::vector<std::string>& nodes, const json& node_items,
-                                  const cluster::ClusterSnapshot* snapshot) {
-  std::map<std::string, const json*> items;
-  if (node_items.is_array()) {
-    for (const json& item : node_items) {
-      predict::NodeFacts facts = predict::NodeFactsFromJson(item);
-      if (!facts.name.empty()) items[facts.name] = &item;
+                                  const std::shared_ptr<const cluster::ClusterSnapshot>& snapshot,
+                                  NodeIndexCache& indexes) {
+  std::shared_ptr<const NodeIndex> index = indexes.For(snapshot);
+  std::map<std::string, const json*, std::less<>> items;
+  auto item_of = [&](const std::string& name) -> const json* {
+    if (items.empty() && node_items.is_array()) {
+      for (const json& item : node_items) {
+        const json* n = kube::FindField(item, {"metadata", "name"});
+        if (n != nullptr && n->is_string()) items[n->get<std::string>()] = &item;
+      }
     }
-  }
-  std::vector<Candidate> out;
-  for (const std::string& name : nodes) {
-    Candidate c;
-    c.facts.name = name;
-    c.info.name = name;
-    auto it = snapshot != nullptr ? snapshot->nodes.find(name) : decltype(snapshot->nodes.end()){};
-    if (snapshot != nullptr && it != snapshot->nodes.end()) {
-      c.cached = &it->second;
-      c.facts = it->second.facts;
-      c.info = it->second.info;
-      c.cpu_allocatable = it->second.cpu_allocatable;
-      c.memory_allocatable = it->second.memory_allocatable;
-    } else if (auto item = items.find(name); item != items.end()) {
-      c.facts = predict::NodeFactsFromJson(*item->second);
-      c.info = telemetry::NodeInfoFromJson(*item->second);
-      c.cpu_allocatable = Allocatable(*item->second, "cpu", true);
-      c.memory_allocatable = Allocatable(*item->second, "memory", false);
+    auto it = items.find(name);
+    return it == items.end() ? nullptr : it->second;
+  };
+  std::vector<Candidate> out(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const std::string& name = nodes[i];
+    Candidate& c = out[i];
+    const cluster::NodeState* cached = index != nullptr ? index->Find(name) : nullptr;
+    if (cached != nullptr) {
+      c.cached = cached;
+      c.source.facts = &cached->facts;
+      c.source.cpu_allocatable = cached->cpu_allocatable;
+      c.source.owner = std::shared_ptr<const void>(snapshot, cached);
+      c.info = &cached->info;
+      c.memory_allocatable = cached->memory_allocatable;
+      continue;
     }
-    out.push_back(std::move(c));
+    c.from_request = std::make_unique<Candidate::FromRequest>();
+    if (const json* item = item_of(name); item != nullptr) {
+      c.from_request->facts = predict::NodeFactsFromJson(*item);
+      c.from_request->info = telemetry::NodeInfoFromJson(*item);
+      c.source.cpu_allocatable = Allocatable(*item, "cpu", true);
+      c.memory_allocatable = Allocatable(*item, "memory", false);
+    }
+    c.from_request->facts.name = name;
+    c.from_request->info.name = name;
+    c.source.facts = &c.from_request->facts;
+    c.info = &c.from_request->info;
   }
   return out;
 }
@@ -107,19 +127,22 @@ double PendingCpu(const cluster::NodeState& node, std::chrono::system_clock::tim
 MetricValues PolicyValues(const manifests::Policy& policy, const std::vector<Candidate>& candidates,
                           MetricSource* source) {
   std::vector<telemetry::NodeInfo> infos;
-  for (const Candidate& c : candidates) infos.push_back(c.info);
+  for (const Candidate& c : candidates) infos.push_back(*c.info);
   if (source != nullptr) return CollectMetricValues(*source, PolicyMetrics(policy), infos);
   MetricValues values;
   for (const std::string& metric : PolicyMetrics(policy)) {
     for (const Candidate& c : candidates)
-      values[metric][c.info.name] = {std::nullopt, "no policy metric source"};
+      values[metric][c.info->name] = {std::nullopt, "no policy metric source"};
   }
   return values;
 }
 
 }  // namespace
 
-SchedulingCore::SchedulingCore(SchedulingDeps deps) : deps_(std::move(deps)) {}
+SchedulingCore::SchedulingCore(SchedulingDeps deps)
+    : deps_(std::move(deps)),
+      prepared_(std::make_shared<PreparedNodeCache>()),
+      indexes_(std::make_shared<NodeIndexCache>()) {}
 
 Decision SchedulingCore::Filter(const json& pod, const std::vector<std::string>& nodes,
                                 const json& node_items) const {
@@ -140,7 +163,7 @@ Decision SchedulingCore::Filter(const json& pod, const std::vector<std::string>&
         FindPodPolicy(self.namespace_, self.labels, snapshot->policies, snapshot->invalid_policies);
     if (!policy.note.empty()) d.notes.push_back(policy.note);
     if (policy.policy != nullptr && rejected.empty()) {
-      std::vector<Candidate> candidates = Candidates(nodes, node_items, snapshot.get());
+      std::vector<Candidate> candidates = Candidates(nodes, node_items, snapshot, *indexes_);
       PolicyFilterResult result = FilterNodes(
           *policy.policy, nodes, PolicyValues(*policy.policy, candidates, deps_.policy_metrics));
       for (const auto& [node, reason] : result.failed) rejected[node] = {reason, false};
@@ -164,11 +187,11 @@ Decision SchedulingCore::Filter(const json& pod, const std::vector<std::string>&
 }
 
 Decision SchedulingCore::Prioritize(const json& pod, const std::vector<std::string>& nodes,
-                                    const json& node_items) const {
+                                    const json& node_items, PrioritizeStats* stats) const {
   Decision d = NewDecision(kVerbPrioritize, pod, deps_);
   const manifests::PowerctlConfig& config = *deps_.config;
   auto snapshot = deps_.snapshot ? deps_.snapshot() : nullptr;
-  std::vector<Candidate> candidates = Candidates(nodes, node_items, snapshot.get());
+  std::vector<Candidate> candidates = Candidates(nodes, node_items, snapshot, *indexes_);
 
   auto resources = EffectivePodResources(pod);
   PodResources pod_resources = resources.ok() ? *resources : PodResources{};
@@ -177,44 +200,48 @@ Decision SchedulingCore::Prioritize(const json& pod, const std::vector<std::stri
   double pod_cpu = PodPowerCpuCores(pod_resources, &cpu_note);
   if (!cpu_note.empty()) d.notes.push_back(cpu_note);
 
-  // Telemetry as cached (never waits), plus CPU the metrics cannot show yet.
-  std::map<std::string, telemetry::NodeReading> readings;
-  if (deps_.telemetry != nullptr) {
-    auto cached = deps_.telemetry->Readings(telemetry::Wait::kNever, nodes);
-    if (cached.ok())
-      readings = std::move(*cached);
-    else
-      d.notes.push_back("telemetry: " + cached.error().message);
-  }
+  // Per-node inputs as prepared from cached telemetry (never waits), plus CPU the metrics
+  // cannot show yet.
+  std::optional<telemetry::TelemetryView> view;
+  if (deps_.telemetry != nullptr) view = deps_.telemetry->View(telemetry::Wait::kNever);
+  std::vector<NodeSource> sources;
+  sources.reserve(candidates.size());
+  for (const Candidate& c : candidates) sources.push_back(c.source);
+  std::size_t prepared_now = 0;
+  std::vector<PreparedPtr> prepared =
+      prepared_->Prepare(sources, view ? &*view : nullptr, config,
+                         snapshot ? snapshot->nodes.size() : 0, &prepared_now);
+  sources.clear();
   auto wall_now = deps_.wall_now();
-  for (const Candidate& c : candidates) {
-    telemetry::NodeReading& r = readings[c.facts.name];
-    r.node = c.facts.name;
-    if (!r.cpu_capacity) r.cpu_capacity = c.cpu_allocatable;
-    if (deps_.telemetry == nullptr && r.cpu_cores_used.missing_reason.empty()) {
-      r.cpu_cores_used = telemetry::MissingReading("no telemetry configured");
-    }
+  std::vector<double> unseen_cpu(candidates.size(), 0.0);
+  std::vector<const predict::PreparedNode*> inputs(candidates.size());
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    inputs[i] = prepared[i].get();
     int pending = 0;
-    if (c.cached != nullptr && r.cpu_cores_used.ok()) {
-      double extra = PendingCpu(*c.cached, wall_now, &pending);
-      if (pending > 0) *r.cpu_cores_used.value += extra;
-    }
+    if (candidates[i].cached != nullptr && prepared[i]->reading.cpu_cores_used.ok())
+      unseen_cpu[i] = PendingCpu(*candidates[i].cached, wall_now, &pending);
   }
 
-  std::vector<predict::NodeFacts> facts;
-  for (const Candidate& c : candidates) facts.push_back(c.facts);
-  std::vector<predict::NodePower> power;
+  std::vector<predict::PowerEstimate> power;
   if (deps_.predictor != nullptr) {
-    predict::PowerQuery query;
-    query.extra_cpu_cores = pod_cpu;
-    query.deadline = deps_.deadline;
-    query.now = deps_.clock.now();
-    power = predict::PredictNodePower(facts, readings, config, *deps_.predictor, query);
+    power = predict::EstimatePower(inputs, unseen_cpu, pod_cpu, *deps_.predictor, deps_.deadline);
   } else {
-    for (const auto& f : facts)
-      power.push_back(predict::NodePower{.node = f.name, .error = "no predictor"});
+    power.resize(nodes.size());
+    for (auto& p : power) p.error = "no predictor";
   }
   std::vector<PowerScore> power_scores = ScorePower(power, config.scoring);
+  if (stats != nullptr) {
+    stats->prepared = prepared_now;
+    stats->reused = nodes.size() - prepared_now;
+    for (const predict::PowerEstimate& p : power) {
+      if (p.overcommitted) ++stats->overcommitted;
+      if (p.delta()) {
+        ++stats->predicted;
+      } else {
+        ++stats->unknown;
+      }
+    }
+  }
 
   // scheduleonmetric of the pod's policy, if it has one.
   PolicyScores policy_scores;
@@ -233,14 +260,16 @@ Decision SchedulingCore::Prioritize(const json& pod, const std::vector<std::stri
   std::vector<RealUsageScore> usage_scores;
   if (config.scoring.real_usage_weight > 0) {
     std::vector<NodeUsage> usage;
-    for (const Candidate& c : candidates) {
-      const telemetry::NodeReading& r = readings[c.facts.name];
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      const Candidate& c = candidates[i];
+      const telemetry::Reading& used = prepared[i]->reading.cpu_cores_used;
       NodeUsage u;
-      u.node = c.facts.name;
-      u.cpu_used_cores = r.cpu_cores_used.value;
-      u.cpu_allocatable_cores = c.cpu_allocatable;
+      u.node = nodes[i];
+      u.cpu_used_cores = used.value;
+      if (used.ok()) *u.cpu_used_cores += unseen_cpu[i];
+      u.cpu_allocatable_cores = c.source.cpu_allocatable;
       u.memory_allocatable_bytes = c.memory_allocatable;
-      if (!r.cpu_cores_used.ok()) u.missing_reason = r.cpu_cores_used.missing_reason;
+      if (!used.ok()) u.missing_reason = used.missing_reason;
       usage.push_back(u);
     }
     usage_scores = ScoreRealUsage(usage, config.scoring);

@@ -12,6 +12,7 @@
 #include "core/predict/predictor.h"
 #include "core/scoring/decision.h"
 #include "core/scoring/policy_metrics.h"
+#include "core/scoring/prepared_nodes.h"
 #include "core/telemetry/telemetry_service.h"
 
 #include <nlohmann/json.hpp>
@@ -44,6 +45,17 @@ struct SchedulingDeps {
 // are added to the node's measured usage.
 inline constexpr std::chrono::seconds kUsageMetricsLag{60};
 
+class NodeIndexCache;
+
+// What a prioritize did, for the server's metrics.
+struct PrioritizeStats {
+  std::size_t predicted = 0;      // nodes with a power prediction
+  std::size_t unknown = 0;        // nodes without one (they got the unknown score)
+  std::size_t overcommitted = 0;  // nodes the pod's CPU would overcommit
+  std::size_t prepared = 0;       // nodes whose power inputs had to be prepared
+  std::size_t reused = 0;         // nodes whose prepared inputs were reused
+};
+
 class SchedulingCore {
  public:
   explicit SchedulingCore(SchedulingDeps deps);
@@ -53,10 +65,13 @@ class SchedulingCore {
   Decision Filter(const nlohmann::json& pod, const std::vector<std::string>& nodes,
                   const nlohmann::json& node_items) const;
   Decision Prioritize(const nlohmann::json& pod, const std::vector<std::string>& nodes,
-                      const nlohmann::json& node_items) const;
+                      const nlohmann::json& node_items, PrioritizeStats* stats = nullptr) const;
 
  private:
   SchedulingDeps deps_;
+  // Shared by copies of this core.
+  std::shared_ptr<PreparedNodeCache> prepared_;
+  std::shared_ptr<NodeIndexCache> indexes_;
 };
 
 }  // namespace powerctl::scoring

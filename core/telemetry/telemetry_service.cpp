@@ -63,7 +63,8 @@ Result<std::shared_ptr<const TelemetryService::Snapshot<T>>> TelemetryService::F
   }
   auto snapshot = std::make_shared<Snapshot<T>>();
   snapshot->nodes = std::move(nodes).value();
-  snapshot->readings = std::move(readings).value();
+  for (auto& [name, reading] : *readings) snapshot->readings.emplace(name, std::move(reading));
+  for (const NodeInfo& node : snapshot->nodes) snapshot->capacity[node.name] = node.cpu_capacity;
   return std::shared_ptr<const Snapshot<T>>(std::move(snapshot));
 }
 
@@ -72,54 +73,111 @@ void TelemetryService::Warm() {
   temperature_cache_.Refresh(0);
 }
 
-Result<std::map<std::string, NodeReading>> TelemetryService::Readings(
-    Wait wait, const std::vector<std::string>& only) {
+TelemetryView TelemetryService::View(Wait wait) {
+  TelemetryView view;
   Result<CpuSnapshot> cpu = Current<decltype(cpu_cache_), CpuSnapshot>(cpu_cache_, wait);
   Result<TemperatureSnapshot> temps =
       Current<decltype(temperature_cache_), TemperatureSnapshot>(temperature_cache_, wait);
-  const std::vector<NodeInfo>* nodes = cpu.ok()     ? &(*cpu)->nodes
-                                       : temps.ok() ? &(*temps)->nodes
-                                                    : nullptr;
-  if (only.empty() && nodes == nullptr) return cpu.error();
+  if (cpu.ok()) {
+    view.cpu_ = *cpu;
+  } else {
+    view.cpu_problem_ = "CPU usage unavailable: " + cpu.error().message;
+    view.cpu_failure_ = cpu.error();
+  }
+  if (temps.ok()) {
+    view.temperatures_ = *temps;
+  } else {
+    view.temperature_problem_ = "temperatures unavailable: " + temps.error().message;
+  }
+  view.cpu_error_ = cpu_cache_.Peek(0).last_error;
+  view.temperature_error_ = temperature_cache_.Peek(0).last_error;
+  view.now_ = options_.time.clock.now();
+  view.max_age_ = options_.max_age;
+  // Snapshots are immutable and kept alive by the view, so their addresses identify them;
+  // whether a refresh is failing changes the reasons, so it is part of the generation too.
+  auto mix = [](std::uint64_t h, std::uint64_t v) { return (h ^ v) * 0x100000001b3ULL; };
+  std::uint64_t g = 0xcbf29ce484222325ULL;
+  g = mix(g, reinterpret_cast<std::uintptr_t>(view.cpu_.get()));
+  g = mix(g, reinterpret_cast<std::uintptr_t>(view.temperatures_.get()));
+  g = mix(g, std::hash<std::string>{}(view.cpu_problem_ + "|" + view.temperature_problem_));
+  g = mix(g, (view.cpu_error_ ? 1U : 0U) | (view.temperature_error_ ? 2U : 0U));
+  view.generation_ = g;
+  return view;
+}
 
-  std::map<std::string, const NodeInfo*> known;
-  if (nodes != nullptr) {
-    for (const NodeInfo& node : *nodes) known[node.name] = &node;
-  }
-  std::vector<std::string> names = only;
-  if (names.empty()) {
-    for (const auto& [name, node] : known) names.push_back(name);
-  }
-  const Reading not_listed = MissingReading("the node was not in the last node list");
-  auto now = options_.time.clock.now();
-  std::optional<Error> cpu_error = cpu_cache_.Peek(0).last_error;
-  std::optional<Error> temp_error = temperature_cache_.Peek(0).last_error;
-  std::map<std::string, NodeReading> out;
-  for (const std::string& name : names) {
-    NodeReading r;
-    r.node = name;
-    if (auto it = known.find(name); it != known.end()) r.cpu_capacity = it->second->cpu_capacity;
-    if (!cpu.ok()) {
-      r.cpu_cores_used = MissingReading("CPU usage unavailable: " + cpu.error().message);
-    } else if (auto it = (*cpu)->readings.find(name); it != (*cpu)->readings.end()) {
+std::vector<TelemetryService::SourceStatus> TelemetryService::Sources() const {
+  const auto now = options_.time.clock.now();
+  auto status = [&](const char* name, const auto& peek) {
+    SourceStatus s;
+    s.source = name;
+    if (peek.value) {
+      s.age = std::chrono::duration_cast<std::chrono::milliseconds>(now - peek.fetched_at);
+    }
+    s.failing = peek.last_error.has_value();
+    return s;
+  };
+  return {status("cpu", cpu_cache_.Peek(0)), status("temperature", temperature_cache_.Peek(0))};
+}
+
+NodeReading TelemetryView::For(const std::string& name) const {
+  static const std::string kNotListed = "the node was not in the last node list";
+  NodeReading r;
+  r.node = name;
+  if (cpu_ == nullptr) {
+    r.cpu_cores_used = MissingReading(cpu_problem_);
+  } else {
+    if (auto it = cpu_->capacity.find(name); it != cpu_->capacity.end())
+      r.cpu_capacity = it->second;
+    if (auto it = cpu_->readings.find(name); it != cpu_->readings.end()) {
       r.cpu_cores_used = it->second;
     } else {
-      r.cpu_cores_used = not_listed;
+      r.cpu_cores_used = MissingReading(kNotListed);
     }
-    if (!temps.ok()) {
-      Reading missing = MissingReading("temperatures unavailable: " + temps.error().message);
-      r.ambient = r.cpu1 = r.cpu2 = missing;
-    } else if (auto it = (*temps)->readings.find(name); it != (*temps)->readings.end()) {
+  }
+  if (temperatures_ == nullptr) {
+    r.ambient = r.cpu1 = r.cpu2 = MissingReading(temperature_problem_);
+  } else {
+    if (!r.cpu_capacity) {
+      if (auto it = temperatures_->capacity.find(name); it != temperatures_->capacity.end())
+        r.cpu_capacity = it->second;
+    }
+    if (auto it = temperatures_->readings.find(name); it != temperatures_->readings.end()) {
       r.ambient = it->second.ambient;
       r.cpu1 = it->second.cpu1;
       r.cpu2 = it->second.cpu2;
     } else {
-      r.ambient = r.cpu1 = r.cpu2 = not_listed;
+      r.ambient = r.cpu1 = r.cpu2 = MissingReading(kNotListed);
     }
-    r = WithMaxAge(std::move(r), now, options_.max_age);
-    ExplainStale(r.cpu_cores_used, cpu_error);
-    for (Reading* t : {&r.ambient, &r.cpu1, &r.cpu2}) ExplainStale(*t, temp_error);
-    out[name] = std::move(r);
+  }
+  r = WithMaxAge(std::move(r), now_, max_age_);
+  ExplainStale(r.cpu_cores_used, cpu_error_);
+  for (Reading* t : {&r.ambient, &r.cpu1, &r.cpu2}) ExplainStale(*t, temperature_error_);
+  return r;
+}
+
+SteadyTime TelemetryView::StaleAt(const NodeReading& reading) const {
+  SteadyTime at = SteadyTime::max();
+  for (const Reading* r :
+       {&reading.cpu_cores_used, &reading.ambient, &reading.cpu1, &reading.cpu2}) {
+    if (r->ok()) at = std::min(at, r->observed_at + max_age_);
+  }
+  return at;
+}
+
+Result<std::map<std::string, NodeReading>> TelemetryService::Readings(
+    Wait wait, const std::vector<std::string>& only) {
+  TelemetryView view = View(wait);
+  const std::vector<NodeInfo>* nodes = view.cpu_ != nullptr            ? &view.cpu_->nodes
+                                       : view.temperatures_ != nullptr ? &view.temperatures_->nodes
+                                                                       : nullptr;
+  if (only.empty() && nodes == nullptr) {
+    return *view.cpu_failure_;  // neither source has a snapshot: the CPU source's error
+  }
+  std::map<std::string, NodeReading> out;
+  if (!only.empty()) {
+    for (const std::string& name : only) out[name] = view.For(name);
+  } else {
+    for (const NodeInfo& node : *nodes) out[node.name] = view.For(node.name);
   }
   return out;
 }

@@ -12,9 +12,11 @@
 #include <spdlog/logger.h>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,40 @@ enum class Wait {
   kNever,    // answer from what is cached; start a fetch if nothing is (scoring path)
 };
 
+// One fetch of a source: the nodes it was asked about and what it found.
+template <typename T>
+struct SourceSnapshot {
+  std::vector<NodeInfo> nodes;
+  std::map<std::string, T, std::less<>> readings;
+  std::map<std::string, std::optional<double>, std::less<>> capacity;  // cores, by node
+};
+
+// The cached snapshots as of one moment, read node by node without copying them (the
+// scoring path). Views with equal Generation() read the same data; a reading can still go
+// stale as time passes, which StaleAt() tells.
+class TelemetryView {
+ public:
+  // The node's reading, each value checked against max_age at the view's `now`.
+  NodeReading For(const std::string& name) const;
+  // When a usable value of `reading` will become stale (time_point::max() when none is usable).
+  SteadyTime StaleAt(const NodeReading& reading) const;
+  // Identifies the snapshots read (and whether their sources currently fail).
+  std::uint64_t Generation() const { return generation_; }
+  SteadyTime Now() const { return now_; }
+
+ private:
+  friend class TelemetryService;
+  std::shared_ptr<const SourceSnapshot<Reading>> cpu_;
+  std::shared_ptr<const SourceSnapshot<Temperatures>> temperatures_;
+  std::string cpu_problem_;           // why there is no CPU snapshot ("" when there is one)
+  std::string temperature_problem_;   // likewise for temperatures
+  std::optional<Error> cpu_failure_;  // why there is no CPU snapshot
+  std::optional<Error> cpu_error_, temperature_error_;  // the last refresh's failure
+  SteadyTime now_{};
+  std::chrono::milliseconds max_age_{0};
+  std::uint64_t generation_ = 0;
+};
+
 class TelemetryService {
  public:
   // The sources must outlive the service.
@@ -48,15 +84,23 @@ class TelemetryService {
   Result<std::map<std::string, NodeReading>> Readings(Wait wait = Wait::kNever,
                                                       const std::vector<std::string>& only = {});
 
+  // The same data as Readings(), for reading node by node.
+  TelemetryView View(Wait wait = Wait::kNever);
+
+  // How fresh each source's snapshot is, for the server's metrics.
+  struct SourceStatus {
+    std::string source;                            // "cpu" or "temperature"
+    std::optional<std::chrono::milliseconds> age;  // of the snapshot; nullopt before the first
+    bool failing = false;                          // the last refresh failed
+  };
+  std::vector<SourceStatus> Sources() const;
+
   // Starts background fetches of both sources (server start-up).
   void Warm();
 
  private:
   template <typename T>
-  struct Snapshot {
-    std::vector<NodeInfo> nodes;
-    std::map<std::string, T> readings;
-  };
+  using Snapshot = SourceSnapshot<T>;
   using CpuSnapshot = std::shared_ptr<const Snapshot<Reading>>;
   using TemperatureSnapshot = std::shared_ptr<const Snapshot<Temperatures>>;
 

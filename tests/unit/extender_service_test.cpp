@@ -67,6 +67,28 @@ TEST_F(ExtenderServiceTest, PrioritizeInFullNodesModeAnswersABareArray) {
       << metrics_.Render();
 }
 
+TEST_F(ExtenderServiceTest, MetricsCountPredictionsAndDescribeTelemetry) {
+  json body = {{"Pod", kPod}, {"Nodes", {{"items", nodes_}}}, {"NodeNames", nullptr}};
+  ASSERT_EQ(service_->Prioritize(Post(body)).status, 200);
+  service_->CollectMetrics();
+  std::string text = metrics_.Render();
+  EXPECT_NE(text.find("powerctl_extender_power_estimates_total{result=\"predicted\"} 2"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("powerctl_extender_power_estimates_total{result=\"unknown\"} 0"),
+            std::string::npos)
+      << text;
+  // Nodes sent in the request have no cached object: prepared every time.
+  EXPECT_NE(text.find("powerctl_extender_prepared_nodes_total{result=\"miss\"} 2"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("powerctl_telemetry_snapshot_age_seconds{source=\"cpu\"}"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("powerctl_telemetry_refresh_failing{source=\"temperature\"} 0"),
+            std::string::npos)
+      << text;
+}
+
 TEST_F(ExtenderServiceTest, FilterWithoutAClusterPassesEveryNodeAndSaysWhy) {
   HttpResponse r =
       service_->Filter(Post({{"Pod", kPod}, {"Nodes", nullptr}, {"NodeNames", {"a", "b"}}}));

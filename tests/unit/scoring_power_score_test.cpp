@@ -7,17 +7,15 @@
 namespace powerctl::scoring {
 namespace {
 
-predict::NodePower Predicted(const std::string& node, double now, double after) {
-  predict::NodePower p;
-  p.node = node;
+predict::PowerEstimate Predicted(const std::string& /*node*/, double now, double after) {
+  predict::PowerEstimate p;
   p.watts_now = now;
   p.watts_after = after;
   return p;
 }
 
-predict::NodePower Failed(const std::string& node, const std::string& error) {
-  predict::NodePower p;
-  p.node = node;
+predict::PowerEstimate Failed(const std::string& /*node*/, const std::string& error) {
+  predict::PowerEstimate p;
   p.error = error;
   return p;
 }

@@ -26,6 +26,16 @@ json Pod(const std::string& cpu, json labels = json::object()) {
       {"spec", {{"containers", {{{"name", "c"}, {"resources", {{"requests", {{"cpu", cpu}}}}}}}}}}};
 }
 
+// A pod bound but not yet running: not in usage metrics.
+cluster::PodInfo PendingPod(double cpu_cores) {
+  cluster::PodInfo pod;
+  pod.namespace_ = "team";
+  pod.name = "big";
+  pod.phase = "Pending";
+  pod.requests.cpu_cores = cpu_cores;
+  return pod;
+}
+
 class SchedulingCoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -49,6 +59,20 @@ class SchedulingCoreTest : public ::testing::Test {
   predict::BuiltinPredictor builtin_;
   SchedulingDeps deps_;
   json items_;
+
+  // The cache's view of items_ (8 cores allocatable each), without pods.
+  std::shared_ptr<cluster::ClusterSnapshot> SnapshotOfItems() const {
+    auto snapshot = std::make_shared<cluster::ClusterSnapshot>();
+    for (const auto& item : items_) {
+      cluster::NodeState state;
+      state.name = item["metadata"]["name"];
+      state.facts = predict::NodeFactsFromJson(item);
+      state.info = telemetry::NodeInfoFromJson(item);
+      state.cpu_allocatable = 8;
+      snapshot->nodes[state.name] = state;
+    }
+    return snapshot;
+  }
 };
 
 TEST_F(SchedulingCoreTest, TheLowestPowerDeltaScoresTenProportionally) {
@@ -94,27 +118,37 @@ TEST_F(SchedulingCoreTest, AnIncompletePodGroupFailsEveryNode) {
 }
 
 TEST_F(SchedulingCoreTest, PodsNotYetInMetricsCountAsUsage) {
-  auto snapshot = std::make_shared<cluster::ClusterSnapshot>();
-  for (const auto& item : items_) {
-    cluster::NodeState state;
-    state.name = item["metadata"]["name"];
-    state.facts = predict::NodeFactsFromJson(item);
-    state.info = telemetry::NodeInfoFromJson(item);
-    state.cpu_allocatable = 8;
-    snapshot->nodes[state.name] = state;
-  }
+  auto snapshot = SnapshotOfItems();
   // 6 cores just bound to "efficient": with 2 measured it is full, so adding 2 overcommits it.
-  cluster::PodInfo pending;
-  pending.namespace_ = "team";
-  pending.name = "big";
-  pending.phase = "Pending";
-  pending.requests.cpu_cores = 6;
+  cluster::PodInfo pending = PendingPod(6);
   snapshot->nodes["efficient"].pods.push_back(pending);
   deps_.snapshot = [snapshot] { return std::shared_ptr<const cluster::ClusterSnapshot>(snapshot); };
   SchedulingCore core(deps_);
   Decision d = core.Prioritize(Pod("2"), {"efficient", "middle"}, json::array());
   EXPECT_EQ(d.nodes[0].score, 0) << d.nodes[0].components[0].reason;
   EXPECT_EQ(d.nodes[1].score, 10);
+}
+
+TEST_F(SchedulingCoreTest, PreparedInputsAreReusedButPodsAreCountedPerRequest) {
+  auto snapshot = SnapshotOfItems();
+  deps_.snapshot = [snapshot] { return std::shared_ptr<const cluster::ClusterSnapshot>(snapshot); };
+  SchedulingCore core(deps_);
+  PrioritizeStats first;
+  Decision a = core.Prioritize(Pod("2"), {"efficient", "middle"}, json::array(), &first);
+  EXPECT_EQ(first.prepared, 2u);
+  EXPECT_EQ(first.predicted, 2u);
+  EXPECT_EQ(a.nodes[0].score, 10);
+
+  // Same node objects, same telemetry: nothing is prepared again ...
+  cluster::PodInfo pending = PendingPod(6);
+  snapshot->nodes["efficient"].pods.push_back(pending);
+  PrioritizeStats second;
+  Decision b = core.Prioritize(Pod("2"), {"efficient", "middle"}, json::array(), &second);
+  EXPECT_EQ(second.prepared, 0u);
+  EXPECT_EQ(second.reused, 2u);
+  // ... yet the pod bound meanwhile is counted: "efficient" is now overcommitted.
+  EXPECT_EQ(second.overcommitted, 1u);
+  EXPECT_EQ(b.nodes[0].score, 0) << b.nodes[0].components[0].reason;
 }
 
 }  // namespace

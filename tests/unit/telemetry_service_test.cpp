@@ -173,5 +173,38 @@ TEST_F(TelemetryServiceTest, WarmStartsBothFetches) {
   EXPECT_EQ(cpu_.calls, 1);
 }
 
+TEST_F(TelemetryServiceTest, ViewReadsWhatReadingsReadAndNamesItsSnapshots) {
+  ASSERT_TRUE(service_->Readings(Wait::kIfEmpty).ok());
+  TelemetryView first = service_->View();
+  TelemetryView second = service_->View();
+  EXPECT_EQ(first.Generation(), second.Generation());  // same snapshots, same generation
+  NodeReading a = first.For("a");
+  EXPECT_EQ(a.cpu_cores_used.value, 2.0);
+  EXPECT_EQ(a.cpu_capacity, 16.0);
+  EXPECT_EQ(a.ambient.value, 20.0);
+  EXPECT_THAT(first.For("zz").cpu_cores_used.missing_reason,
+              HasSubstr("not in the last node list"));
+  // Every usable value was measured now: stale after max_age.
+  EXPECT_EQ(first.StaleAt(a), clock_.Now() + seconds(120));
+
+  // A refresh makes new snapshots: a new generation.
+  clock_.Advance(seconds(16));
+  (void)service_->View();  // due: starts the refresh
+  ASSERT_TRUE(Eventually([&] { return cpu_.calls >= 2 && temps_.calls >= 2; }));
+  ASSERT_TRUE(Eventually([&] { return service_->View().Generation() != first.Generation(); }));
+}
+
+TEST_F(TelemetryServiceTest, ViewJudgesStalenessAtItsOwnTime) {
+  ASSERT_TRUE(service_->Readings(Wait::kIfEmpty).ok());
+  cpu_.fail = true;
+  temps_.fail = true;
+  clock_.Advance(seconds(121));
+  TelemetryView view = service_->View();
+  NodeReading a = view.For("a");
+  EXPECT_FALSE(a.cpu_cores_used.ok());
+  EXPECT_THAT(a.cpu_cores_used.missing_reason, HasSubstr("stale"));
+  EXPECT_EQ(view.StaleAt(a), SteadyTime::max());  // nothing usable left to go stale
+}
+
 }  // namespace
 }  // namespace powerctl::telemetry
