@@ -1,5 +1,7 @@
 #include "core/extender/wire.h"
 
+#include "core/extender/wire_internal.h"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -16,12 +18,7 @@ Error Invalid(std::string message) {
   return MakeError(ErrorCode::kInvalidInput, std::move(message));
 }
 
-bool EqualsIgnoringAsciiCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
+using internal::EqualsIgnoringAsciiCase;
 
 // Go's field lookup (see FindGoField), for const and mutable documents.
 template <typename Json>
@@ -205,6 +202,22 @@ const nlohmann::json* FindGoField(const nlohmann::json& object, std::string_view
 }
 
 Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body) {
+  if (!WithinDepth(body, kMaxJsonDepth)) return ParseObject(body, "ExtenderArgs").error();
+  if (internal::ArgsDocument fast; internal::ParseArgsFast(body, fast)) {
+    ExtenderArgs args;
+    POWERCTL_TRY(pod, TakePod(fast.root, "ExtenderArgs"));
+    args.pod = std::move(pod);
+    if (fast.names_present) {
+      args.mode = NodesMode::kNodeNames;
+      args.node_names = std::move(fast.names);
+    } else if (json* nodes = FindMutable(fast.root, "Nodes");
+               nodes != nullptr && !nodes->is_null()) {
+      args.mode = NodesMode::kNodes;
+      POWERCTL_CHECK_OK(ReadNodes(*nodes, args));
+    }
+    return args;
+  }
+  // Malformed or unusual bodies: the general decoder words the error.
   POWERCTL_TRY(root, ParseObject(body, "ExtenderArgs"));
   ExtenderArgs args;
   POWERCTL_TRY(pod, TakePod(root, "ExtenderArgs"));

@@ -1,4 +1,5 @@
 #include "core/extender/wire.h"
+#include "core/extender/wire_internal.h"
 
 #include <gtest/gtest.h>
 
@@ -107,6 +108,46 @@ TEST(DecodeExtenderArgsTest, DepthCountsOnlyOutsideStrings) {
       R"({"Pod":{"metadata":{"name":")" + std::string(200, '[') + R"(\"{"}},"NodeNames":["a"]})";
   auto args = DecodeExtenderArgs(body);
   ASSERT_TRUE(args.ok()) << args.error().message;
+}
+
+// The streaming parser that takes NodeNames out must build the same document as the DOM
+// parser, and hand everything it would decide differently to the general decoder.
+TEST(DecodeExtenderArgsTest, FastParserMatchesTheDomParser) {
+  const std::string same[] = {
+      R"({"Pod":{"metadata":{"name":"p","labels":{"a":"b"}},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"1.5"}}}]}},"Nodes":null,"NodeNames":["n1","n\u00e9",""]})",
+      R"({"NodeNames":[],"Pod":{"x":[1,-2,3.5,true,false,null,[[]],{}]}})",
+      R"({"Pod":{},"NodeNames":null,"Nodes":{"items":[{"metadata":{"name":"x"}}]}})",
+      R"({"Pod":{},"Pod":{"dup":1},"NodeNames":["a"],"Nodes":{"items":[]}})",
+      R"({"Pod":{"n":18446744073709551615,"m":-9223372036854775808,"f":1e300}})",
+  };
+  for (const std::string& body : same) {
+    internal::ArgsDocument fast;
+    ASSERT_TRUE(internal::ParseArgsFast(body, fast)) << body;
+    json dom = json::parse(body);
+    json names = dom.contains("NodeNames") ? dom["NodeNames"] : json(nullptr);
+    dom.erase("NodeNames");
+    EXPECT_EQ(fast.root, dom) << body;
+    EXPECT_EQ(fast.names_present, names.is_array()) << body;
+    if (names.is_array()) {
+      EXPECT_EQ(json(fast.names), names) << body;
+    }
+  }
+  const std::string general[] = {
+      R"({"Pod":{},"nodenames":["a"]})",     R"({"Pod":{},"NodeNames":["a"],"NodeNames":["b"]})",
+      R"({"Pod":{},"NodeNames":"a"})",       R"({"Pod":{},"NodeNames":["a",1]})",
+      R"({"Pod":{},"NodeNames":[["a"]]})",   R"({"Pod":{},"NodeNames":{"a":1}})",
+      R"({"Pod":{},"NodeNames":[{"a":1}]})", R"([])",
+      R"({"Pod":{},"NodeNames":["a"])",      R"()",
+  };
+  for (const std::string& body : general) {
+    internal::ArgsDocument fast;
+    EXPECT_FALSE(internal::ParseArgsFast(body, fast)) << body;
+  }
+  // Nested keys spelled like NodeNames are ordinary data.
+  internal::ArgsDocument nested;
+  ASSERT_TRUE(internal::ParseArgsFast(R"({"Pod":{"NodeNames":[1],"nodenames":2}})", nested));
+  EXPECT_EQ(nested.root["Pod"]["NodeNames"], json::array({1}));
+  EXPECT_FALSE(nested.names_present);
 }
 
 TEST(DecodeExtenderArgsTest, FiveThousandNodesInBothModes) {
