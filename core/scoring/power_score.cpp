@@ -32,7 +32,8 @@ std::string Watts(double w) {
 }  // namespace
 
 std::vector<PowerScore> ScorePower(const std::vector<predict::PowerEstimate>& nodes,
-                                   const manifests::ScoringSettings& settings) {
+                                   const manifests::ScoringSettings& settings,
+                                   std::string* summary) {
   std::vector<PowerScore> out(nodes.size());
   std::vector<double> counted(nodes.size(), 0.0);
   std::vector<bool> ranked(nodes.size(), false);
@@ -67,24 +68,26 @@ std::vector<PowerScore> ScorePower(const std::vector<predict::PowerEstimate>& no
     highest = std::max(highest, counted[i]);
   }
 
-  // The range is the same for every node: formatted once.
-  std::string range;
-  if (ranked_count == 1) {
-    range = " (the only node with a prediction)";
-  } else if (!(highest - lowest > kEqualWatts)) {
-    range = " (all nodes equal)";
-  } else {
-    range = " (lowest " + Watts(lowest) + ", highest " + Watts(highest) + ")";
+  // The range is the same for every node: it is said once, in `summary`, and each node's
+  // reason is its own delta only (short enough to need no allocation, and 5,000 copies of
+  // the range made every large decision bigger for nothing).
+  if (summary != nullptr && ranked_count > 0) {
+    if (ranked_count == 1) {
+      *summary = "power: only one node has a prediction";
+    } else if (!(highest - lowest > kEqualWatts)) {
+      *summary = "power: all " + std::to_string(ranked_count) + " nodes with a prediction add " +
+                 Watts(lowest) + ", all score 10";
+    } else {
+      *summary = "power: " + std::to_string(ranked_count) + " nodes with a prediction add " +
+                 Watts(lowest) + " (score 10) to " + Watts(highest) + " (score 0)";
+    }
   }
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (!ranked[i]) continue;
     PowerScore& s = out[i];
     s.component.value = InverseMinMax(counted[i], lowest, highest, kEqualWatts);
-    std::string& reason = s.component.reason;
-    reason.reserve(16 + range.size());
-    AppendWatts(reason, *s.delta_watts);
-    if (*s.delta_watts < 0) reason += " (a decrease, counted as +0.0 W)";
-    reason += range;
+    AppendWatts(s.component.reason, *s.delta_watts);
+    if (*s.delta_watts < 0) s.component.reason += ", a decrease counted as +0.0 W";
   }
   return out;
 }

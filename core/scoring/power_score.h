@@ -41,9 +41,13 @@ struct PowerScore {
   bool known = false;                 // the value comes from a prediction or overcommit
 };
 
-// One result per element of `nodes`, in order.
+// One result per element of `nodes`, in order; a node's reason is its delta ("+3.0 W").
+// `summary`, when given, is set to the range the scores were spread over (e.g. "power: 3 nodes
+// with a prediction add +2.0 W (score 10) to +12.0 W (score 0)"); left alone when no node
+// has a prediction.
 std::vector<PowerScore> ScorePower(const std::vector<predict::PowerEstimate>& nodes,
-                                   const manifests::ScoringSettings& settings);
+                                   const manifests::ScoringSettings& settings,
+                                   std::string* summary = nullptr);
 
 // The CPU (cores) to predict the pod's power with: its effective request; for a pod that sets
 // no CPU at all, the scheduler's scoring default (100m per container), noted in `note`.

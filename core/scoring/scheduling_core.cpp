@@ -229,7 +229,9 @@ Decision SchedulingCore::Prioritize(const json& pod, const std::vector<std::stri
     power.resize(nodes.size());
     for (auto& p : power) p.error = "no predictor";
   }
-  std::vector<PowerScore> power_scores = ScorePower(power, config.scoring);
+  std::string power_range;
+  std::vector<PowerScore> power_scores = ScorePower(power, config.scoring, &power_range);
+  if (!power_range.empty()) d.notes.push_back(std::move(power_range));
   if (stats != nullptr) {
     stats->prepared = prepared_now;
     stats->reused = nodes.size() - prepared_now;
@@ -275,8 +277,11 @@ Decision SchedulingCore::Prioritize(const json& pod, const std::vector<std::stri
     usage_scores = ScoreRealUsage(usage, config.scoring);
   }
 
+  d.nodes.reserve(nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    std::vector<Component> components = {power_scores[i].component};
+    std::vector<Component> components;
+    components.reserve(3);
+    components.push_back(std::move(power_scores[i].component));
     if (policy_scores.applies) {
       auto it = policy_scores.nodes.find(nodes[i]);
       if (it != policy_scores.nodes.end()) {

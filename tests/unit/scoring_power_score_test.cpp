@@ -28,28 +28,38 @@ manifests::ScoringSettings Settings(int unknown = 5) {
 
 TEST(ScorePowerTest, ProportionalToTheDeltaNotRanks) {
   // deltas 2, 4, 12: ranks would give 10, 9, 8; proportional gives 10, 8, 0.
-  auto scores = ScorePower(
-      {Predicted("a", 100, 102), Predicted("b", 100, 104), Predicted("c", 90, 102)}, Settings());
+  std::string summary;
+  auto scores =
+      ScorePower({Predicted("a", 100, 102), Predicted("b", 100, 104), Predicted("c", 90, 102)},
+                 Settings(), &summary);
   ASSERT_EQ(scores.size(), 3u);
   EXPECT_DOUBLE_EQ(scores[0].component.value, 10.0);
   EXPECT_DOUBLE_EQ(scores[1].component.value, 8.0);
   EXPECT_DOUBLE_EQ(scores[2].component.value, 0.0);
   EXPECT_EQ(scores[1].component.name, "power");
-  EXPECT_EQ(scores[1].component.reason, "+4.0 W (lowest +2.0 W, highest +12.0 W)");
+  EXPECT_EQ(scores[1].component.reason, "+4.0 W");
+  EXPECT_EQ(summary, "power: 3 nodes with a prediction add +2.0 W (score 10) to +12.0 W (score 0)");
   EXPECT_EQ(scores[1].delta_watts, 4.0);
   EXPECT_TRUE(scores[1].known);
 }
 
 TEST(ScorePowerTest, EqualDeltasAllGetTen) {
   // The seed gave equal nodes 10 on its 0..100 scale (wao.md §1.8), i.e. nearly the worst.
-  auto scores = ScorePower({Predicted("a", 100, 105), Predicted("b", 200, 205)}, Settings());
+  std::string summary;
+  auto scores =
+      ScorePower({Predicted("a", 100, 105), Predicted("b", 200, 205)}, Settings(), &summary);
   for (const auto& s : scores) {
     EXPECT_DOUBLE_EQ(s.component.value, 10.0);
-    EXPECT_EQ(s.component.reason, "+5.0 W (all nodes equal)");
+    EXPECT_EQ(s.component.reason, "+5.0 W");
   }
-  auto one = ScorePower({Predicted("a", 100, 101.25)}, Settings());
+  EXPECT_EQ(summary, "power: all 2 nodes with a prediction add +5.0 W, all score 10");
+  auto one = ScorePower({Predicted("a", 100, 101.25)}, Settings(), &summary);
   EXPECT_DOUBLE_EQ(one[0].component.value, 10.0);
-  EXPECT_EQ(one[0].component.reason, "+1.2 W (the only node with a prediction)");
+  EXPECT_EQ(one[0].component.reason, "+1.2 W");
+  EXPECT_EQ(summary, "power: only one node has a prediction");
+  std::string untouched = "kept";
+  ScorePower({Failed("a", "model down")}, Settings(), &untouched);
+  EXPECT_EQ(untouched, "kept");
 }
 
 TEST(ScorePowerTest, SmallDeltasAreNotQuantised) {
@@ -96,8 +106,7 @@ TEST(ScorePowerTest, NegativeDeltaCountsAsZeroNotAsAnError) {
   EXPECT_DOUBLE_EQ(scores[1].component.value, 10.0);
   EXPECT_DOUBLE_EQ(scores[2].component.value, 0.0);
   EXPECT_EQ(scores[0].delta_watts, -2.0);
-  EXPECT_EQ(scores[0].component.reason,
-            "-2.0 W (a decrease, counted as +0.0 W) (lowest +0.0 W, highest +10.0 W)");
+  EXPECT_EQ(scores[0].component.reason, "-2.0 W, a decrease counted as +0.0 W");
 }
 
 TEST(ScorePowerTest, NonFiniteWattsAreUnknown) {
