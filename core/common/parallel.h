@@ -3,6 +3,8 @@
 // for all. `work` pulls its own items (e.g. from an atomic index), so fewer threads than asked
 // — when the system refuses to start more — only makes it slower, never incomplete.
 
+#include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <system_error>
@@ -22,6 +24,16 @@ inline void RunOnWorkers(std::size_t workers, const std::function<void()>& work)
   }
   work();
   for (auto& thread : threads) thread.join();
+}
+
+}  // namespace powerctl
+
+namespace powerctl {
+
+// Threads a request may use for per-node work: the machine's, at most `cap`.
+inline std::size_t DefaultWorkers(std::size_t cap = 4) {
+  const std::size_t hardware = std::thread::hardware_concurrency();
+  return std::clamp<std::size_t>(hardware, 1, cap);
 }
 
 }  // namespace powerctl

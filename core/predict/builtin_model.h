@@ -20,9 +20,12 @@
 //    factor >= 0), so adding a pod never predicts a power decrease.
 
 #include "core/common/result.h"
+#include "core/common/worker_pool.h"
 #include "core/predict/predictor.h"
 
 #include <chrono>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -47,6 +50,10 @@ class BuiltinPredictor : public Predictor {
  public:
   std::vector<Prediction> Predict(const std::vector<PredictionRow>& rows,
                                   std::chrono::milliseconds deadline) override;
+
+ private:
+  std::once_flag pool_started_;
+  std::unique_ptr<WorkerPool> pool_;
 };
 
 }  // namespace powerctl::predict

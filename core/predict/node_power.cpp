@@ -8,11 +8,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace powerctl::predict {
 namespace {
 
 using json = nlohmann::json;
+
+// Below this many nodes per chunk, starting a thread costs more than it saves.
+constexpr std::size_t kNodesPerChunk = 1024;
 
 std::map<std::string, std::string> StringMap(const json& object) {
   std::map<std::string, std::string> out;
@@ -137,59 +141,79 @@ PreparedNode PrepareNode(const NodeFacts& node, telemetry::NodeReading reading,
 std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>& nodes,
                                          const std::vector<double>& unseen_cpu,
                                          double extra_cpu_cores, Predictor& predictor,
-                                         std::chrono::milliseconds deadline) {
+                                         std::chrono::milliseconds deadline, WorkerPool* pool) {
   std::vector<PowerEstimate> results(nodes.size());
-  std::vector<PredictionRow> rows;
-  rows.reserve(2 * nodes.size());
-  std::vector<std::size_t> row_owner;  // rows come in pairs (now, after) per node
-  row_owner.reserve(nodes.size());
+  // Rows come in pairs (now, after) per node that can be predicted; where each node's pair
+  // goes is fixed first, so the rows can then be filled (and read back) in parallel chunks.
+  constexpr std::size_t kNoRow = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> first_row(nodes.size(), kNoRow);
+  std::size_t row_count = 0;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const PreparedNode& node = *nodes[i];
-    PowerEstimate& out = results[i];
-    const telemetry::NodeReading& reading = node.reading;
-    if (reading.cpu_cores_used.ok() && reading.cpu_capacity && *reading.cpu_capacity > 0) {
-      // Usage above capacity happens (metrics windows, throttling); the model input is a
-      // fraction.
-      const double capacity = *reading.cpu_capacity;
-      const double used =
-          *reading.cpu_cores_used.value + (i < unseen_cpu.size() ? unseen_cpu[i] : 0.0);
-      out.cpu_fraction_now = std::min(used / capacity, 1.0);
-      out.overcommitted = used + extra_cpu_cores > capacity;
-      out.cpu_fraction_after = std::min((used + extra_cpu_cores) / capacity, 1.0);
+    if (nodes[i]->error.empty()) {
+      first_row[i] = row_count;
+      row_count += 2;
     }
-    if (!node.error.empty()) {
-      out.error = node.error;
-      continue;
-    }
-
-    PredictionRow& now = rows.emplace_back();
-    now.node = node.node;
-    now.model = node.model;
-    now.inputs = node.inputs;
-    now.inputs.cpu_fraction = static_cast<float>(*out.cpu_fraction_now);
-    now.builtin = node.builtin;
-    PredictionRow& after = rows.emplace_back(rows.back());
-    after.inputs.cpu_fraction = static_cast<float>(*out.cpu_fraction_after);
-    row_owner.push_back(i);
   }
+  auto for_each_chunk = [&](const std::function<void(std::size_t, std::size_t)>& chunk) {
+    if (pool != nullptr) {
+      pool->ForEachChunk(nodes.size(), kNodesPerChunk, chunk);
+    } else {
+      chunk(0, nodes.size());
+    }
+  };
+  std::vector<PredictionRow> rows(row_count);
+  for_each_chunk([&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      const PreparedNode& node = *nodes[i];
+      PowerEstimate& out = results[i];
+      const telemetry::NodeReading& reading = node.reading;
+      if (reading.cpu_cores_used.ok() && reading.cpu_capacity && *reading.cpu_capacity > 0) {
+        // Usage above capacity happens (metrics windows, throttling); the model input is a
+        // fraction.
+        const double capacity = *reading.cpu_capacity;
+        const double used =
+            *reading.cpu_cores_used.value + (i < unseen_cpu.size() ? unseen_cpu[i] : 0.0);
+        out.cpu_fraction_now = std::min(used / capacity, 1.0);
+        out.overcommitted = used + extra_cpu_cores > capacity;
+        out.cpu_fraction_after = std::min((used + extra_cpu_cores) / capacity, 1.0);
+      }
+      if (first_row[i] == kNoRow) {
+        out.error = node.error;
+        continue;
+      }
+      PredictionRow& now = rows[first_row[i]];
+      now.node = node.node;
+      now.model = node.model;
+      now.inputs = node.inputs;
+      now.inputs.cpu_fraction = static_cast<float>(*out.cpu_fraction_now);
+      now.builtin = node.builtin;
+      PredictionRow& after = rows[first_row[i] + 1];
+      after = now;
+      after.inputs.cpu_fraction = static_cast<float>(*out.cpu_fraction_after);
+    }
+  });
   if (rows.empty()) return results;
 
   std::vector<Prediction> predictions = predictor.Predict(rows, deadline);
-  for (std::size_t k = 0; k < row_owner.size(); ++k) {
-    PowerEstimate& out = results[row_owner[k]];
-    const Prediction* now = 2 * k < predictions.size() ? &predictions[2 * k] : nullptr;
-    const Prediction* after = 2 * k + 1 < predictions.size() ? &predictions[2 * k + 1] : nullptr;
-    if (now == nullptr || after == nullptr) {
-      out.error = "predictor returned too few results";
-    } else if (!now->watts) {
-      out.error = now->error;
-    } else if (!after->watts) {
-      out.error = after->error;
-    } else {
-      out.watts_now = now->watts;
-      out.watts_after = after->watts;
+  for_each_chunk([&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      if (first_row[i] == kNoRow) continue;
+      PowerEstimate& out = results[i];
+      const std::size_t k = first_row[i];
+      const Prediction* now = k < predictions.size() ? &predictions[k] : nullptr;
+      const Prediction* after = k + 1 < predictions.size() ? &predictions[k + 1] : nullptr;
+      if (now == nullptr || after == nullptr) {
+        out.error = "predictor returned too few results";
+      } else if (!now->watts) {
+        out.error = now->error;
+      } else if (!after->watts) {
+        out.error = after->error;
+      } else {
+        out.watts_now = now->watts;
+        out.watts_after = after->watts;
+      }
     }
-  }
+  });
   return results;
 }
 

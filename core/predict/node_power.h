@@ -5,6 +5,7 @@
 // `powerctl predict`, the extender's ops JSON and, later, scoring and `explain`, so they
 // all show the same numbers.
 
+#include "core/common/worker_pool.h"
 #include "core/manifests/config.h"
 #include "core/predict/predictor.h"
 #include "core/telemetry/readings.h"
@@ -12,6 +13,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -102,11 +104,13 @@ struct PowerEstimate {
 
 // One estimate per node, in order, from one batched prediction. `unseen_cpu[i]` (cores) is
 // added to node i's measured usage: CPU of pods the usage metrics cannot show yet; empty
-// means none.
+// means none. Rows are built and read back on `pool`'s threads, when given, for large
+// inputs; the predictor is called once.
 std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>& nodes,
                                          const std::vector<double>& unseen_cpu,
                                          double extra_cpu_cores, Predictor& predictor,
-                                         std::chrono::milliseconds deadline);
+                                         std::chrono::milliseconds deadline,
+                                         WorkerPool* pool = nullptr);
 
 struct PowerQuery {
   double extra_cpu_cores = 1.0;  // the CPU added for watts_after

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 namespace powerctl::scoring {
@@ -12,14 +13,25 @@ namespace {
 
 constexpr double kEqualWatts = 1e-6;
 
-// "+3.0 W" — to_chars, not fmt: this runs for every node of every prioritize.
+// "+3.0 W". This runs for every node of every prioritize: watts in any plausible range are
+// formatted as integer tenths, several times faster than to_chars with a precision. Ties
+// round to even like printf; the product w * 10 is itself rounded, so a value just below a
+// tie (0.15 is 0.1499...) can show the digit above where printf shows the one below.
 void AppendWatts(std::string& out, double w) {
   char buffer[64];
   char* p = buffer;
-  if (!std::signbit(w)) *p++ = '+';
-  auto [end, ec] = std::to_chars(p, buffer + sizeof buffer, w, std::chars_format::fixed, 1);
-  if (ec != std::errc()) end = p;
-  out.append(buffer, end);
+  *p++ = std::signbit(w) ? '-' : '+';
+  const double tenths = std::nearbyint(std::fabs(w) * 10.0);
+  if (tenths < 1e15) {
+    const auto whole = static_cast<std::uint64_t>(tenths);
+    p = std::to_chars(p, buffer + sizeof buffer - 8, whole / 10).ptr;
+    *p++ = '.';
+    *p++ = static_cast<char>('0' + whole % 10);
+  } else {
+    p = std::to_chars(p, buffer + sizeof buffer - 8, std::fabs(w), std::chars_format::fixed, 1)
+            .ptr;
+  }
+  out.append(buffer, p);
   out += " W";
 }
 

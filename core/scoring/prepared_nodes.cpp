@@ -10,6 +10,8 @@ namespace {
 // entries than the cluster has nodes. (Requests often carry a subset of the nodes, so the
 // request's size is no measure.)
 constexpr std::size_t kSlack = 1024;
+// Below this many nodes per chunk, starting a thread costs more than it saves.
+constexpr std::size_t kNodesPerChunk = 1024;
 
 }  // namespace
 
@@ -26,11 +28,15 @@ telemetry::NodeReading ReadingForNode(const NodeSource& node,
   return reading;
 }
 
+PreparedNodeCache::Shard& PreparedNodeCache::ShardOf(const std::string& name) {
+  return shards_[std::hash<std::string>{}(name) % kShards];
+}
+
 std::vector<PreparedPtr> PreparedNodeCache::Prepare(const std::vector<NodeSource>& nodes,
                                                     const telemetry::TelemetryView* view,
                                                     const manifests::PowerctlConfig& config,
                                                     std::size_t cluster_nodes,
-                                                    std::size_t* prepared) {
+                                                    std::size_t* prepared, WorkerPool* pool) {
   const telemetry::SteadyTime now = view != nullptr ? view->Now() : telemetry::SteadyTime{};
   const std::uint64_t generation = view != nullptr ? view->Generation() : 0;
   auto prepare = [&](const NodeSource& node) {
@@ -43,41 +49,58 @@ std::vector<PreparedPtr> PreparedNodeCache::Prepare(const std::vector<NodeSource
   };
 
   std::vector<PreparedPtr> out(nodes.size());
-  // One lock for the batch: concurrent requests would prepare the same nodes anyway.
-  std::lock_guard lock(mu_);
-  const std::size_t before = prepared_count_;
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const NodeSource& node = nodes[i];
-    if (node.owner == nullptr) {
-      out[i] = prepare(node).first;
-      ++prepared_count_;
-      continue;
+  std::atomic<std::size_t> misses{0};
+  auto run = [&](std::size_t begin, std::size_t end) {
+    std::size_t chunk_misses = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      const NodeSource& node = nodes[i];
+      if (node.owner == nullptr) {
+        out[i] = prepare(node).first;
+        ++chunk_misses;
+        continue;
+      }
+      Shard& shard = ShardOf(node.facts->name);
+      std::lock_guard lock(shard.mu);
+      Entry& entry = shard.entries[node.facts->name];
+      if (entry.prepared == nullptr || entry.owner != node.owner ||
+          entry.generation != generation || now >= entry.stale_at) {
+        auto [fresh, stale_at] = prepare(node);
+        entry = Entry{node.owner, generation, stale_at, std::move(fresh)};
+        ++chunk_misses;
+      }
+      out[i] = entry.prepared;
     }
-    Entry& entry = entries_[node.facts->name];
-    if (entry.prepared == nullptr || entry.owner != node.owner || entry.generation != generation ||
-        now >= entry.stale_at) {
-      auto [fresh, stale_at] = prepare(node);
-      entry = Entry{node.owner, generation, stale_at, std::move(fresh)};
-      ++prepared_count_;
-    }
-    out[i] = entry.prepared;
+    misses += chunk_misses;
+  };
+  if (pool != nullptr) {
+    pool->ForEachChunk(nodes.size(), kNodesPerChunk, run);
+  } else {
+    run(0, nodes.size());
   }
-  if (prepared != nullptr) *prepared = prepared_count_ - before;
-  if (entries_.size() > std::max(cluster_nodes, nodes.size()) + kSlack) {
+  prepared_count_ += misses;
+  if (prepared != nullptr) *prepared = misses;
+  if (size() > std::max(cluster_nodes, nodes.size()) + kSlack) {
+    std::lock_guard evict(evict_mu_);
     std::unordered_set<std::string_view> wanted;
     for (const NodeSource& node : nodes) wanted.insert(node.facts->name);
-    std::erase_if(entries_, [&](const auto& item) { return !wanted.contains(item.first); });
+    for (Shard& shard : shards_) {
+      std::lock_guard lock(shard.mu);
+      std::erase_if(shard.entries, [&](const auto& item) { return !wanted.contains(item.first); });
+    }
   }
   return out;
 }
 
 std::size_t PreparedNodeCache::size() const {
-  std::lock_guard lock(mu_);
-  return entries_.size();
+  std::size_t total = 0;
+  for (const Shard& shard : shards_) {
+    std::lock_guard lock(shard.mu);
+    total += shard.entries.size();
+  }
+  return total;
 }
 
 std::size_t PreparedNodeCache::prepared_count() const {
-  std::lock_guard lock(mu_);
   return prepared_count_;
 }
 

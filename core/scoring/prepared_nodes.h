@@ -6,10 +6,13 @@
 // object changes (a new object: the cache replaces, never mutates, what it has published),
 // when telemetry moves to new snapshots, or when one of its readings goes stale.
 
+#include "core/common/worker_pool.h"
 #include "core/manifests/config.h"
 #include "core/predict/node_power.h"
 #include "core/telemetry/telemetry_service.h"
 
+#include <array>
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -38,10 +41,12 @@ class PreparedNodeCache {
   // `cluster_nodes`: how many nodes the cluster has; entries of nodes that left it are
   // dropped once the cache holds well over that many. `prepared`, when given, is set to how
   // many of `nodes` had to be prepared (the rest were reused).
+  // Large batches are split across `pool`'s threads when one is given.
   std::vector<PreparedPtr> Prepare(const std::vector<NodeSource>& nodes,
                                    const telemetry::TelemetryView* view,
                                    const manifests::PowerctlConfig& config,
-                                   std::size_t cluster_nodes, std::size_t* prepared = nullptr);
+                                   std::size_t cluster_nodes, std::size_t* prepared = nullptr,
+                                   WorkerPool* pool = nullptr);
 
   std::size_t size() const;
   // Nodes prepared since construction (cache misses), for tests and metrics.
@@ -55,9 +60,18 @@ class PreparedNodeCache {
     PreparedPtr prepared;
   };
 
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, Entry> entries_;
-  std::size_t prepared_count_ = 0;
+  // Entries are spread over shards by name so that the threads of one batch (and concurrent
+  // requests) rarely wait for each other.
+  static constexpr std::size_t kShards = 16;
+  struct Shard {
+    mutable std::mutex mu;
+    std::unordered_map<std::string, Entry> entries;
+  };
+  Shard& ShardOf(const std::string& name);
+
+  std::array<Shard, kShards> shards_;
+  std::atomic<std::size_t> prepared_count_{0};
+  std::mutex evict_mu_;  // one eviction pass at a time
 };
 
 // How a node's reading looks for power prediction: telemetry's, with the Node's allocatable

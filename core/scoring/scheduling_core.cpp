@@ -1,5 +1,7 @@
 #include "core/scoring/scheduling_core.h"
 
+#include "core/common/parallel.h"
+#include "core/common/worker_pool.h"
 #include "core/kube/json_fields.h"
 #include "core/predict/node_power.h"
 #include "core/scoring/combine.h"
@@ -20,6 +22,9 @@ namespace powerctl::scoring {
 namespace {
 
 using json = nlohmann::json;
+
+// Below this many nodes per chunk, starting a thread costs more than it saves.
+constexpr std::size_t kNodesPerChunk = 1024;
 
 // What one candidate looks like, from the cache or else from the request's Node object.
 struct Candidate {
@@ -54,7 +59,7 @@ std::optional<double> Allocatable(const json& node, const char* resource, bool c
 // lacks are built from the request.
 std::vector<Candidate> Candidates(const std::vector<std::string>& nodes, const json& node_items,
                                   const std::shared_ptr<const cluster::ClusterSnapshot>& snapshot,
-                                  NodeIndexCache& indexes) {
+                                  NodeIndexCache& indexes, WorkerPool& pool) {
   std::shared_ptr<const NodeIndex> index = indexes.For(snapshot);
   std::map<std::string, const json*, std::less<>> items;
   auto item_of = [&](const std::string& name) -> const json* {
@@ -67,32 +72,35 @@ std::vector<Candidate> Candidates(const std::vector<std::string>& nodes, const j
     auto it = items.find(name);
     return it == items.end() ? nullptr : it->second;
   };
+  if (node_items.is_array() && !node_items.empty()) item_of("");  // built before the threads
   std::vector<Candidate> out(nodes.size());
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const std::string& name = nodes[i];
-    Candidate& c = out[i];
-    const cluster::NodeState* cached = index != nullptr ? index->Find(name) : nullptr;
-    if (cached != nullptr) {
-      c.cached = cached;
-      c.source.facts = &cached->facts;
-      c.source.cpu_allocatable = cached->cpu_allocatable;
-      c.source.owner = std::shared_ptr<const void>(snapshot, cached);
-      c.info = &cached->info;
-      c.memory_allocatable = cached->memory_allocatable;
-      continue;
+  pool.ForEachChunk(nodes.size(), kNodesPerChunk, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::string& name = nodes[i];
+      Candidate& c = out[i];
+      const cluster::NodeState* cached = index != nullptr ? index->Find(name) : nullptr;
+      if (cached != nullptr) {
+        c.cached = cached;
+        c.source.facts = &cached->facts;
+        c.source.cpu_allocatable = cached->cpu_allocatable;
+        c.source.owner = std::shared_ptr<const void>(snapshot, cached);
+        c.info = &cached->info;
+        c.memory_allocatable = cached->memory_allocatable;
+        continue;
+      }
+      c.from_request = std::make_unique<Candidate::FromRequest>();
+      if (const json* item = item_of(name); item != nullptr) {
+        c.from_request->facts = predict::NodeFactsFromJson(*item);
+        c.from_request->info = telemetry::NodeInfoFromJson(*item);
+        c.source.cpu_allocatable = Allocatable(*item, "cpu", true);
+        c.memory_allocatable = Allocatable(*item, "memory", false);
+      }
+      c.from_request->facts.name = name;
+      c.from_request->info.name = name;
+      c.source.facts = &c.from_request->facts;
+      c.info = &c.from_request->info;
     }
-    c.from_request = std::make_unique<Candidate::FromRequest>();
-    if (const json* item = item_of(name); item != nullptr) {
-      c.from_request->facts = predict::NodeFactsFromJson(*item);
-      c.from_request->info = telemetry::NodeInfoFromJson(*item);
-      c.source.cpu_allocatable = Allocatable(*item, "cpu", true);
-      c.memory_allocatable = Allocatable(*item, "memory", false);
-    }
-    c.from_request->facts.name = name;
-    c.from_request->info.name = name;
-    c.source.facts = &c.from_request->facts;
-    c.info = &c.from_request->info;
-  }
+  });
   return out;
 }
 
@@ -142,7 +150,9 @@ MetricValues PolicyValues(const manifests::Policy& policy, const std::vector<Can
 SchedulingCore::SchedulingCore(SchedulingDeps deps)
     : deps_(std::move(deps)),
       prepared_(std::make_shared<PreparedNodeCache>()),
-      indexes_(std::make_shared<NodeIndexCache>()) {}
+      indexes_(std::make_shared<NodeIndexCache>()),
+      pool_(std::make_shared<WorkerPool>((deps_.workers > 0 ? deps_.workers : DefaultWorkers()) -
+                                         1)) {}
 
 Decision SchedulingCore::Filter(const json& pod, const std::vector<std::string>& nodes,
                                 const json& node_items) const {
@@ -163,7 +173,8 @@ Decision SchedulingCore::Filter(const json& pod, const std::vector<std::string>&
         FindPodPolicy(self.namespace_, self.labels, snapshot->policies, snapshot->invalid_policies);
     if (!policy.note.empty()) d.notes.push_back(policy.note);
     if (policy.policy != nullptr && rejected.empty()) {
-      std::vector<Candidate> candidates = Candidates(nodes, node_items, snapshot, *indexes_);
+      std::vector<Candidate> candidates =
+          Candidates(nodes, node_items, snapshot, *indexes_, *pool_);
       PolicyFilterResult result = FilterNodes(
           *policy.policy, nodes, PolicyValues(*policy.policy, candidates, deps_.policy_metrics));
       for (const auto& [node, reason] : result.failed) rejected[node] = {reason, false};
@@ -191,7 +202,7 @@ Decision SchedulingCore::Prioritize(const json& pod, const std::vector<std::stri
   Decision d = NewDecision(kVerbPrioritize, pod, deps_);
   const manifests::PowerctlConfig& config = *deps_.config;
   auto snapshot = deps_.snapshot ? deps_.snapshot() : nullptr;
-  std::vector<Candidate> candidates = Candidates(nodes, node_items, snapshot, *indexes_);
+  std::vector<Candidate> candidates = Candidates(nodes, node_items, snapshot, *indexes_, *pool_);
 
   auto resources = EffectivePodResources(pod);
   PodResources pod_resources = resources.ok() ? *resources : PodResources{};
@@ -210,21 +221,24 @@ Decision SchedulingCore::Prioritize(const json& pod, const std::vector<std::stri
   std::size_t prepared_now = 0;
   std::vector<PreparedPtr> prepared =
       prepared_->Prepare(sources, view ? &*view : nullptr, config,
-                         snapshot ? snapshot->nodes.size() : 0, &prepared_now);
+                         snapshot ? snapshot->nodes.size() : 0, &prepared_now, pool_.get());
   sources.clear();
   auto wall_now = deps_.wall_now();
   std::vector<double> unseen_cpu(candidates.size(), 0.0);
   std::vector<const predict::PreparedNode*> inputs(candidates.size());
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    inputs[i] = prepared[i].get();
-    int pending = 0;
-    if (candidates[i].cached != nullptr && prepared[i]->reading.cpu_cores_used.ok())
-      unseen_cpu[i] = PendingCpu(*candidates[i].cached, wall_now, &pending);
-  }
+  pool_->ForEachChunk(candidates.size(), kNodesPerChunk, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      inputs[i] = prepared[i].get();
+      int pending = 0;
+      if (candidates[i].cached != nullptr && prepared[i]->reading.cpu_cores_used.ok())
+        unseen_cpu[i] = PendingCpu(*candidates[i].cached, wall_now, &pending);
+    }
+  });
 
   std::vector<predict::PowerEstimate> power;
   if (deps_.predictor != nullptr) {
-    power = predict::EstimatePower(inputs, unseen_cpu, pod_cpu, *deps_.predictor, deps_.deadline);
+    power = predict::EstimatePower(inputs, unseen_cpu, pod_cpu, *deps_.predictor, deps_.deadline,
+                                   pool_.get());
   } else {
     power.resize(nodes.size());
     for (auto& p : power) p.error = "no predictor";
@@ -277,25 +291,27 @@ Decision SchedulingCore::Prioritize(const json& pod, const std::vector<std::stri
     usage_scores = ScoreRealUsage(usage, config.scoring);
   }
 
-  d.nodes.reserve(nodes.size());
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    std::vector<Component> components;
-    components.reserve(3);
-    components.push_back(std::move(power_scores[i].component));
-    if (policy_scores.applies) {
-      auto it = policy_scores.nodes.find(nodes[i]);
-      if (it != policy_scores.nodes.end()) {
-        components.push_back(Component{std::string(kPolicy), it->second.score, it->second.reason});
+  d.nodes.resize(nodes.size());
+  pool_->ForEachChunk(nodes.size(), kNodesPerChunk, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      std::vector<Component> components;
+      components.reserve(3);
+      components.push_back(std::move(power_scores[i].component));
+      if (policy_scores.applies) {
+        auto it = policy_scores.nodes.find(nodes[i]);
+        if (it != policy_scores.nodes.end()) {
+          components.push_back(
+              Component{std::string(kPolicy), it->second.score, it->second.reason});
+        }
       }
+      if (!usage_scores.empty()) components.push_back(usage_scores[i].component);
+      CombinedScore combined = Combine(std::move(components), config.scoring);
+      NodeDecision& n = d.nodes[i];
+      n.node = nodes[i];
+      n.components = std::move(combined.components);
+      n.score = combined.score;
     }
-    if (!usage_scores.empty()) components.push_back(usage_scores[i].component);
-    CombinedScore combined = Combine(std::move(components), config.scoring);
-    NodeDecision n;
-    n.node = nodes[i];
-    n.components = std::move(combined.components);
-    n.score = combined.score;
-    d.nodes.push_back(std::move(n));
-  }
+  });
   return d;
 }
 

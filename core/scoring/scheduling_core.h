@@ -8,6 +8,7 @@
 
 #include "core/cluster/node_cache.h"
 #include "core/common/clock.h"
+#include "core/common/worker_pool.h"
 #include "core/manifests/config.h"
 #include "core/predict/predictor.h"
 #include "core/scoring/decision.h"
@@ -35,6 +36,10 @@ struct SchedulingDeps {
   // The cluster cache's view; may return null (no cluster: answer from what requests carry).
   std::function<std::shared_ptr<const cluster::ClusterSnapshot>()> snapshot;
   Clock clock;
+  // Threads one prioritize may use for its per-node work on large candidate lists; 0: the
+  // machine's cores, at most 4. (kube-scheduler 1.20 calls an extender once per pod, one pod
+  // at a time, so a large request's latency is the scheduler's throughput.)
+  std::size_t workers = 0;
   std::function<std::chrono::system_clock::time_point()> wall_now = [] {
     return std::chrono::system_clock::now();
   };
@@ -72,6 +77,7 @@ class SchedulingCore {
   // Shared by copies of this core.
   std::shared_ptr<PreparedNodeCache> prepared_;
   std::shared_ptr<NodeIndexCache> indexes_;
+  std::shared_ptr<WorkerPool> pool_;  // deps_.workers - 1 helper threads
 };
 
 }  // namespace powerctl::scoring
