@@ -1,6 +1,6 @@
 // powerctl schedule-server --listen HOST:PORT --tls-cert F --tls-key F [--client-ca F]
 //   [--insecure-http] --ops-listen HOST:PORT [--url-prefix P] [--drain-timeout D]
-//   [--lease-name N] [--lease-namespace NS] [--identity ID]:
+//   [--lease-name N] [--lease-namespace NS] [--identity ID] [--decision-events=false]:
 // the kube-scheduler extender. Runs until SIGTERM/SIGINT, then drains and exits 0.
 #include "cli/app.h"
 #include "cli/exit_codes.h"
@@ -30,6 +30,7 @@ struct ScheduleServerFlags {
   std::string lease_name = cluster::kDefaultLeaseName;
   std::string lease_namespace;  // "" = $POD_NAMESPACE, else the config's namespace
   std::string identity;         // "" = <hostname>_<pid>
+  bool decision_events = true;
 };
 
 Error Usage(std::string message) {
@@ -92,6 +93,7 @@ int RunScheduleServerCommand(const Context& ctx, const ScheduleServerFlags& flag
             : config->namespace_;
   }
   app.election.identity = flags.identity;
+  app.decision_events = flags.decision_events;
   app.config = *config;
   app.log = ctx.log;
   app.transport.log = ctx.log;
@@ -133,6 +135,9 @@ void RegisterScheduleServer(CLI::App& app, CommandEnv& env) {
       "--lease-name in --lease-namespace alone writes to the cluster (node labels of deschedule\n"
       "and labeling policies every telemetry.refreshInterval, and the powerctl.io/group-complete\n"
       "annotation on waiting pods of a complete pod group). SIGTERM releases the Lease.\n"
+      "Every replica records its decisions as Events on the pods (reason PowerScored or\n"
+      "PowerFiltered, the decision in annotation powerctl.io/decision) for `powerctl explain`\n"
+      "and `kubectl get events`; --decision-events=false turns that off.\n"
       "Examples:\n"
       "  powerctl schedule-server --tls-cert tls.crt --tls-key tls.key --client-ca ca.crt\n"
       "  powerctl schedule-server --insecure-http --listen 127.0.0.1:0 --ops-listen 127.0.0.1:0");
@@ -168,6 +173,8 @@ void RegisterScheduleServer(CLI::App& app, CommandEnv& env) {
   cmd->add_option("--identity", flags->identity,
                   "This replica's name in the Lease (default <hostname>_<pid>)")
       ->type_name("NAME");
+  cmd->add_flag("--decision-events", flags->decision_events,
+                "Record each decision as an Event on its pod (default true; =false to turn off)");
   cmd->callback([&env, flags] { env.exit_code = RunScheduleServerCommand(env.ctx, *flags); });
 }
 

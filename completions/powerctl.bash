@@ -104,7 +104,7 @@ _powerctl() {
     "calibrate") words="-h --help --help-all -l --selector --all --window --step --prometheus-url --power-metric --min-r2 --min-samples --min-utilisation-range --skip-unfit --dry-run -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "doctor") words="-h --help --help-all -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "predict") words="-h --help --help-all -l --selector --cpu --source -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
-    "schedule-server") words="-h --help --help-all --listen --ops-listen --tls-cert --tls-key --client-ca --insecure-http --url-prefix --drain-timeout --threads --lease-name --lease-namespace --identity -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
+    "schedule-server") words="-h --help --help-all --listen --ops-listen --tls-cert --tls-key --client-ca --insecure-http --url-prefix --drain-timeout --threads --lease-name --lease-namespace --identity --decision-events -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "completion") words="bash zsh fish -h --help --help-all -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "version") words="-h --help --help-all --short -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
   esac

@@ -116,6 +116,7 @@ complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -l threads
 complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -l lease-name -x -d 'Lease whose holder writes labels and pod touches (default powerctl-extender)'
 complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -l lease-namespace -x -d 'Namespace of the Lease (default $POD_NAMESPACE, else the config\'s namespace)'
 complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -l identity -x -d 'This replica\'s name in the Lease (default <hostname>_<pid>)'
+complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -l decision-events -d 'Record each decision as an Event on its pod (default true; =false to turn off)'
 complete -c powerctl -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'
 complete -c powerctl -n '__fish_seen_subcommand_from completion' -s h -l help -d 'Print this help message and exit'
 complete -c powerctl -n '__fish_seen_subcommand_from completion' -l help-all -d 'Show help for every command'

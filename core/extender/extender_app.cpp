@@ -4,6 +4,7 @@
 #include "core/common/duration.h"
 #include "core/common/http_client.h"
 #include "core/extender/cluster_writer.h"
+#include "core/extender/decision_event_writer.h"
 #include "core/extender/extender_service.h"
 #include "core/kube/client.h"
 #include "core/predict/predictor_factory.h"
@@ -22,6 +23,11 @@ cluster::PodRequests EffectiveRequests(const nlohmann::json& pod) {
   if (!resources.ok()) return cluster::SumContainerRequests(pod);
   return {static_cast<double>(resources->cpu_request_millis) / 1000.0,
           static_cast<double>(resources->memory_request_bytes)};
+}
+
+std::string Identity(const ExtenderAppOptions& options) {
+  return options.election.identity.empty() ? cluster::DefaultLeaseIdentity()
+                                           : options.election.identity;
 }
 
 // The leader election and the writes only its winner makes. Stopped in reverse order of
@@ -50,8 +56,7 @@ Result<std::unique_ptr<ClusterWrites>> StartClusterWrites(
   lease.namespace_ = options.election.lease_namespace.empty() ? options.config.namespace_
                                                               : options.election.lease_namespace;
   lease.name = options.election.lease_name;
-  lease.identity = options.election.identity.empty() ? cluster::DefaultLeaseIdentity()
-                                                     : options.election.identity;
+  lease.identity = Identity(options);
   lease.log = options.log;
   // One attempt per round: the round itself is retried every few seconds, and a request
   // retried with backoff could outlive the renew deadline.
@@ -87,6 +92,25 @@ Result<std::unique_ptr<ClusterWrites>> StartClusterWrites(
   out->election->Start();
   out->writer->Start();
   return out;
+}
+
+// Decision Events for `explain`: one client of their own, and few retries, so a slow API
+// server fills the writer's bounded queue rather than holding decisions for long.
+Result<std::unique_ptr<DecisionEventWriter>> StartDecisionEvents(const ExtenderAppOptions& options,
+                                                                 MetricsRegistry& registry) {
+  POWERCTL_TRY(transport, kube::MakeCurlTransport(*options.cluster, options.transport));
+  kube::ClientOptions client_options;
+  client_options.log = options.log;
+  client_options.connection_description = options.cluster->description;
+  client_options.max_attempts = 2;
+  DecisionEventWriterOptions writer_options;
+  writer_options.instance = Identity(options);
+  writer_options.log = options.log;
+  auto writer = std::make_unique<DecisionEventWriter>(
+      std::make_unique<kube::Client>(std::move(transport), client_options), registry,
+      writer_options);
+  writer->Start();
+  return writer;
 }
 
 }  // namespace
@@ -219,8 +243,23 @@ Status ServeExtender(const ExtenderAppOptions& options, ScheduleServerHooks hook
     writes = std::move(*started);
   }
 
+  std::unique_ptr<DecisionEventWriter> events;
+  if (cache && options.decision_events) {
+    auto started = StartDecisionEvents(options, registry);
+    if (!started.ok()) {
+      writes.reset();
+      cache->Stop();
+      return started.error();
+    }
+    events = std::move(*started);
+    DecisionEventWriter* writer = events.get();
+    service.SetDecisionObserver(
+        [writer](std::shared_ptr<const scoring::Decision> d) { writer->Submit(std::move(d)); });
+  }
+
   Status status = RunScheduleServer(options.server, service, hooks);
-  writes.reset();  // stops writing and releases the Lease while the cache still runs
+  if (events) events->Stop();  // the server has drained: no more decisions come
+  writes.reset();              // stops writing and releases the Lease while the cache still runs
   if (cache) cache->Stop();
   return status;
 }

@@ -34,6 +34,8 @@ struct ExtenderAppOptions {
   manifests::PowerctlConfig config;
   std::optional<kube::ClusterConnection> cluster;  // nullopt: no cluster configured
   kube::TransportOptions transport;
+  // Record each decision as an Event on its pod (decision_event_writer.h); needs a cluster.
+  bool decision_events = true;
   std::shared_ptr<spdlog::logger> log;
 };
 

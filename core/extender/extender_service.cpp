@@ -72,13 +72,17 @@ HttpResponse ExtenderService::Answer(const char* verb, int status, std::string b
 }
 
 void ExtenderService::Record(scoring::Decision decision) {
+  auto recorded = std::make_shared<const scoring::Decision>(std::move(decision));
+  if (observer_) observer_(recorded);
+  std::shared_ptr<const scoring::Decision> evicted;  // freed outside the lock
   std::lock_guard lock(mu_);
-  node_entries_ += decision.nodes.size();
-  decisions_.push_back(std::move(decision));
+  node_entries_ += recorded->nodes.size();
+  decisions_.push_back(std::move(recorded));
   // The newest decision is always kept, however large.
   while (decisions_.size() > 1 &&
          (decisions_.size() > keep_ || node_entries_ > keep_node_entries_)) {
-    node_entries_ -= decisions_.front().nodes.size();
+    node_entries_ -= decisions_.front()->nodes.size();
+    evicted = std::move(decisions_.front());
     decisions_.pop_front();
   }
 }
@@ -150,8 +154,9 @@ HttpResponse ExtenderService::Decisions(const HttpRequest& request) const {
   json items = json::array();
   std::lock_guard lock(mu_);
   for (auto it = decisions_.rbegin(); it != decisions_.rend() && items.size() < limit; ++it) {
-    if (!pod.empty() && it->pod_namespace + "/" + it->pod_name != pod) continue;
-    items.push_back(scoring::DecisionToJson(*it));
+    const scoring::Decision& d = **it;
+    if (!pod.empty() && d.pod_namespace + "/" + d.pod_name != pod) continue;
+    items.push_back(scoring::DecisionToJson(d));
   }
   return HttpResponse::Json(200, json{{"kind", "DecisionList"}, {"items", items}}.dump());
 }

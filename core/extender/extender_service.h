@@ -11,6 +11,8 @@
 
 #include <cstddef>
 #include <deque>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -36,6 +38,10 @@ class ExtenderService : public ExtenderHandler {
   // prints, computed from this server's caches (all known nodes when none are named).
   HttpResponse Predictions(const HttpRequest& request) const;
   void AddOpsRoutes(HttpServer& ops);
+  // Called with every decision as it is recorded, on the request's thread (keep it cheap:
+  // queue, do not write). Set before serving.
+  using DecisionObserver = std::function<void(std::shared_ptr<const scoring::Decision>)>;
+  void SetDecisionObserver(DecisionObserver observer) { observer_ = std::move(observer); }
   // Sets the gauges that describe state rather than requests (telemetry age per source).
   void CollectMetrics();
 
@@ -56,8 +62,10 @@ class ExtenderService : public ExtenderHandler {
   std::size_t keep_;
   std::size_t keep_node_entries_;
   mutable std::mutex mu_;
-  std::deque<scoring::Decision> decisions_;  // newest at the back
-  std::size_t node_entries_ = 0;             // the sum of decisions_[i].nodes.size()
+  DecisionObserver observer_;
+  // Shared with the observer (the Event writer), so recording never copies a decision.
+  std::deque<std::shared_ptr<const scoring::Decision>> decisions_;  // newest at the back
+  std::size_t node_entries_ = 0;  // the sum of decisions_[i].nodes.size()
 };
 
 }  // namespace powerctl::extender

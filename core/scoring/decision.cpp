@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <utility>
 
 namespace powerctl::scoring {
@@ -108,6 +109,7 @@ nlohmann::json DecisionToJson(const Decision& decision) {
     nodes.push_back(std::move(node));
   }
   out["nodes"] = std::move(nodes);
+  if (decision.omitted_nodes > 0) out["omitted"] = decision.omitted_nodes;
   return out;
 }
 
@@ -133,6 +135,10 @@ Result<Decision> DecisionFromJson(const nlohmann::json& document) {
       d.notes.push_back(note.get<std::string>());
     }
   }
+  if (auto omitted = document.find("omitted"); omitted != document.end()) {
+    if (!omitted->is_number_unsigned()) return Invalid("omitted", "is not a count");
+    d.omitted_nodes = omitted->get<std::size_t>();
+  }
   if (auto nodes = document.find("nodes"); nodes != document.end()) {
     if (!nodes->is_array()) return Invalid("nodes", "is not a list");
     for (std::size_t i = 0; i < nodes->size(); ++i) {
@@ -141,6 +147,43 @@ Result<Decision> DecisionFromJson(const nlohmann::json& document) {
     }
   }
   return d;
+}
+
+Decision TopNodes(const Decision& decision, std::size_t max_scored, std::size_t max_rejected) {
+  std::vector<std::size_t> scored;
+  std::vector<std::size_t> keep;
+  for (std::size_t i = 0; i < decision.nodes.size(); ++i) {
+    const NodeDecision& n = decision.nodes[i];
+    if (n.passed == false) {
+      if (max_rejected > 0) {
+        keep.push_back(i);
+        --max_rejected;
+      }
+    } else if (n.score) {
+      scored.push_back(i);
+    }
+  }
+  const std::size_t best = std::min(max_scored, scored.size());
+  std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(best),
+                    scored.end(), [&](std::size_t a, std::size_t b) {
+                      const auto sa = *decision.nodes[a].score, sb = *decision.nodes[b].score;
+                      return sa != sb ? sa > sb : a < b;
+                    });
+  keep.insert(keep.end(), scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(best));
+  std::sort(keep.begin(), keep.end());
+
+  Decision out;
+  out.verb = decision.verb;
+  out.pod_namespace = decision.pod_namespace;
+  out.pod_name = decision.pod_name;
+  out.pod_uid = decision.pod_uid;
+  out.at_unix_ms = decision.at_unix_ms;
+  out.error = decision.error;
+  out.notes = decision.notes;
+  out.nodes.reserve(keep.size());
+  for (std::size_t i : keep) out.nodes.push_back(decision.nodes[i]);
+  out.omitted_nodes = decision.omitted_nodes + decision.nodes.size() - keep.size();
+  return out;
 }
 
 }  // namespace powerctl::scoring

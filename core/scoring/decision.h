@@ -5,7 +5,7 @@
 // Compact JSON (keys absent when empty, false or unset; unknown keys ignored when reading):
 //   {"verb":"prioritize","pod":{"namespace":"ns","name":"p","uid":"u"},"at":1700000000123,
 //    "error":"...","notes":["..."],
-//    "nodes":[{"node":"n1","pass":false,"reason":"too hot","unresolvable":true},
+//    "omitted":4980,"nodes":[{"node":"n1","pass":false,"reason":"too hot","unresolvable":true},
 //             {"node":"n2","pass":true,"score":8,
 //              "components":[{"name":"power","value":7.5,"reason":"+3.0 W (...)"}]}]}
 // "pass"/"reason"/"unresolvable" belong to filter (and preempt: whether the node stays a
@@ -16,6 +16,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -47,9 +48,17 @@ struct Decision {
   std::string error;            // the verb failed as a whole (answered with an error)
   std::vector<std::string> notes;
   std::vector<NodeDecision> nodes;  // in the order the scheduler sent them
+  // Nodes left out of `nodes` to keep a record small (TopNodes); 0 in a full decision.
+  std::size_t omitted_nodes = 0;
 
   bool operator==(const Decision&) const = default;
 };
+
+// The decision with only the nodes that explain it: the `max_scored` best-scored nodes
+// (highest score first; ties keep the scheduler's order) and the first `max_rejected` nodes
+// the filter rejected; nodes that merely passed a filter are left out. `omitted_nodes`
+// counts what was dropped. Nodes stay in the scheduler's order.
+Decision TopNodes(const Decision& decision, std::size_t max_scored, std::size_t max_rejected);
 
 // Fills pod_namespace, pod_name and pod_uid from a Pod object's metadata (missing -> "").
 void SetPodIdentity(Decision& decision, const nlohmann::json& pod);

@@ -28,8 +28,7 @@ void AppendWatts(std::string& out, double w) {
     *p++ = '.';
     *p++ = static_cast<char>('0' + whole % 10);
   } else {
-    p = std::to_chars(p, buffer + sizeof buffer - 8, std::fabs(w), std::chars_format::fixed, 1)
-            .ptr;
+    p = std::to_chars(p, buffer + sizeof buffer - 8, std::fabs(w), std::chars_format::fixed, 1).ptr;
   }
   out.append(buffer, p);
   out += " W";

@@ -145,6 +145,40 @@ telemetry:
                                       diagnose=lambda: cl.tail(extender_log)))
         self.assertEqual(placed, [names["efficient"]] * 3, cl.tail(extender_log))
 
+        # The decision is recorded as an Event on the pod, readable with nothing but
+        # permission to read events in its namespace (what `powerctl explain` relies on).
+        reader = f"event-reader-{tag}"
+        for obj in ({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": reader, "namespace": NS}},
+                    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                     "metadata": {"name": reader, "namespace": NS},
+                     "rules": [{"apiGroups": [""], "resources": ["events"], "verbs": ["get", "list"]}]},
+                    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                     "metadata": {"name": reader, "namespace": NS},
+                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": reader},
+                     "subjects": [{"kind": "ServiceAccount", "name": reader, "namespace": NS}]}):
+            status, body = self.apply(obj)
+            self.assertIn(status, (200, 201), body)
+        reader_token = self.cluster.service_account_token(NS, reader)
+        pod0 = f"power-{tag}-0"
+
+        def scored_event():
+            status, body = self.cluster.api(
+                "GET", f"/api/v1/namespaces/{NS}/events", token=reader_token,
+                query={"fieldSelector": f"involvedObject.name={pod0},reason=PowerScored"})
+            self.assertNotIn(status, (401, 403), body)
+            items = body.get("items", []) if status == 200 else []
+            return items[-1] if items else None
+        event = cl.wait_for(scored_event, 30, f"a PowerScored event on {pod0}",
+                            diagnose=lambda: cl.tail(extender_log))
+        self.assertEqual(event["source"]["component"], "powerctl-extender", event)
+        self.assertIn(names["efficient"], event["message"], event)
+        recorded = json.loads(event["metadata"]["annotations"]["powerctl.io/decision"])
+        self.assertEqual(recorded["verb"], "prioritize", recorded)
+        self.assertEqual(recorded["pod"]["name"], pod0, recorded)
+        best = max(recorded["nodes"], key=lambda n: n.get("score", -1))
+        self.assertEqual(best["node"], placed[0], recorded)
+        self.assertIn("power", {c["name"] for c in best["components"]}, recorded)
+
         # A pod group waits, with the reason, until it has minAvailable pods.
         group = {"podGroup": f"g-{tag}", "minAvailable": "2"}
         create(f"group-{tag}-0", group)
@@ -175,6 +209,9 @@ telemetry:
         with urllib.request.urlopen(f"http://127.0.0.1:{ops_port}/metrics", timeout=5) as r:
             metrics = r.read().decode()
         self.assertIn('powerctl_extender_requests_total{verb="prioritize",code="200"}', metrics)
+        written = [line for line in metrics.splitlines()
+                   if line.startswith('powerctl_extender_decision_events_total{result="written"}')]
+        self.assertTrue(written and float(written[0].split()[-1]) >= 3, written)
         with open(scheduler_log) as f:
             self.assertNotIn("forbidden", f.read().lower())
         with open(extender_log) as f:

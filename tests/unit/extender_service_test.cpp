@@ -142,5 +142,24 @@ TEST_F(ExtenderServiceTest, RecordedDecisionsAreBoundedByTheirNodeEntries) {
   EXPECT_EQ(items[0]["pod"]["name"], "p3");
 }
 
+TEST_F(ExtenderServiceTest, TheObserverSeesEveryDecisionAsRecorded) {
+  std::vector<std::shared_ptr<const scoring::Decision>> seen;
+  service_->SetDecisionObserver(
+      [&seen](std::shared_ptr<const scoring::Decision> d) { seen.push_back(std::move(d)); });
+  const json body = {{"Pod", kPod}, {"Nodes", {{"items", nodes_}}}, {"NodeNames", nullptr}};
+  service_->Filter(Post(body));
+  service_->Prioritize(Post(body));
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0]->verb, scoring::kVerbFilter);
+  EXPECT_EQ(seen[1]->verb, scoring::kVerbPrioritize);
+  EXPECT_EQ(seen[1]->pod_name, "web-1");
+  ASSERT_EQ(seen[1]->nodes.size(), 2u);
+  EXPECT_EQ(seen[1]->nodes[1].score, 10);
+  // The same decision the ops port shows.
+  HttpRequest get;
+  json items = json::parse(service_->Decisions(get).body)["items"];
+  EXPECT_EQ(items[0], scoring::DecisionToJson(*seen[1]));
+}
+
 }  // namespace
 }  // namespace powerctl::extender

@@ -66,6 +66,7 @@ TEST(DecisionJsonTest, RejectsWrongTypesNamingTheField) {
       {R"({"nodes":[{"node":"a","components":[{"name":"power"}]}]})",
        "nodes[0].components[0].value is not a number"},
       {R"({"pod":{"uid":3}})", "pod.uid is not a string"},
+      {R"({"omitted":-1})", "omitted is not a count"},
   };
   for (const auto& [text, reason] : cases) {
     auto d = DecisionFromJson(json::parse(text));
@@ -83,6 +84,66 @@ TEST(DecisionJsonTest, PodIdentityFromMetadata) {
   Decision none;
   SetPodIdentity(none, json::parse(R"({"metadata":{"name":1}})"));
   EXPECT_EQ(none.pod_name, "");
+}
+
+NodeDecision Scored(const std::string& name, std::int64_t score) {
+  NodeDecision n;
+  n.node = name;
+  n.score = score;
+  n.components = {{"power", static_cast<double>(score), "+1.0 W"}};
+  return n;
+}
+
+NodeDecision Rejected(const std::string& name) {
+  NodeDecision n;
+  n.node = name;
+  n.passed = false;
+  n.reason = "too hot";
+  return n;
+}
+
+TEST(DecisionTopNodesTest, KeepsTheBestScoredAndTheFirstRejectedInOrder) {
+  Decision d;
+  d.verb = kVerbPrioritize;
+  d.pod_name = "p";
+  d.notes = {"power: range"};
+  d.nodes = {Scored("a", 3), Scored("b", 9), Rejected("r1"), Scored("c", 7),
+             Scored("d", 9), Rejected("r2"), Rejected("r3")};
+  Decision top = TopNodes(d, 2, 2);
+  std::vector<std::string> kept;
+  for (const auto& n : top.nodes) kept.push_back(n.node);
+  // b and d score 9 (b first on the tie); r1 and r2 are the first rejected; order preserved.
+  EXPECT_EQ(kept, (std::vector<std::string>{"b", "r1", "d", "r2"}));
+  EXPECT_EQ(top.omitted_nodes, 3u);
+  EXPECT_EQ(top.notes, d.notes);
+  EXPECT_EQ(top.pod_name, "p");
+  // Ties broken by the scheduler's order, and everything kept when the limits allow.
+  Decision one = TopNodes(d, 1, 0);
+  ASSERT_EQ(one.nodes.size(), 1u);
+  EXPECT_EQ(one.nodes[0].node, "b");
+  EXPECT_EQ(one.omitted_nodes, 6u);
+  Decision all = TopNodes(d, 100, 100);
+  EXPECT_EQ(all.nodes, d.nodes);
+  EXPECT_EQ(all.omitted_nodes, 0u);
+  // Counts add up when a trimmed decision is trimmed again, and survive JSON.
+  Decision twice = TopNodes(top, 1, 1);
+  EXPECT_EQ(twice.omitted_nodes, 5u);
+  auto back = DecisionFromJson(DecisionToJson(twice));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, twice);
+}
+
+TEST(DecisionTopNodesTest, NodesThatOnlyPassedAFilterAreLeftOut) {
+  Decision d;
+  d.verb = kVerbFilter;
+  NodeDecision passed;
+  passed.node = "ok";
+  passed.passed = true;
+  d.nodes = {passed, Rejected("bad"), passed};
+  Decision top = TopNodes(d, 20, 50);
+  ASSERT_EQ(top.nodes.size(), 1u);
+  EXPECT_EQ(top.nodes[0].node, "bad");
+  EXPECT_EQ(top.omitted_nodes, 2u);
 }
 
 }  // namespace

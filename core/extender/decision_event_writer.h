@@ -1,0 +1,80 @@
+#pragma once
+// Writes decision Events (decision_events.h) in the background, so recording a decision never
+// delays or fails the scheduler's request: the request thread only queues the decision; one
+// thread of its own builds each Event and creates it through the API server.
+//
+// The queue is bounded (1,000 decisions and 50,000 node entries in all: a 5,000-node
+// decision is large); when the API server is slow or refusing, new decisions are dropped and
+// counted, never the request. Every replica writes the Events of its own decisions (no Lease:
+// each decision is made by exactly one replica).
+//
+// Metric: powerctl_extender_decision_events_total{result="written|failed|dropped"}.
+
+#include "core/extender/decision_events.h"
+#include "core/extender/metrics_registry.h"
+#include "core/kube/client.h"
+#include "core/scoring/decision.h"
+
+#include <spdlog/logger.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+
+namespace powerctl::extender {
+
+struct DecisionEventWriterOptions {
+  std::size_t max_queued = 1000;
+  std::size_t max_queued_nodes = 50000;
+  std::string instance;  // reportingInstance (the replica's identity)
+  std::function<std::chrono::system_clock::time_point()> wall_now = [] {
+    return std::chrono::system_clock::now();
+  };
+  std::shared_ptr<spdlog::logger> log;  // may be null
+};
+
+class DecisionEventWriter {
+ public:
+  // `metrics` must outlive the writer.
+  DecisionEventWriter(std::unique_ptr<kube::Client> client, MetricsRegistry& metrics,
+                      DecisionEventWriterOptions options);
+  ~DecisionEventWriter();
+  DecisionEventWriter(const DecisionEventWriter&) = delete;
+  DecisionEventWriter& operator=(const DecisionEventWriter&) = delete;
+
+  // Queues the decision; never blocks on I/O. Decisions that get no Event are ignored.
+  void Submit(std::shared_ptr<const scoring::Decision> decision);
+
+  void Start();  // the writer thread; once
+  // Writes what is queued for at most `drain` more, then drops the rest and joins.
+  void Stop(std::chrono::milliseconds drain = std::chrono::milliseconds(2000));
+
+  // Writes every queued decision on the caller's thread (tests; the thread does the same).
+  void Flush();
+
+ private:
+  void Run();
+  void Write(const scoring::Decision& decision);
+  std::string NextSuffix();
+
+  std::unique_ptr<kube::Client> client_;
+  DecisionEventWriterOptions options_;
+  CounterFamily& events_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::shared_ptr<const scoring::Decision>> queue_;
+  std::size_t queued_nodes_ = 0;
+  bool stopping_ = false;
+  std::chrono::steady_clock::time_point drain_until_{};
+  std::uint64_t failures_ = 0;  // for log rate limiting (writer thread only)
+  std::mt19937_64 random_;      // event name suffixes (writer thread only)
+  std::thread thread_;
+};
+
+}  // namespace powerctl::extender

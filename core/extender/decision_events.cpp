@@ -1,0 +1,168 @@
+#include "core/extender/decision_events.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ctime>
+
+namespace powerctl::extender {
+namespace {
+
+using json = nlohmann::json;
+
+// Node names in a message; more are summarised as "and N more".
+constexpr std::size_t kMessageNodes = 5;
+// metadata.name is a DNS subdomain: at most 253 characters.
+constexpr std::size_t kMaxNameLength = 253;
+
+std::string FormatTime(std::chrono::system_clock::time_point t) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", utc.tm_year + 1900, utc.tm_mon + 1,
+                     utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
+}
+
+const scoring::Component* PowerComponent(const scoring::NodeDecision& node) {
+  for (const scoring::Component& c : node.components) {
+    if (c.name == scoring::kPower) return &c;
+  }
+  return nullptr;
+}
+
+bool Rejects(const scoring::Decision& decision) {
+  return std::any_of(decision.nodes.begin(), decision.nodes.end(),
+                     [](const scoring::NodeDecision& n) { return n.passed == false; });
+}
+
+std::string ScoredMessage(const scoring::Decision& d) {
+  scoring::Decision top = scoring::TopNodes(d, kMessageNodes, 0);
+  std::stable_sort(top.nodes.begin(), top.nodes.end(), [](const auto& a, const auto& b) {
+    return a.score.value_or(0) > b.score.value_or(0);
+  });
+  std::string out =
+      fmt::format("Scored {} node{} for power", d.nodes.size(), d.nodes.size() == 1 ? "" : "s");
+  for (std::size_t i = 0; i < top.nodes.size(); ++i) {
+    const scoring::NodeDecision& n = top.nodes[i];
+    out += i == 0 ? "; best " : ", ";
+    out += fmt::format("{} {}", n.node, n.score.value_or(0));
+    if (const scoring::Component* power = PowerComponent(n); power != nullptr) {
+      out += " (" + power->reason + ")";
+    }
+  }
+  if (d.nodes.size() > top.nodes.size()) {
+    out += fmt::format(" and {} more", d.nodes.size() - top.nodes.size());
+  }
+  return out;
+}
+
+std::string FilteredMessage(const scoring::Decision& d) {
+  std::size_t rejected = 0;
+  std::string list;
+  for (const scoring::NodeDecision& n : d.nodes) {
+    if (n.passed != false) continue;
+    if (++rejected <= kMessageNodes) {
+      list += rejected == 1 ? "" : "; ";
+      list += n.node + ": " + n.reason;
+    }
+  }
+  std::string out = fmt::format("Rejected {} of {} node{}: {}", rejected, d.nodes.size(),
+                                d.nodes.size() == 1 ? "" : "s", list);
+  if (rejected > kMessageNodes) out += fmt::format(" and {} more", rejected - kMessageNodes);
+  return out;
+}
+
+}  // namespace
+
+std::string TruncateUtf8(std::string text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  constexpr std::string_view kEllipsis = "...";
+  std::size_t cut = max_bytes > kEllipsis.size() ? max_bytes - kEllipsis.size() : 0;
+  // Back up over continuation bytes (10xxxxxx) so no character is split.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  text.resize(cut);
+  if (max_bytes >= kEllipsis.size()) text += kEllipsis;
+  return text;
+}
+
+std::string DecisionEventMessage(const scoring::Decision& d) {
+  std::string message;
+  if (!d.error.empty()) {
+    message = d.verb + " failed: " + d.error;
+  } else {
+    message = d.verb == scoring::kVerbPrioritize ? ScoredMessage(d) : FilteredMessage(d);
+    for (const std::string& note : d.notes) message += "; " + note;
+  }
+  message = TruncateUtf8(std::move(message), kMaxEventMessageBytes);
+  // Reasons can quote what a request carried: invalid UTF-8 becomes U+FFFD here, so the
+  // Event always serialises.
+  return json::parse(json(message).dump(-1, ' ', false, json::error_handler_t::replace))
+      .get<std::string>();
+}
+
+std::string DecisionAnnotation(const scoring::Decision& decision) {
+  // Fewer nodes, then no per-component reasons, then no notes: whatever still fits.
+  for (std::size_t scale : {1, 2, 4, 8, 20}) {
+    scoring::Decision top =
+        scoring::TopNodes(decision, kEventScoredNodes / scale, kEventRejectedNodes / scale);
+    for (int pass = 0; pass < 3; ++pass) {
+      if (pass >= 1) {
+        for (auto& n : top.nodes) {
+          for (auto& c : n.components) c.reason.clear();
+        }
+      }
+      if (pass >= 2) top.notes.clear();
+      std::string text =
+          scoring::DecisionToJson(top).dump(-1, ' ', false, json::error_handler_t::replace);
+      if (text.size() <= kMaxDecisionAnnotationBytes) return text;
+    }
+  }
+  scoring::Decision bare = scoring::TopNodes(decision, 0, 0);
+  bare.notes.clear();
+  bare.error = TruncateUtf8(bare.error, 1024);
+  return scoring::DecisionToJson(bare).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::optional<nlohmann::json> DecisionEvent(const scoring::Decision& decision,
+                                            const DecisionEventSource& source) {
+  if (decision.pod_name.empty() || decision.pod_namespace.empty()) return std::nullopt;
+  const char* reason = nullptr;
+  if (decision.verb == scoring::kVerbPrioritize) {
+    reason = kReasonPowerScored;
+  } else if (decision.verb == scoring::kVerbFilter &&
+             (Rejects(decision) || !decision.error.empty())) {
+    reason = kReasonPowerFiltered;
+  } else {
+    return std::nullopt;
+  }
+  const std::string suffix = "." + source.name_suffix;
+  std::string name = decision.pod_name.substr(
+      0,
+      std::min(decision.pod_name.size(), kMaxNameLength - std::min(kMaxNameLength, suffix.size())));
+  while (!name.empty() && (name.back() == '.' || name.back() == '-')) name.pop_back();
+  const std::string when = FormatTime(source.now);
+  json involved = {{"apiVersion", "v1"},
+                   {"kind", "Pod"},
+                   {"namespace", decision.pod_namespace},
+                   {"name", decision.pod_name}};
+  if (!decision.pod_uid.empty()) involved["uid"] = decision.pod_uid;
+  return json{{"apiVersion", "v1"},
+              {"kind", "Event"},
+              {"metadata",
+               {{"name", name + suffix},
+                {"namespace", decision.pod_namespace},
+                {"annotations", {{kDecisionAnnotation, DecisionAnnotation(decision)}}}}},
+              {"involvedObject", involved},
+              {"reason", reason},
+              {"message", DecisionEventMessage(decision)},
+              {"type", "Normal"},
+              {"source", {{"component", kEventComponent}}},
+              {"reportingComponent", kEventComponent},
+              {"reportingInstance", source.instance},
+              {"action", decision.verb == scoring::kVerbPrioritize ? "Prioritize" : "Filter"},
+              {"firstTimestamp", when},
+              {"lastTimestamp", when},
+              {"count", 1}};
+}
+
+}  // namespace powerctl::extender

@@ -1,0 +1,56 @@
+#pragma once
+// A scheduling decision as a Kubernetes Event on the pod, so that `powerctl explain` (and
+// `kubectl get events`) can read it with the user's own RBAC: the ops port's /v1/decisions is
+// reachable only through the API server's service proxy, which neither presents a client
+// certificate nor forwards the user's credentials, and it only holds what one replica saw.
+//
+// One Event per prioritize (reason PowerScored) and per filter that rejected a node
+// (PowerFiltered); preempt and filters that passed every node get none. The Event carries:
+//   message      a human summary (the best nodes and their power deltas, or the rejections),
+//                at most 1,024 bytes (cut on a UTF-8 boundary, ending in "...");
+//   annotation   `powerctl.io/decision`: the compact decision JSON (scoring/decision.h) of
+//                the 20 best-scored and first 50 rejected nodes, "omitted" counting the rest;
+//                shrunk further until it fits in 16 KiB.
+// Events are core/v1 in the pod's namespace, written without eventTime (the legacy form every
+// API server since 1.0 validates the same way), source and reportingComponent
+// "powerctl-extender", reportingInstance the replica's identity.
+
+#include "core/scoring/decision.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace powerctl::extender {
+
+inline constexpr const char* kDecisionAnnotation = "powerctl.io/decision";
+inline constexpr const char* kReasonPowerScored = "PowerScored";
+inline constexpr const char* kReasonPowerFiltered = "PowerFiltered";
+inline constexpr const char* kEventComponent = "powerctl-extender";
+inline constexpr std::size_t kMaxEventMessageBytes = 1024;
+inline constexpr std::size_t kMaxDecisionAnnotationBytes = 16 * 1024;
+inline constexpr std::size_t kEventScoredNodes = 20;
+inline constexpr std::size_t kEventRejectedNodes = 50;
+
+struct DecisionEventSource {
+  std::string instance;     // reportingInstance: this replica's identity
+  std::string name_suffix;  // makes metadata.name unique: "<pod>.<suffix>"
+  std::chrono::system_clock::time_point now;
+};
+
+// The Event for `decision`, or nullopt when it gets none (see above, and decisions without a
+// pod name or namespace, which have no object to attach to).
+std::optional<nlohmann::json> DecisionEvent(const scoring::Decision& decision,
+                                            const DecisionEventSource& source);
+
+// The Event's message and annotation, exposed for tests and for `explain`.
+std::string DecisionEventMessage(const scoring::Decision& decision);
+std::string DecisionAnnotation(const scoring::Decision& decision);
+
+// `text` cut to at most `max_bytes` on a UTF-8 character boundary, ending in "..." when cut.
+std::string TruncateUtf8(std::string text, std::size_t max_bytes);
+
+}  // namespace powerctl::extender

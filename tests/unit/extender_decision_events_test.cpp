@@ -1,0 +1,228 @@
+#include "core/extender/decision_event_writer.h"
+#include "core/extender/decision_events.h"
+#include "tests/unit/fake_api_server.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace powerctl::extender {
+namespace {
+
+using nlohmann::json;
+using scoring::Decision;
+using scoring::NodeDecision;
+
+NodeDecision Scored(const std::string& name, std::int64_t score, const std::string& watts) {
+  NodeDecision n;
+  n.node = name;
+  n.passed = true;
+  n.score = score;
+  n.components = {{"power", static_cast<double>(score), watts}};
+  return n;
+}
+
+NodeDecision Rejected(const std::string& name, const std::string& reason) {
+  NodeDecision n;
+  n.node = name;
+  n.passed = false;
+  n.reason = reason;
+  return n;
+}
+
+Decision Prioritized(std::size_t nodes) {
+  Decision d;
+  d.verb = scoring::kVerbPrioritize;
+  d.pod_namespace = "team";
+  d.pod_name = "web-1";
+  d.pod_uid = "u-1";
+  d.at_unix_ms = 1700000000123;
+  d.notes = {"power: 3 nodes with a prediction add +1.0 W (score 10) to +9.0 W (score 0)"};
+  for (std::size_t i = 0; i < nodes; ++i) {
+    d.nodes.push_back(Scored("node-" + std::to_string(i), static_cast<std::int64_t>(i % 11),
+                             "+" + std::to_string(i % 11) + ".0 W"));
+  }
+  return d;
+}
+
+DecisionEventSource Source() {
+  return {"replica-a", "00000000000000ab",
+          std::chrono::system_clock::time_point(std::chrono::seconds(1700000000))};
+}
+
+TEST(DecisionEventTest, PrioritizeBecomesAPowerScoredEventOnThePod) {
+  Decision d = Prioritized(3);
+  auto event = DecisionEvent(d, Source());
+  ASSERT_TRUE(event.has_value());
+  const json& e = *event;
+  EXPECT_EQ(e["metadata"]["name"], "web-1.00000000000000ab");
+  EXPECT_EQ(e["metadata"]["namespace"], "team");
+  EXPECT_EQ(e["involvedObject"], json::parse(R"({"apiVersion":"v1","kind":"Pod","namespace":"team",
+                                                  "name":"web-1","uid":"u-1"})"));
+  EXPECT_EQ(e["reason"], kReasonPowerScored);
+  EXPECT_EQ(e["type"], "Normal");
+  EXPECT_EQ(e["source"]["component"], "powerctl-extender");
+  EXPECT_EQ(e["reportingInstance"], "replica-a");
+  EXPECT_EQ(e["firstTimestamp"], "2023-11-14T22:13:20Z");
+  EXPECT_EQ(e["count"], 1);
+  // The best node first, with its power delta, then the range.
+  EXPECT_EQ(e["message"],
+            "Scored 3 nodes for power; best node-2 2 (+2.0 W), node-1 1 (+1.0 W), node-0 0 "
+            "(+0.0 W); power: 3 nodes with a prediction add +1.0 W (score 10) to +9.0 W (score 0)");
+  auto back = scoring::DecisionFromJson(
+      json::parse(e["metadata"]["annotations"][kDecisionAnnotation].get<std::string>()));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, d);
+}
+
+TEST(DecisionEventTest, LargeDecisionsKeepTheBestNodesWithinTheLimits) {
+  Decision d = Prioritized(5000);
+  d.notes.push_back(std::string(3000, 'x'));
+  auto event = DecisionEvent(d, Source());
+  ASSERT_TRUE(event.has_value());
+  const std::string annotation = (*event)["metadata"]["annotations"][kDecisionAnnotation];
+  EXPECT_LE(annotation.size(), kMaxDecisionAnnotationBytes);
+  EXPECT_LE((*event)["message"].get<std::string>().size(), kMaxEventMessageBytes);
+  auto back = scoring::DecisionFromJson(json::parse(annotation));
+  ASSERT_TRUE(back.ok());
+  ASSERT_EQ(back->nodes.size(), kEventScoredNodes);
+  EXPECT_EQ(back->omitted_nodes, 5000 - kEventScoredNodes);
+  for (const NodeDecision& n : back->nodes) EXPECT_EQ(n.score, 10);  // the best score
+  EXPECT_NE((*event)["message"].get<std::string>().find("and 4995 more"), std::string::npos);
+
+  // Reasons so long that 20 nodes do not fit: fewer nodes, still valid, still within 16 KiB.
+  Decision wordy = Prioritized(100);
+  for (auto& n : wordy.nodes) n.components[0].reason = std::string(2000, 'w');
+  std::string text = DecisionAnnotation(wordy);
+  EXPECT_LE(text.size(), kMaxDecisionAnnotationBytes);
+  auto shrunk = scoring::DecisionFromJson(json::parse(text));
+  ASSERT_TRUE(shrunk.ok());
+  EXPECT_FALSE(shrunk->nodes.empty());
+  EXPECT_EQ(shrunk->nodes.size() + shrunk->omitted_nodes, 100u);
+}
+
+TEST(DecisionEventTest, FilterEventsOnlyWhenANodeWasRejected) {
+  Decision d;
+  d.verb = scoring::kVerbFilter;
+  d.pod_namespace = "team";
+  d.pod_name = "web-1";
+  d.nodes = {Scored("a", 0, ""), Scored("b", 0, "")};
+  for (auto& n : d.nodes) n.score.reset();
+  EXPECT_FALSE(DecisionEvent(d, Source()).has_value());
+  d.nodes.push_back(Rejected("hot-1", "policy dontschedule: temperature 91 > 80"));
+  auto event = DecisionEvent(d, Source());
+  ASSERT_TRUE(event.has_value());
+  EXPECT_EQ((*event)["reason"], kReasonPowerFiltered);
+  EXPECT_EQ((*event)["message"],
+            "Rejected 1 of 3 nodes: hot-1: policy dontschedule: temperature 91 > 80");
+  Decision preempt = d;
+  preempt.verb = scoring::kVerbPreempt;
+  EXPECT_FALSE(DecisionEvent(preempt, Source()).has_value());
+  Decision nameless = Prioritized(2);
+  nameless.pod_namespace.clear();
+  EXPECT_FALSE(DecisionEvent(nameless, Source()).has_value());
+}
+
+TEST(DecisionEventTest, LongPodNamesStillMakeValidEventNames) {
+  Decision d = Prioritized(1);
+  d.pod_name = std::string(250, 'p');
+  auto event = DecisionEvent(d, Source());
+  ASSERT_TRUE(event.has_value());
+  const std::string name = (*event)["metadata"]["name"];
+  EXPECT_LE(name.size(), 253u);
+  EXPECT_EQ(name.substr(name.size() - 17), ".00000000000000ab");
+  EXPECT_EQ((*event)["involvedObject"]["name"], d.pod_name);
+}
+
+TEST(DecisionEventTest, TruncatesOnCharacterBoundaries) {
+  EXPECT_EQ(TruncateUtf8("short", 10), "short");
+  EXPECT_EQ(TruncateUtf8("abcdefghij", 8), "abcde...");
+  // "é" is two bytes: a cut inside it backs up to before it.
+  std::string text = "abcd\xC3\xA9zzzzzz";
+  EXPECT_EQ(TruncateUtf8(text, 8), "abcd...");
+  Decision d = Prioritized(1);
+  d.error = std::string(2000, 'e') + "\xff";
+  auto event = DecisionEvent(d, Source());
+  ASSERT_TRUE(event.has_value());
+  EXPECT_LE((*event)["message"].get<std::string>().size(), kMaxEventMessageBytes);
+  EXPECT_NO_THROW((void)event->dump());
+}
+
+class DecisionEventWriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server.Put({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team"}}}});
+  }
+  std::unique_ptr<DecisionEventWriter> Writer(std::size_t max_queued = 1000) {
+    DecisionEventWriterOptions options;
+    options.instance = "replica-a";
+    options.max_queued = max_queued;
+    return std::make_unique<DecisionEventWriter>(server.MakeClient(), registry, options);
+  }
+  double Count(const char* result) {
+    return registry.Counter("powerctl_extender_decision_events_total", "", {"result"})
+        .Value({result});
+  }
+  std::vector<json> Events() {
+    std::vector<json> out;
+    for (const auto& r : server.requests()) {
+      if (r.method == "POST" && r.path == "/api/v1/namespaces/team/events") {
+        out.push_back(json::parse(r.body));
+      }
+    }
+    return out;
+  }
+
+  kube::fake::FakeApiServer server;
+  MetricsRegistry registry;
+};
+
+TEST_F(DecisionEventWriterTest, WritesQueuedDecisionsInTheBackground) {
+  auto writer = Writer();
+  writer->Start();
+  writer->Submit(std::make_shared<const Decision>(Prioritized(3)));
+  writer->Submit(std::make_shared<const Decision>(Prioritized(4)));
+  writer->Stop();  // drains what is queued
+  std::vector<json> events = Events();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0]["reason"], kReasonPowerScored);
+  EXPECT_NE(events[0]["metadata"]["name"], events[1]["metadata"]["name"]);
+  EXPECT_EQ(Count("written"), 2);
+  EXPECT_EQ(Count("failed"), 0);
+}
+
+TEST_F(DecisionEventWriterTest, FailuresAreCountedNotRetriedForever) {
+  server.FailRequests("/api/v1/namespaces/team/events", 403, "POST", "forbidden");
+  auto writer = Writer();
+  writer->Submit(std::make_shared<const Decision>(Prioritized(2)));
+  writer->Flush();
+  EXPECT_EQ(Count("failed"), 1);
+  EXPECT_EQ(Count("written"), 0);
+}
+
+TEST_F(DecisionEventWriterTest, AFullQueueDropsNewDecisions) {
+  auto writer = Writer(/*max_queued=*/2);  // not started: nothing leaves the queue
+  for (int i = 0; i < 5; ++i) writer->Submit(std::make_shared<const Decision>(Prioritized(1)));
+  EXPECT_EQ(Count("dropped"), 3);
+  writer->Flush();
+  EXPECT_EQ(Events().size(), 2u);
+  // Decisions that get no Event are not written at all.
+  Decision preempt = Prioritized(1);
+  preempt.verb = scoring::kVerbPreempt;
+  writer->Submit(std::make_shared<const Decision>(preempt));
+  writer->Flush();
+  EXPECT_EQ(Events().size(), 2u);
+}
+
+TEST_F(DecisionEventWriterTest, StopWithoutDrainDropsTheRestAndReturns) {
+  auto writer = Writer();
+  for (int i = 0; i < 50; ++i) writer->Submit(std::make_shared<const Decision>(Prioritized(1)));
+  writer->Start();
+  writer->Stop(std::chrono::milliseconds(0));
+  EXPECT_EQ(Count("written") + Count("dropped"), 50);
+  writer->Submit(std::make_shared<const Decision>(Prioritized(1)));  // after Stop: dropped
+  EXPECT_EQ(Count("written") + Count("dropped"), 51);
+}
+
+}  // namespace
+}  // namespace powerctl::extender
