@@ -27,6 +27,13 @@ std::string ObjectKey(const json& object) {
          StringField(object, {"metadata", "name"});
 }
 
+// "namespace/podGroup" for a member of a pod group, "" otherwise.
+std::string GroupKey(const PodInfo& pod) {
+  auto group = pod.labels.find(scoring::kPodGroupLabel);
+  return group == pod.labels.end() || group->second.empty() ? ""
+                                                            : pod.namespace_ + "/" + group->second;
+}
+
 }  // namespace
 
 NodeCache::NodeCache(TransportFactory make_transport, NodeCacheOptions options)
@@ -139,17 +146,20 @@ bool NodeCache::Handle(Kind kind, const kube::WatchEvent& event) {
       kind == kNodes ? StringField(event.object, {"metadata", "name"}) : ObjectKey(event.object);
   if (watches_[kind].resyncing) watches_[kind].seen[key] = true;
   if (kind == kNodes) {
-    if (deleted) {
-      nodes_.erase(key);
-    } else {
-      nodes_[key] = NodeStateFromJson(event.object);
+    NodeStatePtr update;
+    if (!deleted) {
+      auto state = std::make_shared<NodeState>(NodeStateFromJson(event.object));
+      state->object = std::make_shared<const char>('\0');  // a new object: a new identity
+      update = std::move(state);
     }
+    node_updates_[key] = std::move(update);
+    MarkNodeLocked(key);
   } else if (kind == kPods) {
     PodInfo pod = PodInfoFromJson(event.object, options_.pod_requests);
     if (deleted || pod.Terminal()) {
-      pods_.erase(key);
+      ErasePodLocked(key);
     } else {
-      pods_[key] = std::move(pod);
+      PutPodLocked(key, std::move(pod));
     }
   } else {
     // Updates replace the policy as a whole (TAS issue #60 treated an update as an addition).
@@ -169,6 +179,37 @@ bool NodeCache::Handle(Kind kind, const kube::WatchEvent& event) {
   return true;
 }
 
+void NodeCache::MarkNodeLocked(const std::string& node) {
+  if (!node.empty()) dirty_nodes_.insert(node);
+}
+
+void NodeCache::ErasePodLocked(const std::string& key) {
+  auto old = pods_.find(key);
+  if (old == pods_.end()) return;
+  const PodInfo& pod = old->second;
+  if (auto node = node_pods_.find(pod.node_name); node != node_pods_.end()) {
+    node->second.erase(key);
+    if (node->second.empty()) node_pods_.erase(node);
+  }
+  if (std::string group = GroupKey(pod); !group.empty()) {
+    auto members = group_pods_.find(group);
+    if (members != group_pods_.end()) {
+      members->second.erase(key);
+      if (members->second.empty()) group_pods_.erase(members);
+    }
+  }
+  MarkNodeLocked(pod.node_name);
+  pods_.erase(old);
+}
+
+void NodeCache::PutPodLocked(const std::string& key, PodInfo pod) {
+  ErasePodLocked(key);
+  MarkNodeLocked(pod.node_name);
+  if (!pod.node_name.empty()) node_pods_[pod.node_name].insert(key);
+  if (std::string group = GroupKey(pod); !group.empty()) group_pods_[group].insert(key);
+  pods_.emplace(key, std::move(pod));
+}
+
 void NodeCache::ListDelivered(Kind kind) {
   std::lock_guard lock(mu_);
   WatchState& w = watches_[kind];
@@ -179,8 +220,23 @@ void NodeCache::ListDelivered(Kind kind) {
         it = w.seen.count(it->first) > 0 ? std::next(it) : map.erase(it);
       }
     };
-    if (kind == kNodes) prune(nodes_);
-    if (kind == kPods) prune(pods_);
+    if (kind == kNodes) {
+      std::set<std::string> known;
+      for (const auto& [name, node] : composed_) known.insert(name);
+      for (const auto& [name, node] : node_updates_) known.insert(name);
+      for (const std::string& name : known) {
+        if (w.seen.count(name) > 0) continue;
+        node_updates_[name] = nullptr;  // gone while the watch was down
+        MarkNodeLocked(name);
+      }
+    }
+    if (kind == kPods) {
+      std::vector<std::string> gone;
+      for (const auto& [key, pod] : pods_) {
+        if (w.seen.count(key) == 0) gone.push_back(key);
+      }
+      for (const std::string& key : gone) ErasePodLocked(key);
+    }
     if (kind == kPolicies) {
       prune(policies_);
       prune(invalid_policies_);
@@ -217,25 +273,45 @@ CacheStatus NodeCache::Status() const {
 std::shared_ptr<const ClusterSnapshot> NodeCache::Snapshot() const {
   std::lock_guard lock(mu_);
   if (snapshot_) return snapshot_;
+  // Only the nodes that changed (or whose pods did) are built again; the others are shared
+  // with the previous snapshot.
+  for (const std::string& name : dirty_nodes_) {
+    // The new Node object if one came, else the node as last published, with its pods anew.
+    NodeStatePtr base;
+    if (auto update = node_updates_.find(name); update != node_updates_.end()) {
+      base = update->second;
+    } else if (auto current = composed_.find(name); current != composed_.end()) {
+      base = current->second;
+    }
+    if (base == nullptr) {
+      composed_.erase(name);
+      continue;
+    }
+    auto node = std::make_shared<NodeState>(*base);
+    node->pods.clear();
+    node->requested = PodRequests{};
+    if (auto keys = node_pods_.find(name); keys != node_pods_.end()) {
+      node->pods.reserve(keys->second.size());
+      for (const std::string& key : keys->second) {  // in key order, so the list is sorted
+        const PodInfo& pod = pods_.at(key);
+        node->pods.push_back(pod);
+        node->requested.cpu_cores += pod.requests.cpu_cores;
+        node->requested.memory_bytes += pod.requests.memory_bytes;
+      }
+    }
+    composed_[name] = std::move(node);
+  }
+  dirty_nodes_.clear();
+  node_updates_.clear();
   auto snapshot = std::make_shared<ClusterSnapshot>();
-  snapshot->nodes = nodes_;
-  snapshot->pods = pods_;
+  snapshot->nodes = composed_;
+  snapshot->pod_count = pods_.size();
   snapshot->policies = policies_;
   snapshot->invalid_policies = invalid_policies_;
   snapshot->version = version_;
-  for (const auto& [key, pod] : pods_) {  // in key order, so each list is sorted
-    if (!pod.node_name.empty()) {
-      auto node = snapshot->nodes.find(pod.node_name);
-      if (node != snapshot->nodes.end()) {
-        node->second.pods.push_back(pod);
-        node->second.requested.cpu_cores += pod.requests.cpu_cores;
-        node->second.requested.memory_bytes += pod.requests.memory_bytes;
-      }
-    }
-    auto group = pod.labels.find(scoring::kPodGroupLabel);
-    if (group != pod.labels.end() && !group->second.empty()) {
-      snapshot->pod_groups[pod.namespace_ + "/" + group->second].push_back(pod);
-    }
+  for (const auto& [group, keys] : group_pods_) {
+    std::vector<PodInfo>& members = snapshot->pod_groups[group];
+    for (const std::string& key : keys) members.push_back(pods_.at(key));
   }
   snapshot_ = std::move(snapshot);
   return snapshot_;

@@ -30,6 +30,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,22 +39,32 @@ namespace powerctl::cluster {
 
 struct NodeState {
   std::string name;
-  std::map<std::string, std::string> labels;
-  std::map<std::string, std::string> annotations;
   std::optional<double> cpu_capacity;  // cores
   std::optional<double> cpu_allocatable;
   std::optional<double> memory_capacity;  // bytes
   std::optional<double> memory_allocatable;
   bool unschedulable = false;  // spec.unschedulable (cordoned)
   telemetry::NodeInfo info;    // name and addresses, for mapping Prometheus series
-  predict::NodeFacts facts;    // labels and annotations, for the power model
-  std::vector<PodInfo> pods;   // bound here, not terminal; sorted by namespace/name
-  PodRequests requested;       // the sum of `pods`' requests
+  // Labels, and the powerctl.io/* annotations (the power model's parameters; the others are
+  // not read, and some, like last-applied-configuration, are large).
+  predict::NodeFacts facts;
+  std::vector<PodInfo> pods;  // bound here, not terminal; sorted by namespace/name
+  PodRequests requested;      // the sum of `pods`' requests
+  // Stands for the Node object the fields above were read from: the same while only the
+  // node's pods change, so per-node caches (scoring::PreparedNodeCache) key on it. Null in
+  // states built by hand until PutNode gives them one.
+  std::shared_ptr<const void> object;
 };
 
+using NodeStatePtr = std::shared_ptr<const NodeState>;
+
 struct ClusterSnapshot {
-  std::map<std::string, NodeState> nodes;
-  std::map<std::string, PodInfo> pods;  // every non-terminal pod, by "namespace/name"
+  // By name. A node's object is shared by successive snapshots until the node or one of its
+  // pods changes (copy on write): a new snapshot costs the nodes that changed, not all of
+  // them, and per-node caches (scoring::PreparedNodeCache) can tell a node is unchanged by
+  // its address.
+  std::map<std::string, NodeStatePtr> nodes;
+  std::size_t pod_count = 0;                               // non-terminal pods in the cluster
   std::map<std::string, std::vector<PodInfo>> pod_groups;  // "namespace/podGroup" -> pods
   std::map<std::string, manifests::Policy> policies;       // "namespace/name"
   std::map<std::string, std::string> invalid_policies;     // "namespace/name" -> error
@@ -62,6 +73,10 @@ struct ClusterSnapshot {
   // The pods labelled podGroup=`group` in `ns`; empty when there are none.
   const std::vector<PodInfo>& PodGroup(const std::string& ns, const std::string& group) const;
   std::vector<telemetry::NodeInfo> NodeInfos() const;
+  // Null when there is no node of that name.
+  const NodeState* FindNode(const std::string& name) const;
+  // Adds or replaces a node (snapshots built by hand: tests, benchmarks, simulations).
+  void PutNode(NodeState node);
 };
 
 struct CacheStatus {
@@ -137,9 +152,20 @@ class NodeCache {
   std::atomic<bool> stopping_{false};
   bool started_ = false;
   std::vector<std::thread> threads_;
+  void MarkNodeLocked(const std::string& node);  // its composed state must be rebuilt
+  void PutPodLocked(const std::string& key, PodInfo pod);
+  void ErasePodLocked(const std::string& key);
+
   WatchState watches_[3];
-  std::map<std::string, NodeState> nodes_;  // without pods
+  // Node objects received since the last snapshot (null: deleted), not yet composed.
+  mutable std::map<std::string, NodeStatePtr> node_updates_;
   std::map<std::string, PodInfo> pods_;
+  std::map<std::string, std::set<std::string>> node_pods_;   // node name -> its pods' keys
+  std::map<std::string, std::set<std::string>> group_pods_;  // "ns/podGroup" -> pod keys
+  // The nodes with their pods as last published (the one copy of each node's state), and the
+  // names to rebuild before the next snapshot.
+  mutable std::map<std::string, NodeStatePtr> composed_;
+  mutable std::set<std::string> dirty_nodes_;
   std::map<std::string, manifests::Policy> policies_;
   std::map<std::string, std::string> invalid_policies_;
   std::uint64_t version_ = 0;

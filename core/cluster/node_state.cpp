@@ -26,8 +26,9 @@ NodeState NodeStateFromJson(const json& node) {
   state.info = telemetry::NodeInfoFromJson(node);
   state.facts = predict::NodeFactsFromJson(node);
   state.name = state.facts.name;
-  state.labels = state.facts.labels;
-  state.annotations = state.facts.annotations;
+  std::erase_if(state.facts.annotations, [](const auto& item) {
+    return !item.first.starts_with(kPowerctlAnnotationPrefix);
+  });
   state.cpu_capacity = Resource(node, "capacity", "cpu");
   state.cpu_allocatable = Resource(node, "allocatable", "cpu");
   state.memory_capacity = Resource(node, "capacity", "memory");
@@ -47,8 +48,20 @@ const std::vector<PodInfo>& ClusterSnapshot::PodGroup(const std::string& ns,
 
 std::vector<telemetry::NodeInfo> ClusterSnapshot::NodeInfos() const {
   std::vector<telemetry::NodeInfo> out;
-  for (const auto& [name, node] : nodes) out.push_back(node.info);
+  out.reserve(nodes.size());
+  for (const auto& [name, node] : nodes) out.push_back(node->info);
   return out;
+}
+
+const NodeState* ClusterSnapshot::FindNode(const std::string& name) const {
+  auto it = nodes.find(name);
+  return it == nodes.end() ? nullptr : it->second.get();
+}
+
+void ClusterSnapshot::PutNode(NodeState node) {
+  std::string name = node.name;
+  if (node.object == nullptr) node.object = std::make_shared<const char>('\0');
+  nodes[name] = std::make_shared<const NodeState>(std::move(node));
 }
 
 }  // namespace powerctl::cluster

@@ -48,7 +48,12 @@ PodInfo PodInfoFromJson(const json& pod, const PodRequestsFn& requests) {
   info.node_name = StringField(pod, {"spec", "nodeName"});
   info.phase = StringField(pod, {"status", "phase"});
   info.labels = StringMap(FindField(pod, {"metadata", "labels"}));
+  // Only powerctl's own annotations are read (the pod-group touch marker); the others (often a
+  // whole last-applied-configuration) would be most of what 50,000 cached pods hold.
   info.annotations = StringMap(FindField(pod, {"metadata", "annotations"}));
+  std::erase_if(info.annotations, [](const auto& item) {
+    return !item.first.starts_with(kPowerctlAnnotationPrefix);
+  });
   info.start_time = StringField(pod, {"status", "startTime"});
   info.creation_timestamp = StringField(pod, {"metadata", "creationTimestamp"});
   info.deleting = FindField(pod, {"metadata", "deletionTimestamp"}) != nullptr;

@@ -11,6 +11,9 @@
 
 namespace powerctl::cluster {
 
+// The annotations the cache keeps of pods and nodes: powerctl's own.
+inline constexpr const char* kPowerctlAnnotationPrefix = "powerctl.io/";
+
 struct PodRequests {
   double cpu_cores = 0;
   double memory_bytes = 0;
@@ -30,7 +33,7 @@ struct PodInfo {
   std::string node_name;  // spec.nodeName; "" while unbound
   std::string phase;      // Pending, Running, Succeeded, Failed, Unknown
   std::map<std::string, std::string> labels;
-  std::map<std::string, std::string> annotations;
+  std::map<std::string, std::string> annotations;  // powerctl.io/* only
   PodRequests requests;
   std::string start_time;  // status.startTime (RFC 3339), "" before the kubelet started it
   std::string creation_timestamp;

@@ -91,7 +91,7 @@ LabelPassResult ClusterWriter::SyncLabels(const cluster::ClusterSnapshot& snapsh
     }
   }
   scoring::NodeLabels nodes;
-  for (const auto& [name, node] : snapshot.nodes) nodes[name] = node.labels;
+  for (const auto& [name, node] : snapshot.nodes) nodes[name] = node->facts.labels;
   scoring::MetricValues values;
   if (deps_.policy_metrics != nullptr && !metrics.empty() && !nodes.empty()) {
     values = scoring::CollectMetricValues(*deps_.policy_metrics, metrics, snapshot.NodeInfos());
@@ -166,8 +166,13 @@ cluster::TouchResult ClusterWriter::TouchCompleteGroups(const cluster::ClusterSn
       touches.push_back(std::move(t));
     }
   }
+  // Forget touches of pods that have left their groups (deleted, or finished).
+  std::set<std::string> members;
+  for (const auto& [group_key, pods] : snapshot.pod_groups) {
+    for (const cluster::PodInfo& pod : pods) members.insert(pod.Key());
+  }
   for (auto it = touched_.begin(); it != touched_.end();) {
-    it = snapshot.pods.count(it->first) == 0 ? touched_.erase(it) : std::next(it);
+    it = members.count(it->first) == 0 ? touched_.erase(it) : std::next(it);
   }
   if (touches.empty()) return {};
 

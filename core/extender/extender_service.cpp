@@ -179,7 +179,7 @@ HttpResponse ExtenderService::Predictions(const HttpRequest& request) const {
     predict::NodeFacts f;
     f.name = name;
     if (snapshot != nullptr) {
-      if (auto it = snapshot->nodes.find(name); it != snapshot->nodes.end()) f = it->second.facts;
+      if (auto it = snapshot->nodes.find(name); it != snapshot->nodes.end()) f = it->second->facts;
     }
     facts.push_back(std::move(f));
   }

@@ -8,7 +8,7 @@ NodeIndex::NodeIndex(std::shared_ptr<const cluster::ClusterSnapshot> snapshot)
   for (const auto& [name, node] : snapshot_->nodes) by_name_.emplace(name, &node);
 }
 
-const cluster::NodeState* NodeIndex::Find(std::string_view name) const {
+const cluster::NodeStatePtr* NodeIndex::Find(std::string_view name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second;
 }

@@ -15,13 +15,14 @@ namespace powerctl::scoring {
 class NodeIndex {
  public:
   explicit NodeIndex(std::shared_ptr<const cluster::ClusterSnapshot> snapshot);
-  // Null when the snapshot has no node of that name.
-  const cluster::NodeState* Find(std::string_view name) const;
+  // Null when the snapshot has no node of that name; else the snapshot's pointer to it (valid
+  // while the snapshot is), which callers may copy to keep that one node alive.
+  const cluster::NodeStatePtr* Find(std::string_view name) const;
   const std::shared_ptr<const cluster::ClusterSnapshot>& snapshot() const { return snapshot_; }
 
  private:
   std::shared_ptr<const cluster::ClusterSnapshot> snapshot_;  // owns what the index points to
-  std::unordered_map<std::string_view, const cluster::NodeState*> by_name_;
+  std::unordered_map<std::string_view, const cluster::NodeStatePtr*> by_name_;
 };
 
 // Keeps the index of the latest snapshot asked about.

@@ -78,12 +78,15 @@ std::vector<Candidate> Candidates(const std::vector<std::string>& nodes, const j
     for (std::size_t i = begin; i < end; ++i) {
       const std::string& name = nodes[i];
       Candidate& c = out[i];
-      const cluster::NodeState* cached = index != nullptr ? index->Find(name) : nullptr;
-      if (cached != nullptr) {
+      const cluster::NodeStatePtr* found = index != nullptr ? index->Find(name) : nullptr;
+      if (found != nullptr) {
+        const cluster::NodeState* cached = found->get();
         c.cached = cached;
         c.source.facts = &cached->facts;
         c.source.cpu_allocatable = cached->cpu_allocatable;
-        c.source.owner = std::shared_ptr<const void>(snapshot, cached);
+        // The Node object's identity: the same across snapshots while only the node's pods
+        // change, so its prepared inputs are reused; an entry pins nothing else.
+        c.source.owner = cached->object != nullptr ? cached->object : *found;
         c.info = &cached->info;
         c.memory_allocatable = cached->memory_allocatable;
         continue;

@@ -48,7 +48,7 @@ void Run(benchmark::State& state, bool names_mode, bool filter) {
     s.info = telemetry::NodeInfoFromJson(node);
     s.cpu_allocatable = 64;
     infos.push_back(s.info);
-    snapshot->nodes[s.name] = s;
+    snapshot->PutNode(s);
     names.push_back(s.name);
     items.push_back(std::move(node));
   }

@@ -11,6 +11,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <functional>
@@ -32,7 +33,10 @@ json Node(const std::string& name, const std::string& ip, json labels = json::ob
   return {
       {"apiVersion", "v1"},
       {"kind", "Node"},
-      {"metadata", {{"name", name}, {"labels", labels}, {"annotations", {{"a", "1"}}}}},
+      {"metadata",
+       {{"name", name},
+        {"labels", labels},
+        {"annotations", {{"a", "1"}, {"powerctl.io/max-watts", "300"}}}}},
       {"status",
        {{"capacity", {{"cpu", "8"}, {"memory", "16Gi"}}},
         {"allocatable", {{"cpu", "7500m"}, {"memory", "15Gi"}}},
@@ -100,12 +104,14 @@ TEST_F(NodeCacheTest, ListsIntoASnapshot) {
   EXPECT_TRUE(cache->HasSynced());
   auto snap = cache->Snapshot();
   ASSERT_EQ(snap->nodes.size(), 2u);
-  const NodeState& n1 = snap->nodes.at("n1");
+  const NodeState& n1 = *snap->nodes.at("n1");
   EXPECT_EQ(n1.cpu_capacity, 8);
   EXPECT_EQ(n1.cpu_allocatable, 7.5);
   EXPECT_EQ(n1.memory_allocatable, 15.0 * 1024 * 1024 * 1024);
-  EXPECT_EQ(n1.labels.at("ambient/max"), "40");
-  EXPECT_EQ(n1.facts.annotations.at("a"), "1");
+  EXPECT_EQ(n1.facts.labels.at("ambient/max"), "40");
+  // Only powerctl's annotations are kept.
+  EXPECT_EQ(n1.facts.annotations,
+            (std::map<std::string, std::string>{{"powerctl.io/max-watts", "300"}}));
   EXPECT_EQ(n1.info.internal_ips, std::vector<std::string>{"10.0.0.1"});
   ASSERT_EQ(n1.pods.size(), 2u);
   EXPECT_EQ(n1.pods[0].name, "db");
@@ -113,8 +119,8 @@ TEST_F(NodeCacheTest, ListsIntoASnapshot) {
   EXPECT_EQ(n1.pods[0].start_time, "2026-01-01T00:00:00Z");
   EXPECT_FALSE(n1.pods[0].uid.empty());
   EXPECT_DOUBLE_EQ(n1.requested.cpu_cores, 1.5);
-  EXPECT_TRUE(snap->nodes.at("n2").pods.empty());  // the Succeeded pod is not listed
-  EXPECT_EQ(snap->pods.count("team/done"), 0u);
+  EXPECT_TRUE(snap->nodes.at("n2")->pods.empty());  // the Succeeded pod is not listed
+  EXPECT_EQ(snap->pod_count, 3u);                   // db, web and the pending group member
   ASSERT_EQ(snap->PodGroup("team", "g").size(), 2u);
   EXPECT_TRUE(snap->PodGroup("team", "nope").empty());
   EXPECT_EQ(snap->policies.at("team/power").strategies.count("scheduleonmetric"), 1u);
@@ -145,17 +151,20 @@ TEST_F(NodeCacheTest, FollowsChanges) {
   EXPECT_GT(cache->Snapshot()->version, version);
   // The group is complete for pod a now.
   auto snap = cache->Snapshot();
-  auto verdict = scoring::EvaluatePodGroup(snap->pods.at("team/a"), snap->PodGroup("team", "g"));
+  const auto& group = snap->PodGroup("team", "g");
+  auto a = std::find_if(group.begin(), group.end(), [](const auto& p) { return p.name == "a"; });
+  ASSERT_NE(a, group.end());
+  auto verdict = scoring::EvaluatePodGroup(*a, group);
   EXPECT_TRUE(verdict.complete);
 
   // Bound, then finished: it leaves the node and the group.
   server.Put(Pod("team", "b", "n2", "1", {{"podGroup", "g"}, {"minAvailable", "2"}}, "Running"));
   ASSERT_TRUE(cache->WaitFor(
-      [](const ClusterSnapshot& s) { return s.nodes.at("n2").pods.size() == 1; }, kWait));
+      [](const ClusterSnapshot& s) { return s.nodes.at("n2")->pods.size() == 1; }, kWait));
   server.Put(Pod("team", "b", "n2", "1", {{"podGroup", "g"}, {"minAvailable", "2"}}, "Succeeded"));
   ASSERT_TRUE(cache->WaitFor(
       [](const ClusterSnapshot& s) {
-        return s.nodes.at("n2").pods.empty() && s.PodGroup("team", "g").size() == 1;
+        return s.nodes.at("n2")->pods.empty() && s.PodGroup("team", "g").size() == 1;
       },
       kWait));
 
@@ -221,7 +230,7 @@ TEST_F(NodeCacheTest, DegradesWhileTheServerIsDownAndResyncsAfterwards) {
   server.SetDown(false);
   ASSERT_TRUE(cache->WaitFor(
       [](const ClusterSnapshot& s) {
-        return s.nodes.size() == 2 && s.nodes.count("n3") == 1 && s.pods.empty();
+        return s.nodes.size() == 2 && s.nodes.count("n3") == 1 && s.pod_count == 0;
       },
       kWait));
   ASSERT_TRUE(cache->WaitForStatus([](const CacheStatus& s) { return s.ready; }, kWait));
@@ -387,12 +396,12 @@ TEST_F(NodeCacheRealApiServer, FollowsNodesAndPods) {
   ASSERT_TRUE(created.ok()) << created.error().message;
   ASSERT_TRUE(cache.WaitFor(
       [&](const ClusterSnapshot& s) {
-        return s.nodes.count(node) == 1 && s.nodes.at(node).pods.size() == 1;
+        return s.nodes.count(node) == 1 && s.nodes.at(node)->pods.size() == 1;
       },
       milliseconds(30000)));
   auto snap = cache.Snapshot();
-  EXPECT_EQ(snap->nodes.at(node).labels.at("powerctl-e2e"), "cache");
-  EXPECT_DOUBLE_EQ(snap->nodes.at(node).requested.cpu_cores, 0.2);
+  EXPECT_EQ(snap->nodes.at(node)->facts.labels.at("powerctl-e2e"), "cache");
+  EXPECT_DOUBLE_EQ(snap->nodes.at(node)->requested.cpu_cores, 0.2);
   EXPECT_EQ(snap->PodGroup("default", node).size(), 1u);
   ASSERT_TRUE(api.Delete("/api/v1/namespaces/default/pods/" + node).ok());
   ASSERT_TRUE(api.Delete("/api/v1/nodes/" + node).ok());

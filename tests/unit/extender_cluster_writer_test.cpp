@@ -90,23 +90,29 @@ class ClusterWriterTest : public ::testing::Test {
 
   void AddNode(const std::string& name, std::map<std::string, std::string> labels) {
     server.Put(kube::fake::NodeObject(name, labels));
-    snapshot.nodes[name].name = name;
-    snapshot.nodes[name].info.name = name;
-    snapshot.nodes[name].labels = labels;
+    cluster::NodeState node;
+    node.name = name;
+    node.info.name = name;
+    node.facts.name = name;
+    node.facts.labels = std::move(labels);
+    snapshot.PutNode(std::move(node));
   }
   // The labels the server holds now, copied into the snapshot (as the watch would).
   void Resync() {
-    for (auto& [name, node] : snapshot.nodes) {
-      node.labels.clear();
+    std::vector<cluster::NodeState> updated;
+    for (const auto& [name, node] : snapshot.nodes) {
+      cluster::NodeState copy = *node;
+      copy.facts.labels.clear();
       json labels = server.Object("/api/v1/nodes/" + name)["metadata"]["labels"];
-      for (const auto& [k, v] : labels.items()) node.labels[k] = v.get<std::string>();
+      for (const auto& [k, v] : labels.items()) copy.facts.labels[k] = v.get<std::string>();
+      updated.push_back(std::move(copy));
     }
+    for (cluster::NodeState& node : updated) snapshot.PutNode(std::move(node));
   }
   json Labels(const std::string& node) {
     return server.Object("/api/v1/nodes/" + node)["metadata"]["labels"];
   }
   void AddPod(const cluster::PodInfo& pod) {
-    snapshot.pods[pod.Key()] = pod;
     snapshot.pod_groups["team/g"].push_back(pod);
     server.Put({{"apiVersion", "v1"},
                 {"kind", "Pod"},

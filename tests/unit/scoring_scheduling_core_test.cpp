@@ -69,7 +69,7 @@ class SchedulingCoreTest : public ::testing::Test {
       state.facts = predict::NodeFactsFromJson(item);
       state.info = telemetry::NodeInfoFromJson(item);
       state.cpu_allocatable = 8;
-      snapshot->nodes[state.name] = state;
+      snapshot->PutNode(state);
     }
     return snapshot;
   }
@@ -102,7 +102,6 @@ TEST_F(SchedulingCoreTest, AnIncompletePodGroupFailsEveryNode) {
   auto snapshot = std::make_shared<cluster::ClusterSnapshot>();
   json pod = Pod("1", {{"podGroup", "g"}, {"minAvailable", "3"}});
   cluster::PodInfo self = cluster::PodInfoFromJson(pod);
-  snapshot->pods[self.Key()] = self;
   snapshot->pod_groups["team/g"] = {self};
   deps_.snapshot = [snapshot] { return std::shared_ptr<const cluster::ClusterSnapshot>(snapshot); };
   SchedulingCore core(deps_);
@@ -121,7 +120,9 @@ TEST_F(SchedulingCoreTest, PodsNotYetInMetricsCountAsUsage) {
   auto snapshot = SnapshotOfItems();
   // 6 cores just bound to "efficient": with 2 measured it is full, so adding 2 overcommits it.
   cluster::PodInfo pending = PendingPod(6);
-  snapshot->nodes["efficient"].pods.push_back(pending);
+  cluster::NodeState efficient = *snapshot->nodes["efficient"];
+  efficient.pods.push_back(pending);
+  snapshot->PutNode(efficient);
   deps_.snapshot = [snapshot] { return std::shared_ptr<const cluster::ClusterSnapshot>(snapshot); };
   SchedulingCore core(deps_);
   Decision d = core.Prioritize(Pod("2"), {"efficient", "middle"}, json::array());
@@ -139,9 +140,11 @@ TEST_F(SchedulingCoreTest, PreparedInputsAreReusedButPodsAreCountedPerRequest) {
   EXPECT_EQ(first.predicted, 2u);
   EXPECT_EQ(a.nodes[0].score, 10);
 
-  // Same node objects, same telemetry: nothing is prepared again ...
+  // Same Node objects (only a pod was bound), same telemetry: nothing is prepared again ...
   cluster::PodInfo pending = PendingPod(6);
-  snapshot->nodes["efficient"].pods.push_back(pending);
+  cluster::NodeState efficient = *snapshot->nodes["efficient"];
+  efficient.pods.push_back(pending);
+  snapshot->PutNode(efficient);  // a new state of the same object, as the cache publishes it
   PrioritizeStats second;
   Decision b = core.Prioritize(Pod("2"), {"efficient", "middle"}, json::array(), &second);
   EXPECT_EQ(second.prepared, 0u);
