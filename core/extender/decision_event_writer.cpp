@@ -5,15 +5,49 @@
 #include <chrono>
 
 namespace powerctl::extender {
+namespace {
 
-DecisionEventWriter::DecisionEventWriter(std::unique_ptr<kube::Client> client,
+// Caps each request's time and makes it cancellable by the writer's Stop.
+class StoppableTransport : public kube::HttpTransport {
+ public:
+  StoppableTransport(std::unique_ptr<kube::HttpTransport> inner, const std::atomic<bool>* cancel,
+                     std::chrono::milliseconds timeout)
+      : inner_(std::move(inner)), cancel_(cancel), timeout_(timeout) {}
+
+  Result<kube::HttpResponse> Send(const kube::HttpRequest& request) override {
+    kube::HttpRequest capped = request;
+    capped.cancel = cancel_;
+    if (timeout_.count() > 0 && (capped.timeout.count() == 0 || capped.timeout > timeout_)) {
+      capped.timeout = timeout_;
+    }
+    return inner_->Send(capped);
+  }
+  Result<long> Stream(const kube::HttpRequest& request,
+                      const std::function<bool(std::string_view)>& on_line,
+                      std::string* error_body) override {
+    return inner_->Stream(request, on_line, error_body);  // the writer never watches
+  }
+
+ private:
+  std::unique_ptr<kube::HttpTransport> inner_;
+  const std::atomic<bool>* cancel_;
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace
+
+DecisionEventWriter::DecisionEventWriter(std::unique_ptr<kube::HttpTransport> transport,
+                                         kube::ClientOptions client_options,
                                          MetricsRegistry& metrics,
                                          DecisionEventWriterOptions options)
-    : client_(std::move(client)),
-      options_(std::move(options)),
+    : options_(std::move(options)),
+      client_(std::make_unique<kube::Client>(
+          std::make_unique<StoppableTransport>(std::move(transport), &cancel_,
+                                               options_.request_timeout),
+          std::move(client_options))),
       events_(metrics.Counter("powerctl_extender_decision_events_total",
                               "Decision Events for explain, by result (written, failed, dropped "
-                              "because the queue was full)",
+                              "because the queue was full or at shutdown)",
                               {"result"})),
       random_(std::random_device{}()) {
   for (const char* result : {"written", "failed", "dropped"}) events_.Inc({result}, 0);
@@ -52,6 +86,10 @@ void DecisionEventWriter::Write(const scoring::Decision& decision) {
     events_.Inc({"written"});
     return;
   }
+  if (kube::IsCancelled(created.error())) {  // Stop ran out of drain time
+    events_.Inc({"dropped"});
+    return;
+  }
   events_.Inc({"failed"});
   // The first failure and then every 100th: a refusing API server must not flood the log.
   if (options_.log && failures_++ % 100 == 0) {
@@ -75,6 +113,13 @@ void DecisionEventWriter::Flush() {
 }
 
 void DecisionEventWriter::Run() {
+  Drain();
+  std::lock_guard lock(mu_);
+  finished_ = true;
+  finished_cv_.notify_all();
+}
+
+void DecisionEventWriter::Drain() {
   for (;;) {
     std::shared_ptr<const scoring::Decision> next;
     {
@@ -110,7 +155,16 @@ void DecisionEventWriter::Stop(std::chrono::milliseconds drain) {
     }
   }
   wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  if (!thread_.joinable()) return;
+  {
+    std::unique_lock lock(mu_);
+    // A request still in flight when the drain time is up is cancelled: the API server may
+    // hang, and a shutdown must not wait for its timeout.
+    if (!finished_cv_.wait_until(lock, drain_until_, [&] { return finished_; })) {
+      cancel_ = true;
+    }
+  }
+  thread_.join();
 }
 
 }  // namespace powerctl::extender

@@ -8,6 +8,9 @@
 // counted, never the request. Every replica writes the Events of its own decisions (no Lease:
 // each decision is made by exactly one replica).
 //
+// Stop() writes what is queued for a short while, then cancels the request in flight (each
+// is also capped at `request_timeout`), so a hung API server cannot hold up a shutdown.
+//
 // Metric: powerctl_extender_decision_events_total{result="written|failed|dropped"}.
 
 #include "core/extender/decision_events.h"
@@ -17,6 +20,8 @@
 
 #include <spdlog/logger.h>
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -33,6 +38,8 @@ struct DecisionEventWriterOptions {
   std::size_t max_queued = 1000;
   std::size_t max_queued_nodes = 50000;
   std::string instance;  // reportingInstance (the replica's identity)
+  // Per request: an Event is worth less than a full API timeout of a stuck writer.
+  std::chrono::milliseconds request_timeout{10000};
   std::function<std::chrono::system_clock::time_point()> wall_now = [] {
     return std::chrono::system_clock::now();
   };
@@ -41,8 +48,10 @@ struct DecisionEventWriterOptions {
 
 class DecisionEventWriter {
  public:
-  // `metrics` must outlive the writer.
-  DecisionEventWriter(std::unique_ptr<kube::Client> client, MetricsRegistry& metrics,
+  // The writer's own client over `transport` (requests cancellable by Stop). `metrics` must
+  // outlive the writer.
+  DecisionEventWriter(std::unique_ptr<kube::HttpTransport> transport,
+                      kube::ClientOptions client_options, MetricsRegistry& metrics,
                       DecisionEventWriterOptions options);
   ~DecisionEventWriter();
   DecisionEventWriter(const DecisionEventWriter&) = delete;
@@ -52,7 +61,8 @@ class DecisionEventWriter {
   void Submit(std::shared_ptr<const scoring::Decision> decision);
 
   void Start();  // the writer thread; once
-  // Writes what is queued for at most `drain` more, then drops the rest and joins.
+  // Writes what is queued for at most `drain` more, then cancels the request in flight,
+  // drops the rest and joins.
   void Stop(std::chrono::milliseconds drain = std::chrono::milliseconds(2000));
 
   // Writes every queued decision on the caller's thread (tests; the thread does the same).
@@ -60,14 +70,18 @@ class DecisionEventWriter {
 
  private:
   void Run();
+  void Drain();  // the thread's loop, until stopped
   void Write(const scoring::Decision& decision);
   std::string NextSuffix();
 
-  std::unique_ptr<kube::Client> client_;
+  std::atomic<bool> cancel_{false};  // set by Stop when the drain time is up
   DecisionEventWriterOptions options_;
+  std::unique_ptr<kube::Client> client_;
   CounterFamily& events_;
   std::mutex mu_;
   std::condition_variable wake_;
+  std::condition_variable finished_cv_;
+  bool finished_ = false;  // the thread has left Run
   std::deque<std::shared_ptr<const scoring::Decision>> queue_;
   std::size_t queued_nodes_ = 0;
   bool stopping_ = false;

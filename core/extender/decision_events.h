@@ -7,7 +7,7 @@
 // One Event per prioritize (reason PowerScored) and per filter that rejected a node
 // (PowerFiltered); preempt and filters that passed every node get none. The Event carries:
 //   message      a human summary (the best nodes and their power deltas, or the rejections),
-//                at most 1,024 bytes (cut on a UTF-8 boundary, ending in "...");
+//                at most 1,024 bytes (cut on a UTF-8 boundary, ending in "…");
 //   annotation   `powerctl.io/decision`: the compact decision JSON (scoring/decision.h) of
 //                the 20 best-scored and first 50 rejected nodes, "omitted" counting the rest;
 //                shrunk further until it fits in 16 KiB.
@@ -50,7 +50,8 @@ std::optional<nlohmann::json> DecisionEvent(const scoring::Decision& decision,
 std::string DecisionEventMessage(const scoring::Decision& decision);
 std::string DecisionAnnotation(const scoring::Decision& decision);
 
-// `text` cut to at most `max_bytes` on a UTF-8 character boundary, ending in "..." when cut.
+// `text` cut to at most `max_bytes` on a UTF-8 character boundary, ending in "…" (U+2026, 3
+// bytes) when cut.
 std::string TruncateUtf8(std::string text, std::size_t max_bytes);
 
 }  // namespace powerctl::extender

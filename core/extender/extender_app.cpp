@@ -106,9 +106,8 @@ Result<std::unique_ptr<DecisionEventWriter>> StartDecisionEvents(const ExtenderA
   DecisionEventWriterOptions writer_options;
   writer_options.instance = Identity(options);
   writer_options.log = options.log;
-  auto writer = std::make_unique<DecisionEventWriter>(
-      std::make_unique<kube::Client>(std::move(transport), client_options), registry,
-      writer_options);
+  auto writer = std::make_unique<DecisionEventWriter>(std::move(transport), client_options,
+                                                      registry, writer_options);
   writer->Start();
   return writer;
 }

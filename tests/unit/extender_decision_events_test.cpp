@@ -1,6 +1,4 @@
-#include "core/extender/decision_event_writer.h"
 #include "core/extender/decision_events.h"
-#include "tests/unit/fake_api_server.h"
 
 #include <gtest/gtest.h>
 
@@ -136,92 +134,28 @@ TEST(DecisionEventTest, LongPodNamesStillMakeValidEventNames) {
 
 TEST(DecisionEventTest, TruncatesOnCharacterBoundaries) {
   EXPECT_EQ(TruncateUtf8("short", 10), "short");
-  EXPECT_EQ(TruncateUtf8("abcdefghij", 8), "abcde...");
+  const std::string ellipsis = "\xE2\x80\xA6";  // "…"
+  EXPECT_EQ(TruncateUtf8("abcdefghij", 8), "abcde" + ellipsis);
   // "é" is two bytes: a cut inside it backs up to before it.
   std::string text = "abcd\xC3\xA9zzzzzz";
-  EXPECT_EQ(TruncateUtf8(text, 8), "abcd...");
+  EXPECT_EQ(TruncateUtf8(text, 8), "abcd" + ellipsis);
+  EXPECT_EQ(TruncateUtf8(text, 9), "abcd\xC3\xA9" + ellipsis);
+  EXPECT_EQ(TruncateUtf8(text, 2), "");  // no room for the mark
+  // A message of three-byte characters is cut whole, within the limit, and marked.
+  Decision wide = Prioritized(1);
+  wide.notes = {""};
+  for (int i = 0; i < 600; ++i) wide.notes[0] += "\xE2\x84\x83";  // "℃"
+  const std::string message = DecisionEventMessage(wide);
+  EXPECT_LE(message.size(), kMaxEventMessageBytes);
+  EXPECT_GT(message.size(), kMaxEventMessageBytes - 6);
+  EXPECT_EQ(message.substr(message.size() - 3), ellipsis);
+  EXPECT_NO_THROW((void)json(message).dump());  // strict: throws on invalid UTF-8
   Decision d = Prioritized(1);
   d.error = std::string(2000, 'e') + "\xff";
   auto event = DecisionEvent(d, Source());
   ASSERT_TRUE(event.has_value());
   EXPECT_LE((*event)["message"].get<std::string>().size(), kMaxEventMessageBytes);
   EXPECT_NO_THROW((void)event->dump());
-}
-
-class DecisionEventWriterTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    server.Put({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team"}}}});
-  }
-  std::unique_ptr<DecisionEventWriter> Writer(std::size_t max_queued = 1000) {
-    DecisionEventWriterOptions options;
-    options.instance = "replica-a";
-    options.max_queued = max_queued;
-    return std::make_unique<DecisionEventWriter>(server.MakeClient(), registry, options);
-  }
-  double Count(const char* result) {
-    return registry.Counter("powerctl_extender_decision_events_total", "", {"result"})
-        .Value({result});
-  }
-  std::vector<json> Events() {
-    std::vector<json> out;
-    for (const auto& r : server.requests()) {
-      if (r.method == "POST" && r.path == "/api/v1/namespaces/team/events") {
-        out.push_back(json::parse(r.body));
-      }
-    }
-    return out;
-  }
-
-  kube::fake::FakeApiServer server;
-  MetricsRegistry registry;
-};
-
-TEST_F(DecisionEventWriterTest, WritesQueuedDecisionsInTheBackground) {
-  auto writer = Writer();
-  writer->Start();
-  writer->Submit(std::make_shared<const Decision>(Prioritized(3)));
-  writer->Submit(std::make_shared<const Decision>(Prioritized(4)));
-  writer->Stop();  // drains what is queued
-  std::vector<json> events = Events();
-  ASSERT_EQ(events.size(), 2u);
-  EXPECT_EQ(events[0]["reason"], kReasonPowerScored);
-  EXPECT_NE(events[0]["metadata"]["name"], events[1]["metadata"]["name"]);
-  EXPECT_EQ(Count("written"), 2);
-  EXPECT_EQ(Count("failed"), 0);
-}
-
-TEST_F(DecisionEventWriterTest, FailuresAreCountedNotRetriedForever) {
-  server.FailRequests("/api/v1/namespaces/team/events", 403, "POST", "forbidden");
-  auto writer = Writer();
-  writer->Submit(std::make_shared<const Decision>(Prioritized(2)));
-  writer->Flush();
-  EXPECT_EQ(Count("failed"), 1);
-  EXPECT_EQ(Count("written"), 0);
-}
-
-TEST_F(DecisionEventWriterTest, AFullQueueDropsNewDecisions) {
-  auto writer = Writer(/*max_queued=*/2);  // not started: nothing leaves the queue
-  for (int i = 0; i < 5; ++i) writer->Submit(std::make_shared<const Decision>(Prioritized(1)));
-  EXPECT_EQ(Count("dropped"), 3);
-  writer->Flush();
-  EXPECT_EQ(Events().size(), 2u);
-  // Decisions that get no Event are not written at all.
-  Decision preempt = Prioritized(1);
-  preempt.verb = scoring::kVerbPreempt;
-  writer->Submit(std::make_shared<const Decision>(preempt));
-  writer->Flush();
-  EXPECT_EQ(Events().size(), 2u);
-}
-
-TEST_F(DecisionEventWriterTest, StopWithoutDrainDropsTheRestAndReturns) {
-  auto writer = Writer();
-  for (int i = 0; i < 50; ++i) writer->Submit(std::make_shared<const Decision>(Prioritized(1)));
-  writer->Start();
-  writer->Stop(std::chrono::milliseconds(0));
-  EXPECT_EQ(Count("written") + Count("dropped"), 50);
-  writer->Submit(std::make_shared<const Decision>(Prioritized(1)));  // after Stop: dropped
-  EXPECT_EQ(Count("written") + Count("dropped"), 51);
 }
 
 }  // namespace
