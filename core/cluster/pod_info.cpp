@@ -3,6 +3,7 @@
 #include "core/cluster/pod_info.h"
 
 #include "core/kube/json_fields.h"
+#include "core/telemetry/metrics_api.h"
 #include "core/telemetry/quantity.h"
 
 namespace powerctl::cluster {
@@ -12,11 +13,14 @@ using json = nlohmann::json;
 using kube::FindField;
 using kube::StringField;
 
+// kubectl apply's copy of the whole manifest: large, and read by nothing here.
+constexpr std::string_view kLastApplied = "kubectl.kubernetes.io/last-applied-configuration";
+
 std::map<std::string, std::string> StringMap(const json* object) {
   std::map<std::string, std::string> out;
   if (object == nullptr || !object->is_object()) return out;
   for (const auto& [key, value] : object->items()) {
-    if (value.is_string()) out[key] = value.get<std::string>();
+    if (value.is_string() && key != kLastApplied) out[key] = value.get<std::string>();
   }
   return out;
 }
@@ -49,8 +53,9 @@ PodInfo PodInfoFromJson(const json& pod, const PodRequestsFn& requests) {
   info.phase = StringField(pod, {"status", "phase"});
   info.labels = StringMap(FindField(pod, {"metadata", "labels"}));
   info.annotations = StringMap(FindField(pod, {"metadata", "annotations"}));
-  info.start_time = StringField(pod, {"status", "startTime"});
-  info.creation_timestamp = StringField(pod, {"metadata", "creationTimestamp"});
+  if (std::string start = StringField(pod, {"status", "startTime"}); !start.empty()) {
+    info.started = telemetry::ParseRfc3339(start);
+  }
   info.deleting = FindField(pod, {"metadata", "deletionTimestamp"}) != nullptr;
   info.requests = requests ? requests(pod) : SumContainerRequests(pod);
   return info;

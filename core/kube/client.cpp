@@ -68,6 +68,12 @@ Result<json> ParseBody(const HttpResponse& response, const std::string& method,
   return parsed;
 }
 
+json* FindMutableField(json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+
 // List items come without kind and apiVersion; fill them in from the list (PodList -> Pod)
 // so they look like the objects of a GET or a watch event.
 void FillKind(json& item, const json& list) {
@@ -170,8 +176,9 @@ Result<json> Client::Get(const std::string& path) {
   return DoJson(MakeRequest("GET", path), true);
 }
 
-Result<Client::ListResult> Client::ListAll(const std::string& path, const ListOptions& options) {
-  ListResult result;
+Result<std::string> Client::ListPages(const std::string& path, const ListOptions& options,
+                                      const std::function<bool(json&)>& on_item,
+                                      const std::function<void()>& on_restart, bool* stopped) {
   std::string continue_token;
   bool restarted = false;
   while (true) {
@@ -189,7 +196,7 @@ Result<Client::ListResult> Client::ListAll(const std::string& path, const ListOp
       // snapshots would not be a consistent list, so start again from the beginning.
       if (options_.log) options_.log->debug("continue token for {} expired; listing again", path);
       restarted = true;
-      result = ListResult{};
+      if (on_restart) on_restart();
       continue_token.clear();
       continue;
     }
@@ -197,16 +204,33 @@ Result<Client::ListResult> Client::ListAll(const std::string& path, const ListOp
       return ErrorFromResponse("GET", page_path, response, options_.connection_description);
     }
     POWERCTL_TRY(page, ParseBody(response, "GET", page_path));
-    if (const json* items = FindField(page, {"items"}); items != nullptr && items->is_array()) {
-      for (const json& item : *items) {
-        result.items.push_back(item);
-        FillKind(result.items.back(), page);
+    response.body.clear();
+    response.body.shrink_to_fit();  // one page at a time: the text is not needed any more
+    if (json* items = FindMutableField(page, "items"); items != nullptr && items->is_array()) {
+      for (json& item : *items) {
+        FillKind(item, page);
+        if (!on_item(item)) {
+          if (stopped != nullptr) *stopped = true;
+          return StringField(page, {"metadata", "resourceVersion"});
+        }
       }
     }
-    result.resource_version = StringField(page, {"metadata", "resourceVersion"});
     continue_token = StringField(page, {"metadata", "continue"});
-    if (continue_token.empty()) return result;
+    if (continue_token.empty()) return StringField(page, {"metadata", "resourceVersion"});
   }
+}
+
+Result<Client::ListResult> Client::ListAll(const std::string& path, const ListOptions& options) {
+  ListResult result;
+  POWERCTL_TRY(version, ListPages(
+                            path, options,
+                            [&result](json& item) {
+                              result.items.push_back(std::move(item));
+                              return true;
+                            },
+                            [&result] { result.items.clear(); }, nullptr));
+  result.resource_version = std::move(version);
+  return result;
 }
 
 Result<std::vector<json>> Client::List(const std::string& path, const ListOptions& options) {

@@ -101,6 +101,14 @@ class Client {
   Result<HttpResponse> Do(HttpRequest request, bool retry_on_5xx);
   Result<json> DoJson(HttpRequest request, bool retry_on_5xx);
   Result<ListResult> ListAll(const std::string& path, const ListOptions& options);
+  // Lists page by page (options.limit per page), handing each item (kind and apiVersion
+  // filled in) to `on_item`, which may move it away and returns false to stop (`stopped`
+  // set). Only one page is held at a time. When a continue token expires the list starts
+  // over: `on_restart` is called and items are delivered again. Returns the list's
+  // resourceVersion.
+  Result<std::string> ListPages(const std::string& path, const ListOptions& options,
+                                const std::function<bool(json&)>& on_item,
+                                const std::function<void()>& on_restart, bool* stopped);
   // The exponential backoff with jitter before retry number `attempt` (1-based).
   std::chrono::milliseconds Backoff(int attempt) const;
   void Sleep(std::chrono::milliseconds duration) const;

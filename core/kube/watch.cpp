@@ -5,6 +5,7 @@
 #include "core/kube/client.h"
 #include "core/kube/json_fields.h"
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <random>
@@ -33,54 +34,81 @@ std::string ObjectKey(const json& object) {
          StringField(object, {"metadata", "name"});
 }
 
-// After a relist: what the handler has not seen yet. Vanished (or replaced: same name,
-// new uid) objects are DELETED, new ones ADDED, changed ones MODIFIED; unchanged ones are
-// not delivered again. Returns false when the handler asked to stop.
-bool DeliverRelist(const std::vector<json>& items, std::map<std::string, json>& known,
-                   const std::function<bool(const WatchEvent&)>& handler) {
-  std::map<std::string, const json*> fresh;
-  for (const json& item : items) fresh[ObjectKey(item)] = &item;
-  auto uid = [](const json& object) { return StringField(object, {"metadata", "uid"}); };
-  auto version = [](const json& object) {
-    return StringField(object, {"metadata", "resourceVersion"});
-  };
-  for (auto it = known.begin(); it != known.end();) {
-    auto now = fresh.find(it->first);
-    if (now == fresh.end() || uid(*now->second) != uid(it->second)) {
-      json gone = std::move(it->second);
-      it = known.erase(it);
-      if (!handler(WatchEvent{"DELETED", std::move(gone)})) return false;
-    } else {
-      ++it;
-    }
-  }
-  for (const json& item : items) {
-    std::string key = ObjectKey(item);
-    auto old = known.find(key);
-    if (old != known.end() && version(old->second) == version(item)) continue;
-    std::string type = old == known.end() ? "ADDED" : "MODIFIED";
-    known[key] = item;
-    if (!handler(WatchEvent{type, item})) return false;
-  }
-  return true;
+// What the loop remembers of an object it delivered: enough to tell, after a relist, whether
+// the handler has seen it. (Keeping whole objects was most of a 5,000-node server's memory.)
+struct Known {
+  std::string uid;
+  std::string version;
+  std::uint64_t listed = 0;  // the relist that last contained it
+};
+
+std::string ObjectUid(const json& object) {
+  return StringField(object, {"metadata", "uid"});
+}
+std::string ObjectVersion(const json& object) {
+  return StringField(object, {"metadata", "resourceVersion"});
+}
+
+// Stands for an object that is gone when only its identity is known: the object a DELETED
+// event of a relist carries (a handler needs its name, namespace and uid only).
+json Tombstone(const std::string& key, const Known& known) {
+  const std::size_t slash = key.find('/');
+  json metadata = {{"name", key.substr(slash + 1)}};
+  if (slash > 0) metadata["namespace"] = key.substr(0, slash);
+  if (!known.uid.empty()) metadata["uid"] = known.uid;
+  if (!known.version.empty()) metadata["resourceVersion"] = known.version;
+  return json{{"metadata", std::move(metadata)}};
 }
 
 }  // namespace
 
 Status Client::ListAndWatch(const std::string& path, const WatchOptions& options,
                             const std::function<bool(const WatchEvent&)>& handler) {
-  std::map<std::string, json> known;  // "namespace/name" -> the object last delivered
+  std::map<std::string, Known> known;  // "namespace/name" -> what was last delivered
+  std::uint64_t relists = 0;
   std::string resource_version = options.resource_version;
   bool relist = resource_version.empty();
   int failures = 0;  // consecutive watches that failed or expired without delivering anything
   while (true) {
     if (relist) {
+      // Page by page: the handler sees what it has not seen yet (unchanged objects are not
+      // delivered again; one replaced under the same name is DELETED, then ADDED), and once
+      // the list is complete, objects that are gone are DELETED.
       ListOptions list_options;
       list_options.label_selector = options.label_selector;
       list_options.field_selector = options.field_selector;
-      POWERCTL_TRY(list, ListAll(path, list_options));
-      if (!DeliverRelist(list.items, known, handler)) return OkStatus();
-      resource_version = list.resource_version;
+      const std::uint64_t pass = ++relists;
+      bool stopped = false;
+      auto on_item = [&](json& item) {
+        std::string key = ObjectKey(item);
+        Known now{ObjectUid(item), ObjectVersion(item), pass};
+        auto old = known.find(key);
+        if (old != known.end() && old->second.uid != now.uid) {
+          json gone = Tombstone(key, old->second);
+          known.erase(old);
+          old = known.end();
+          if (!handler(WatchEvent{"DELETED", std::move(gone)})) return false;
+        }
+        if (old != known.end() && old->second.version == now.version) {
+          old->second.listed = pass;
+          return true;
+        }
+        const char* type = old == known.end() ? "ADDED" : "MODIFIED";
+        known[key] = std::move(now);
+        return handler(WatchEvent{type, std::move(item)});
+      };
+      POWERCTL_TRY(listed, ListPages(path, list_options, on_item, nullptr, &stopped));
+      if (stopped) return OkStatus();
+      for (auto it = known.begin(); it != known.end();) {
+        if (it->second.listed == pass) {
+          ++it;
+          continue;
+        }
+        json gone = Tombstone(it->first, it->second);
+        it = known.erase(it);
+        if (!handler(WatchEvent{"DELETED", std::move(gone)})) return OkStatus();
+      }
+      resource_version = std::move(listed);
       relist = false;
     }
 
@@ -106,7 +134,7 @@ Status Client::ListAndWatch(const std::string& path, const WatchOptions& options
     auto on_line = [&](std::string_view line) {
       json event = json::parse(line, nullptr, false);
       std::string type = StringField(event, {"type"});
-      const json* object = FindField(event, {"object"});
+      json* object = event.is_object() && event.contains("object") ? &event["object"] : nullptr;
       if (event.is_discarded() || type.empty() || object == nullptr || !object->is_object()) {
         failure = MakeError(ErrorCode::kApi, "malformed watch event from GET " + request.path);
         return false;
@@ -128,9 +156,9 @@ Status Client::ListAndWatch(const std::string& path, const WatchOptions& options
       if (type == "DELETED") {
         known.erase(ObjectKey(*object));
       } else {
-        known[ObjectKey(*object)] = *object;
+        known[ObjectKey(*object)] = Known{ObjectUid(*object), version, relists};
       }
-      stopped = !handler(WatchEvent{type, *object});
+      stopped = !handler(WatchEvent{type, std::move(*object)});
       return !stopped;
     };
     std::string error_body;

@@ -158,6 +158,9 @@ def main(argv=None):
                 server.wait_predicted(bs.node_name(size - 1))
                 node_objects = api.ok("GET", f"/api/v1/nodes?labelSelector={bs.BENCH_LABEL}%3Dtrue")["items"]
                 node_objects.sort(key=lambda n: n["metadata"]["name"])
+                mem = dict(server.memory(), nodes=size, after="idle")
+                results["memory"].append(mem)
+                log(f"schedule-server memory with {size} nodes, synced, before the runs: {mem}")
                 for mode in modes:
                     path = os.path.join(work, f"body-{mode}-{size}.json")
                     with open(path, "w") as f:
@@ -206,7 +209,7 @@ def print_table(results):
     print("\n| nodes in the cluster | after the runs of | VmRSS MiB | VmHWM (peak so far) MiB |")
     print("|---|---|---|---|")
     for m in results["memory"]:
-        mode = "NodeNames" if m["after"] == "names" else "Nodes"
+        mode = {"names": "NodeNames", "nodes": "Nodes", "idle": "(none yet: synced and idle)"}[m["after"]]
         print(f"| {m['nodes']:,} | {mode} | {m['VmRSS']} | {m['VmHWM']} |")
 
 

@@ -90,24 +90,33 @@ class ClusterWriterTest : public ::testing::Test {
 
   void AddNode(const std::string& name, std::map<std::string, std::string> labels) {
     server.Put(kube::fake::NodeObject(name, labels));
-    snapshot.nodes[name].name = name;
-    snapshot.nodes[name].info.name = name;
-    snapshot.nodes[name].labels = labels;
+    cluster::NodeState node;
+    node.name = name;
+    node.info.name = name;
+    node.facts.name = name;
+    node.facts.labels = std::move(labels);
+    snapshot.PutNode(std::move(node));
   }
   // The labels the server holds now, copied into the snapshot (as the watch would).
   void Resync() {
-    for (auto& [name, node] : snapshot.nodes) {
-      node.labels.clear();
-      json labels = server.Object("/api/v1/nodes/" + name)["metadata"]["labels"];
-      for (const auto& [k, v] : labels.items()) node.labels[k] = v.get<std::string>();
+    for (cluster::NodePtr& shared : snapshot.nodes) {
+      cluster::NodeState node = *shared;
+      node.facts.labels.clear();
+      json labels = server.Object("/api/v1/nodes/" + node.name)["metadata"]["labels"];
+      for (const auto& [k, v] : labels.items()) node.facts.labels[k] = v.get<std::string>();
+      shared = std::make_shared<const cluster::NodeState>(std::move(node));
     }
   }
   json Labels(const std::string& node) {
     return server.Object("/api/v1/nodes/" + node)["metadata"]["labels"];
   }
   void AddPod(const cluster::PodInfo& pod) {
-    snapshot.pods[pod.Key()] = pod;
-    snapshot.pod_groups["team/g"].push_back(pod);
+    ++snapshot.pod_count;
+    auto group = snapshot.pod_groups["team/g"];
+    auto pods = group ? std::make_shared<std::vector<cluster::PodInfo>>(*group)
+                      : std::make_shared<std::vector<cluster::PodInfo>>();
+    pods->push_back(pod);
+    snapshot.pod_groups["team/g"] = std::move(pods);
     server.Put({{"apiVersion", "v1"},
                 {"kind", "Pod"},
                 {"metadata", {{"name", pod.name}, {"namespace", "team"}}},
