@@ -3,6 +3,7 @@
 #include "core/cluster/node_cache.h"
 
 #include "core/cluster/watch_transport.h"
+#include "core/common/malloc_tuning.h"
 #include "core/kube/json_fields.h"
 #include "core/scoring/pod_groups.h"
 #include "core/scoring/policies.h"
@@ -25,13 +26,6 @@ constexpr const char* kCrdMissing =
 std::string ObjectKey(const json& object) {
   return StringField(object, {"metadata", "namespace"}) + "/" +
          StringField(object, {"metadata", "name"});
-}
-
-// "namespace/podGroup" for a member of a pod group, "" otherwise.
-std::string GroupKey(const PodInfo& pod) {
-  auto group = pod.labels.find(scoring::kPodGroupLabel);
-  return group == pod.labels.end() || group->second.empty() ? ""
-                                                            : pod.namespace_ + "/" + group->second;
 }
 
 }  // namespace
@@ -138,26 +132,79 @@ void NodeCache::Run(Kind kind) {
   }
 }
 
+NodePtr NodeCache::WithPodsLocked(NodeState node) const {
+  node.pods.clear();
+  node.requested = PodRequests{};
+  if (auto on_node = pods_by_node_.find(node.name); on_node != pods_by_node_.end()) {
+    node.pods.reserve(on_node->second.size());
+    for (const auto& [key, pod] : on_node->second) {
+      node.pods.push_back(pod);
+      node.requested.cpu_cores += pod->requests.cpu_cores;
+      node.requested.memory_bytes += pod->requests.memory_bytes;
+    }
+  }
+  return std::make_shared<const NodeState>(std::move(node));
+}
+
+void NodeCache::PutPodLocked(const std::string& key, PodPtr pod) {
+  RemovePodLocked(key);
+  if (!pod->node_name.empty()) {
+    pods_by_node_[pod->node_name][key] = pod;
+    dirty_nodes_.insert(pod->node_name);
+  }
+  auto group = pod->labels.find(scoring::kPodGroupLabel);
+  if (group != pod->labels.end() && !group->second.empty()) {
+    std::string group_key = pod->namespace_ + "/" + group->second;
+    group_members_[group_key][key] = pod;
+    dirty_groups_.insert(std::move(group_key));
+  }
+  pods_[key] = std::move(pod);
+}
+
+void NodeCache::RemovePodLocked(const std::string& key) {
+  auto it = pods_.find(key);
+  if (it == pods_.end()) return;
+  const PodInfo& pod = *it->second;
+  if (!pod.node_name.empty()) {
+    auto on_node = pods_by_node_.find(pod.node_name);
+    if (on_node != pods_by_node_.end()) {
+      on_node->second.erase(key);
+      if (on_node->second.empty()) pods_by_node_.erase(on_node);
+    }
+    dirty_nodes_.insert(pod.node_name);
+  }
+  auto group = pod.labels.find(scoring::kPodGroupLabel);
+  if (group != pod.labels.end() && !group->second.empty()) {
+    std::string group_key = pod.namespace_ + "/" + group->second;
+    auto members = group_members_.find(group_key);
+    if (members != group_members_.end()) {
+      members->second.erase(key);
+      if (members->second.empty()) group_members_.erase(members);
+    }
+    dirty_groups_.insert(std::move(group_key));
+  }
+  pods_.erase(it);
+}
+
 bool NodeCache::Handle(Kind kind, const kube::WatchEvent& event) {
   std::lock_guard lock(mu_);
   if (stopping_) return false;
   bool deleted = event.type == "DELETED";
   std::string key =
       kind == kNodes ? StringField(event.object, {"metadata", "name"}) : ObjectKey(event.object);
-  if (watches_[kind].resyncing) watches_[kind].seen[key] = true;
+  if (watches_[kind].resyncing) watches_[kind].seen.insert(key);
   if (kind == kNodes) {
-    NodeStatePtr update;
-    if (!deleted) {
-      auto state = std::make_shared<NodeState>(NodeStateFromJson(event.object));
-      state->object = std::make_shared<const char>('\0');  // a new object: a new identity
-      update = std::move(state);
+    if (deleted) {
+      nodes_.erase(key);
+    } else {
+      nodes_[key] = WithPodsLocked(NodeStateFromJson(event.object));
     }
-    node_updates_[key] = std::move(update);
-    MarkNodeLocked(key);
+    dirty_nodes_.erase(key);  // published with its current pods, or gone
   } else if (kind == kPods) {
-    PodInfo pod = PodInfoFromJson(event.object, options_.pod_requests);
-    if (deleted || pod.Terminal()) {
-      ErasePodLocked(key);
+    auto pod =
+        std::make_shared<const PodInfo>(PodInfoFromJson(event.object, options_.pod_requests));
+    if (deleted || pod->Terminal()) {
+      RemovePodLocked(key);
     } else {
       PutPodLocked(key, std::move(pod));
     }
@@ -179,73 +226,38 @@ bool NodeCache::Handle(Kind kind, const kube::WatchEvent& event) {
   return true;
 }
 
-void NodeCache::MarkNodeLocked(const std::string& node) {
-  if (!node.empty()) dirty_nodes_.insert(node);
-}
-
-void NodeCache::ErasePodLocked(const std::string& key) {
-  auto old = pods_.find(key);
-  if (old == pods_.end()) return;
-  const PodInfo& pod = old->second;
-  if (auto node = node_pods_.find(pod.node_name); node != node_pods_.end()) {
-    node->second.erase(key);
-    if (node->second.empty()) node_pods_.erase(node);
-  }
-  if (std::string group = GroupKey(pod); !group.empty()) {
-    auto members = group_pods_.find(group);
-    if (members != group_pods_.end()) {
-      members->second.erase(key);
-      if (members->second.empty()) group_pods_.erase(members);
-    }
-  }
-  MarkNodeLocked(pod.node_name);
-  pods_.erase(old);
-}
-
-void NodeCache::PutPodLocked(const std::string& key, PodInfo pod) {
-  ErasePodLocked(key);
-  MarkNodeLocked(pod.node_name);
-  if (!pod.node_name.empty()) node_pods_[pod.node_name].insert(key);
-  if (std::string group = GroupKey(pod); !group.empty()) group_pods_[group].insert(key);
-  pods_.emplace(key, std::move(pod));
-}
-
 void NodeCache::ListDelivered(Kind kind) {
-  std::lock_guard lock(mu_);
-  WatchState& w = watches_[kind];
-  if (w.resyncing) {
-    // After a restart: what the new list did not contain is gone.
-    auto prune = [&w](auto& map) {
-      for (auto it = map.begin(); it != map.end();) {
-        it = w.seen.count(it->first) > 0 ? std::next(it) : map.erase(it);
+  {
+    std::lock_guard lock(mu_);
+    WatchState& w = watches_[kind];
+    if (w.resyncing) {
+      // After a restart: what the new list did not contain is gone.
+      auto prune = [&w](auto& map) {
+        for (auto it = map.begin(); it != map.end();) {
+          it = w.seen.count(it->first) > 0 ? std::next(it) : map.erase(it);
+        }
+      };
+      if (kind == kNodes) prune(nodes_);
+      if (kind == kPods) {
+        std::vector<std::string> gone;
+        for (const auto& [key, pod] : pods_) {
+          if (w.seen.count(key) == 0) gone.push_back(key);
+        }
+        for (const std::string& key : gone) RemovePodLocked(key);
       }
-    };
-    if (kind == kNodes) {
-      std::set<std::string> known;
-      for (const auto& [name, node] : composed_) known.insert(name);
-      for (const auto& [name, node] : node_updates_) known.insert(name);
-      for (const std::string& name : known) {
-        if (w.seen.count(name) > 0) continue;
-        node_updates_[name] = nullptr;  // gone while the watch was down
-        MarkNodeLocked(name);
+      if (kind == kPolicies) {
+        prune(policies_);
+        prune(invalid_policies_);
       }
+      w.resyncing = false;
+      w.seen.clear();
     }
-    if (kind == kPods) {
-      std::vector<std::string> gone;
-      for (const auto& [key, pod] : pods_) {
-        if (w.seen.count(key) == 0) gone.push_back(key);
-      }
-      for (const std::string& key : gone) ErasePodLocked(key);
-    }
-    if (kind == kPolicies) {
-      prune(policies_);
-      prune(invalid_policies_);
-    }
-    w.resyncing = false;
-    w.seen.clear();
+    w.synced = true;
+    ChangedLocked();
   }
-  w.synced = true;
-  ChangedLocked();
+  // A (re)list allocates and frees a great deal (every object's JSON, page by page); give
+  // what is free back to the system rather than keep it for the next relist.
+  ReleaseFreeMemory();
 }
 
 bool NodeCache::HasSynced() const {
@@ -273,46 +285,32 @@ CacheStatus NodeCache::Status() const {
 std::shared_ptr<const ClusterSnapshot> NodeCache::Snapshot() const {
   std::lock_guard lock(mu_);
   if (snapshot_) return snapshot_;
-  // Only the nodes that changed (or whose pods did) are built again; the others are shared
-  // with the previous snapshot.
+  // Only nodes whose pods changed are copied; the others are shared with earlier snapshots.
   for (const std::string& name : dirty_nodes_) {
-    // The new Node object if one came, else the node as last published, with its pods anew.
-    NodeStatePtr base;
-    if (auto update = node_updates_.find(name); update != node_updates_.end()) {
-      base = update->second;
-    } else if (auto current = composed_.find(name); current != composed_.end()) {
-      base = current->second;
-    }
-    if (base == nullptr) {
-      composed_.erase(name);
-      continue;
-    }
-    auto node = std::make_shared<NodeState>(*base);
-    node->pods.clear();
-    node->requested = PodRequests{};
-    if (auto keys = node_pods_.find(name); keys != node_pods_.end()) {
-      node->pods.reserve(keys->second.size());
-      for (const std::string& key : keys->second) {  // in key order, so the list is sorted
-        const PodInfo& pod = pods_.at(key);
-        node->pods.push_back(pod);
-        node->requested.cpu_cores += pod.requests.cpu_cores;
-        node->requested.memory_bytes += pod.requests.memory_bytes;
-      }
-    }
-    composed_[name] = std::move(node);
+    auto node = nodes_.find(name);
+    if (node != nodes_.end()) node->second = WithPodsLocked(*node->second);
   }
   dirty_nodes_.clear();
-  node_updates_.clear();
+  for (const std::string& group_key : dirty_groups_) {
+    auto members = group_members_.find(group_key);
+    if (members == group_members_.end()) {
+      groups_.erase(group_key);
+      continue;
+    }
+    auto pods = std::make_shared<std::vector<PodInfo>>();
+    pods->reserve(members->second.size());
+    for (const auto& [key, pod] : members->second) pods->push_back(*pod);
+    groups_[group_key] = std::move(pods);
+  }
+  dirty_groups_.clear();
   auto snapshot = std::make_shared<ClusterSnapshot>();
-  snapshot->nodes = composed_;
+  snapshot->nodes.reserve(nodes_.size());
+  for (const auto& [name, node] : nodes_) snapshot->nodes.push_back(node);
   snapshot->pod_count = pods_.size();
+  snapshot->pod_groups = groups_;
   snapshot->policies = policies_;
   snapshot->invalid_policies = invalid_policies_;
   snapshot->version = version_;
-  for (const auto& [group, keys] : group_pods_) {
-    std::vector<PodInfo>& members = snapshot->pod_groups[group];
-    for (const std::string& key : keys) members.push_back(pods_.at(key));
-  }
   snapshot_ = std::move(snapshot);
   return snapshot_;
 }

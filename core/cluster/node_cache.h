@@ -32,11 +32,15 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 namespace powerctl::cluster {
 
+// What scoring reads of a Node. Shared between snapshots: the cache replaces, never mutates,
+// a NodeState it has published, so one pod change copies one node and every other node of the
+// new snapshot is the previous snapshot's.
 struct NodeState {
   std::string name;
   std::optional<double> cpu_capacity;  // cores
@@ -45,38 +49,33 @@ struct NodeState {
   std::optional<double> memory_allocatable;
   bool unschedulable = false;  // spec.unschedulable (cordoned)
   telemetry::NodeInfo info;    // name and addresses, for mapping Prometheus series
-  // Labels, and the powerctl.io/* annotations (the power model's parameters; the others are
-  // not read, and some, like last-applied-configuration, are large).
+  // Labels and annotations (without kubectl's last-applied-configuration), for the power
+  // model and policies.
   predict::NodeFacts facts;
-  std::vector<PodInfo> pods;  // bound here, not terminal; sorted by namespace/name
-  PodRequests requested;      // the sum of `pods`' requests
-  // Stands for the Node object the fields above were read from: the same while only the
-  // node's pods change, so per-node caches (scoring::PreparedNodeCache) key on it. Null in
-  // states built by hand until PutNode gives them one.
-  std::shared_ptr<const void> object;
+  std::vector<std::shared_ptr<const PodInfo>> pods;  // bound here, not terminal; by key
+  PodRequests requested;                             // the sum of `pods`' requests
 };
 
-using NodeStatePtr = std::shared_ptr<const NodeState>;
+using NodePtr = std::shared_ptr<const NodeState>;
+using PodGroupPtr = std::shared_ptr<const std::vector<PodInfo>>;
 
 struct ClusterSnapshot {
-  // By name. A node's object is shared by successive snapshots until the node or one of its
-  // pods changes (copy on write): a new snapshot costs the nodes that changed, not all of
-  // them, and per-node caches (scoring::PreparedNodeCache) can tell a node is unchanged by
-  // its address.
-  std::map<std::string, NodeStatePtr> nodes;
-  std::size_t pod_count = 0;                               // non-terminal pods in the cluster
-  std::map<std::string, std::vector<PodInfo>> pod_groups;  // "namespace/podGroup" -> pods
-  std::map<std::string, manifests::Policy> policies;       // "namespace/name"
-  std::map<std::string, std::string> invalid_policies;     // "namespace/name" -> error
-  std::uint64_t version = 0;                               // moves with every change
+  std::vector<NodePtr> nodes;                           // sorted by name, no nulls
+  std::size_t pod_count = 0;                            // non-terminal pods
+  std::map<std::string, PodGroupPtr> pod_groups;        // "namespace/podGroup" -> pods, by key
+  std::map<std::string, manifests::Policy> policies;    // "namespace/name"
+  std::map<std::string, std::string> invalid_policies;  // "namespace/name" -> error
+  std::uint64_t version = 0;                            // moves with every change
 
+  // Null when there is no node of that name (binary search).
+  const NodeState* FindNode(std::string_view name) const;
+  // The same, as the pointer that keeps the node alive (null when absent).
+  NodePtr FindNodePtr(std::string_view name) const;
+  // Adds or replaces a node, keeping `nodes` sorted (for snapshots built by hand).
+  void PutNode(NodeState node);
   // The pods labelled podGroup=`group` in `ns`; empty when there are none.
   const std::vector<PodInfo>& PodGroup(const std::string& ns, const std::string& group) const;
   std::vector<telemetry::NodeInfo> NodeInfos() const;
-  // Null when there is no node of that name.
-  const NodeState* FindNode(const std::string& name) const;
-  // Adds or replaces a node (snapshots built by hand: tests, benchmarks, simulations).
-  void PutNode(NodeState node);
 };
 
 struct CacheStatus {
@@ -130,10 +129,12 @@ class NodeCache {
   enum Kind { kNodes = 0, kPods = 1, kPolicies = 2 };
   struct WatchState {
     bool synced = false;
-    bool resyncing = false;            // a (re)started watch has not finished its list
-    std::map<std::string, bool> seen;  // keys delivered since the (re)start
+    bool resyncing = false;      // a (re)started watch has not finished its list
+    std::set<std::string> seen;  // keys delivered since the (re)start
     std::string error;
   };
+  using PodPtr = std::shared_ptr<const PodInfo>;
+  using PodsByKey = std::map<std::string, PodPtr>;
 
   void Run(Kind kind);
   bool Handle(Kind kind, const kube::WatchEvent& event);
@@ -141,6 +142,9 @@ class NodeCache {
   void SetError(Kind kind, std::string error);
   bool InterruptibleWait(std::chrono::milliseconds duration);  // false when stopping
   void ChangedLocked();
+  void PutPodLocked(const std::string& key, PodPtr pod);
+  void RemovePodLocked(const std::string& key);
+  NodePtr WithPodsLocked(NodeState node) const;  // `node` with its pods from pods_by_node_
 
   TransportFactory make_transport_;
   NodeCacheOptions options_;
@@ -152,20 +156,17 @@ class NodeCache {
   std::atomic<bool> stopping_{false};
   bool started_ = false;
   std::vector<std::thread> threads_;
-  void MarkNodeLocked(const std::string& node);  // its composed state must be rebuilt
-  void PutPodLocked(const std::string& key, PodInfo pod);
-  void ErasePodLocked(const std::string& key);
-
   WatchState watches_[3];
-  // Node objects received since the last snapshot (null: deleted), not yet composed.
-  mutable std::map<std::string, NodeStatePtr> node_updates_;
-  std::map<std::string, PodInfo> pods_;
-  std::map<std::string, std::set<std::string>> node_pods_;   // node name -> its pods' keys
-  std::map<std::string, std::set<std::string>> group_pods_;  // "ns/podGroup" -> pod keys
-  // The nodes with their pods as last published (the one copy of each node's state), and the
-  // names to rebuild before the next snapshot.
-  mutable std::map<std::string, NodeStatePtr> composed_;
-  mutable std::set<std::string> dirty_nodes_;
+  // Published nodes, with their pods as of the last snapshot; the names in dirty_nodes_ have
+  // pods that changed since, and are copied with their new pods by the next Snapshot()
+  // (mutable: published lazily, so a burst of pod events copies each node once).
+  mutable std::map<std::string, NodePtr, std::less<>> nodes_;
+  mutable std::set<std::string, std::less<>> dirty_nodes_;
+  PodsByKey pods_;                                              // non-terminal pods, by key
+  std::map<std::string, PodsByKey, std::less<>> pods_by_node_;  // spec.nodeName -> its pods
+  std::map<std::string, PodsByKey> group_members_;              // "namespace/podGroup" -> its pods
+  mutable std::map<std::string, PodGroupPtr> groups_;           // published, as group_members_ was
+  mutable std::set<std::string> dirty_groups_;
   std::map<std::string, manifests::Policy> policies_;
   std::map<std::string, std::string> invalid_policies_;
   std::uint64_t version_ = 0;

@@ -4,6 +4,8 @@
 #include "core/kube/json_fields.h"
 #include "core/telemetry/quantity.h"
 
+#include <algorithm>
+
 namespace powerctl::cluster {
 namespace {
 
@@ -25,10 +27,9 @@ NodeState NodeStateFromJson(const json& node) {
   NodeState state;
   state.info = telemetry::NodeInfoFromJson(node);
   state.facts = predict::NodeFactsFromJson(node);
+  // kubectl apply's copy of the whole manifest: read by nothing here.
+  state.facts.annotations.erase("kubectl.kubernetes.io/last-applied-configuration");
   state.name = state.facts.name;
-  std::erase_if(state.facts.annotations, [](const auto& item) {
-    return !item.first.starts_with(kPowerctlAnnotationPrefix);
-  });
   state.cpu_capacity = Resource(node, "capacity", "cpu");
   state.cpu_allocatable = Resource(node, "allocatable", "cpu");
   state.memory_capacity = Resource(node, "capacity", "memory");
@@ -39,29 +40,48 @@ NodeState NodeStateFromJson(const json& node) {
   return state;
 }
 
+namespace {
+
+template <typename Nodes>  // const or not
+auto NodeLowerBound(Nodes& nodes, std::string_view name) {
+  return std::lower_bound(nodes.begin(), nodes.end(), name,
+                          [](const NodePtr& node, std::string_view n) { return node->name < n; });
+}
+
+}  // namespace
+
+const NodeState* ClusterSnapshot::FindNode(std::string_view name) const {
+  auto it = NodeLowerBound(nodes, name);
+  return it != nodes.end() && (*it)->name == name ? it->get() : nullptr;
+}
+
+NodePtr ClusterSnapshot::FindNodePtr(std::string_view name) const {
+  auto it = NodeLowerBound(nodes, name);
+  return it != nodes.end() && (*it)->name == name ? *it : nullptr;
+}
+
+void ClusterSnapshot::PutNode(NodeState node) {
+  auto it = NodeLowerBound(nodes, node.name);
+  auto shared = std::make_shared<const NodeState>(std::move(node));
+  if (it != nodes.end() && (*it)->name == shared->name) {
+    *it = std::move(shared);
+  } else {
+    nodes.insert(it, std::move(shared));
+  }
+}
+
 const std::vector<PodInfo>& ClusterSnapshot::PodGroup(const std::string& ns,
                                                       const std::string& group) const {
   static const std::vector<PodInfo> kEmpty;
   auto it = pod_groups.find(ns + "/" + group);
-  return it == pod_groups.end() ? kEmpty : it->second;
+  return it == pod_groups.end() || it->second == nullptr ? kEmpty : *it->second;
 }
 
 std::vector<telemetry::NodeInfo> ClusterSnapshot::NodeInfos() const {
   std::vector<telemetry::NodeInfo> out;
   out.reserve(nodes.size());
-  for (const auto& [name, node] : nodes) out.push_back(node->info);
+  for (const NodePtr& node : nodes) out.push_back(node->info);
   return out;
-}
-
-const NodeState* ClusterSnapshot::FindNode(const std::string& name) const {
-  auto it = nodes.find(name);
-  return it == nodes.end() ? nullptr : it->second.get();
-}
-
-void ClusterSnapshot::PutNode(NodeState node) {
-  std::string name = node.name;
-  if (node.object == nullptr) node.object = std::make_shared<const char>('\0');
-  nodes[name] = std::make_shared<const NodeState>(std::move(node));
 }
 
 }  // namespace powerctl::cluster

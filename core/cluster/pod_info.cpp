@@ -3,6 +3,7 @@
 #include "core/cluster/pod_info.h"
 
 #include "core/kube/json_fields.h"
+#include "core/telemetry/metrics_api.h"
 #include "core/telemetry/quantity.h"
 
 namespace powerctl::cluster {
@@ -12,11 +13,14 @@ using json = nlohmann::json;
 using kube::FindField;
 using kube::StringField;
 
+// kubectl apply's copy of the whole manifest: large, and read by nothing here.
+constexpr std::string_view kLastApplied = "kubectl.kubernetes.io/last-applied-configuration";
+
 std::map<std::string, std::string> StringMap(const json* object) {
   std::map<std::string, std::string> out;
   if (object == nullptr || !object->is_object()) return out;
   for (const auto& [key, value] : object->items()) {
-    if (value.is_string()) out[key] = value.get<std::string>();
+    if (value.is_string() && key != kLastApplied) out[key] = value.get<std::string>();
   }
   return out;
 }
@@ -48,14 +52,10 @@ PodInfo PodInfoFromJson(const json& pod, const PodRequestsFn& requests) {
   info.node_name = StringField(pod, {"spec", "nodeName"});
   info.phase = StringField(pod, {"status", "phase"});
   info.labels = StringMap(FindField(pod, {"metadata", "labels"}));
-  // Only powerctl's own annotations are read (the pod-group touch marker); the others (often a
-  // whole last-applied-configuration) would be most of what 50,000 cached pods hold.
   info.annotations = StringMap(FindField(pod, {"metadata", "annotations"}));
-  std::erase_if(info.annotations, [](const auto& item) {
-    return !item.first.starts_with(kPowerctlAnnotationPrefix);
-  });
-  info.start_time = StringField(pod, {"status", "startTime"});
-  info.creation_timestamp = StringField(pod, {"metadata", "creationTimestamp"});
+  if (std::string start = StringField(pod, {"status", "startTime"}); !start.empty()) {
+    info.started = telemetry::ParseRfc3339(start);
+  }
   info.deleting = FindField(pod, {"metadata", "deletionTimestamp"}) != nullptr;
   info.requests = requests ? requests(pod) : SumContainerRequests(pod);
   return info;

@@ -4,15 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
 
 namespace powerctl::cluster {
-
-// The annotations the cache keeps of pods and nodes: powerctl's own.
-inline constexpr const char* kPowerctlAnnotationPrefix = "powerctl.io/";
 
 struct PodRequests {
   double cpu_cores = 0;
@@ -33,10 +31,11 @@ struct PodInfo {
   std::string node_name;  // spec.nodeName; "" while unbound
   std::string phase;      // Pending, Running, Succeeded, Failed, Unknown
   std::map<std::string, std::string> labels;
-  std::map<std::string, std::string> annotations;  // powerctl.io/* only
+  // Without kubectl's last-applied-configuration (a copy of the whole manifest).
+  std::map<std::string, std::string> annotations;
   PodRequests requests;
-  std::string start_time;  // status.startTime (RFC 3339), "" before the kubelet started it
-  std::string creation_timestamp;
+  // status.startTime, read once; nullopt before the kubelet started the pod (or malformed).
+  std::optional<std::chrono::system_clock::time_point> started;
   bool deleting = false;  // metadata.deletionTimestamp is set
 
   std::string Key() const { return namespace_ + "/" + name; }

@@ -7,6 +7,7 @@
 #include "core/scoring/policies.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -91,7 +92,7 @@ LabelPassResult ClusterWriter::SyncLabels(const cluster::ClusterSnapshot& snapsh
     }
   }
   scoring::NodeLabels nodes;
-  for (const auto& [name, node] : snapshot.nodes) nodes[name] = node->facts.labels;
+  for (const cluster::NodePtr& node : snapshot.nodes) nodes[node->name] = node->facts.labels;
   scoring::MetricValues values;
   if (deps_.policy_metrics != nullptr && !metrics.empty() && !nodes.empty()) {
     values = scoring::CollectMetricValues(*deps_.policy_metrics, metrics, snapshot.NodeInfos());
@@ -152,7 +153,10 @@ LabelPassResult ClusterWriter::SyncLabels(const cluster::ClusterSnapshot& snapsh
 cluster::TouchResult ClusterWriter::TouchCompleteGroups(const cluster::ClusterSnapshot& snapshot) {
   std::string now = cluster::FormatMicroTime(deps_.wall_now());
   std::vector<scoring::PodTouch> touches;
-  for (const auto& [group_key, pods] : snapshot.pod_groups) {
+  std::set<std::string> members;  // of any group: touched_ forgets the others
+  for (const auto& [group_key, group] : snapshot.pod_groups) {
+    const std::vector<cluster::PodInfo>& pods = *group;
+    for (const cluster::PodInfo& p : pods) members.insert(p.Key());
     // Any waiting member stands for the group: PodsToTouch covers all waiting members.
     auto waiting = std::find_if(pods.begin(), pods.end(), [](const cluster::PodInfo& p) {
       return p.node_name.empty() && !p.Terminal() && !p.deleting;
@@ -165,11 +169,6 @@ cluster::TouchResult ClusterWriter::TouchCompleteGroups(const cluster::ClusterSn
       if (done != touched_.end() && done->second == Marker(t.annotation_value)) continue;
       touches.push_back(std::move(t));
     }
-  }
-  // Forget touches of pods that have left their groups (deleted, or finished).
-  std::set<std::string> members;
-  for (const auto& [group_key, pods] : snapshot.pod_groups) {
-    for (const cluster::PodInfo& pod : pods) members.insert(pod.Key());
   }
   for (auto it = touched_.begin(); it != touched_.end();) {
     it = members.count(it->first) == 0 ? touched_.erase(it) : std::next(it);

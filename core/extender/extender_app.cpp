@@ -3,6 +3,7 @@
 #include "core/cluster/node_cache.h"
 #include "core/common/duration.h"
 #include "core/common/http_client.h"
+#include "core/common/malloc_tuning.h"
 #include "core/extender/cluster_writer.h"
 #include "core/extender/decision_event_writer.h"
 #include "core/extender/extender_service.h"
@@ -13,6 +14,8 @@
 #include "core/telemetry/prometheus_client.h"
 #include "core/telemetry/sources.h"
 #include "core/telemetry/telemetry_service.h"
+
+#include <cstdlib>
 
 namespace powerctl::extender {
 namespace {
@@ -115,6 +118,11 @@ Result<std::unique_ptr<DecisionEventWriter>> StartDecisionEvents(const ExtenderA
 }  // namespace
 
 Status ServeExtender(const ExtenderAppOptions& options, ScheduleServerHooks hooks) {
+  // Two malloc arenas, not glibc's default of up to 8 per core: every request allocates a
+  // few MiB on whichever server or worker thread runs it, and each thread's own arena kept
+  // what it had freed (at 5,000 nodes, after a load run, 173 MiB resident instead of 136).
+  // MALLOC_ARENA_MAX in the environment still decides when set.
+  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) LimitMallocArenas(2);
   const manifests::PowerctlConfig& config = options.config;
   auto log = options.log;
   std::unique_ptr<HttpClient> http = MakeCurlHttpClient();

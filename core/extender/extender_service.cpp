@@ -6,6 +6,8 @@
 
 #include <charconv>
 #include <map>
+#include <utility>
+#include <vector>
 
 namespace powerctl::extender {
 namespace {
@@ -34,6 +36,10 @@ std::vector<std::pair<std::string, std::string>> QueryParams(const std::string& 
 HttpResponse BadRequest(const std::string& message) {
   return HttpResponse::Text(400, message + "\n");
 }
+
+// What an older recorded decision keeps of its nodes once the budget is reached.
+constexpr std::size_t kKeptScoredNodes = 20;
+constexpr std::size_t kKeptRejectedNodes = 50;
 
 }  // namespace
 
@@ -74,16 +80,26 @@ HttpResponse ExtenderService::Answer(const char* verb, int status, std::string b
 void ExtenderService::Record(scoring::Decision decision) {
   auto recorded = std::make_shared<const scoring::Decision>(std::move(decision));
   if (observer_) observer_(recorded);
-  std::shared_ptr<const scoring::Decision> evicted;  // freed outside the lock
+  std::vector<std::shared_ptr<const scoring::Decision>> freed;  // freed outside the lock
   std::lock_guard lock(mu_);
   node_entries_ += recorded->nodes.size();
   decisions_.push_back(std::move(recorded));
+  // Over the budget, older decisions first keep only the nodes that explain them (what the
+  // decision Event keeps), oldest first; the newest decision stays whole.
+  while (node_entries_ > keep_node_entries_ && compacted_ + 1 < decisions_.size()) {
+    std::shared_ptr<const scoring::Decision>& old = decisions_[compacted_++];
+    auto small = std::make_shared<const scoring::Decision>(
+        scoring::TopNodes(*old, kKeptScoredNodes, kKeptRejectedNodes));
+    node_entries_ -= old->nodes.size() - small->nodes.size();
+    freed.push_back(std::exchange(old, std::move(small)));
+  }
   // The newest decision is always kept, however large.
   while (decisions_.size() > 1 &&
          (decisions_.size() > keep_ || node_entries_ > keep_node_entries_)) {
     node_entries_ -= decisions_.front()->nodes.size();
-    evicted = std::move(decisions_.front());
+    freed.push_back(std::move(decisions_.front()));
     decisions_.pop_front();
+    if (compacted_ > 0) --compacted_;
   }
 }
 
@@ -173,13 +189,13 @@ HttpResponse ExtenderService::Predictions(const HttpRequest& request) const {
   auto snapshot = deps_.snapshot ? deps_.snapshot() : nullptr;
   std::vector<predict::NodeFacts> facts;
   if (nodes.empty() && snapshot != nullptr) {
-    for (const auto& [name, state] : snapshot->nodes) nodes.push_back(name);
+    for (const cluster::NodePtr& node : snapshot->nodes) nodes.push_back(node->name);
   }
   for (const std::string& name : nodes) {
     predict::NodeFacts f;
     f.name = name;
     if (snapshot != nullptr) {
-      if (auto it = snapshot->nodes.find(name); it != snapshot->nodes.end()) f = it->second->facts;
+      if (const cluster::NodeState* node = snapshot->FindNode(name)) f = node->facts;
     }
     facts.push_back(std::move(f));
   }

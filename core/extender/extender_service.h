@@ -23,10 +23,12 @@ inline constexpr const char* kDecisionsPath = "/v1/decisions";
 class ExtenderService : public ExtenderHandler {
  public:
   // `metrics` must outlive the service. Keeps the last `keep_decisions` decisions, and fewer
-  // when they hold more than `keep_node_entries` per-node verdicts in all: in a 5,000-node
-  // cluster each decision is large, and memory must stay bounded (tens of MiB).
+  // when they hold more than `keep_node_entries` per-node verdicts in all. Before dropping
+  // any, older decisions keep only the nodes that explain them (the 20 best scored, the first
+  // 50 rejected; TopNodes): in a 5,000-node cluster a whole decision is about 1 MiB, and
+  // 20,000 verdicts about 5 MiB.
   ExtenderService(scoring::SchedulingDeps deps, MetricsRegistry& metrics,
-                  std::size_t keep_decisions = 2000, std::size_t keep_node_entries = 50000);
+                  std::size_t keep_decisions = 1000, std::size_t keep_node_entries = 20000);
 
   HttpResponse Filter(const HttpRequest& request) override;
   HttpResponse Prioritize(const HttpRequest& request) override;
@@ -66,6 +68,7 @@ class ExtenderService : public ExtenderHandler {
   // Shared with the observer (the Event writer), so recording never copies a decision.
   std::deque<std::shared_ptr<const scoring::Decision>> decisions_;  // newest at the back
   std::size_t node_entries_ = 0;  // the sum of decisions_[i].nodes.size()
+  std::size_t compacted_ = 0;     // decisions_[0..compacted_) hold TopNodes only
 };
 
 }  // namespace powerctl::extender

@@ -42,7 +42,7 @@ struct Known {
   std::uint64_t listed = 0;  // the relist that last contained it
 };
 
-std::string Uid(const json& object) {
+std::string ObjectUid(const json& object) {
   return StringField(object, {"metadata", "uid"});
 }
 std::string ObjectVersion(const json& object) {
@@ -81,7 +81,7 @@ Status Client::ListAndWatch(const std::string& path, const WatchOptions& options
       bool stopped = false;
       auto on_item = [&](json& item) {
         std::string key = ObjectKey(item);
-        Known now{Uid(item), ObjectVersion(item), pass};
+        Known now{ObjectUid(item), ObjectVersion(item), pass};
         auto old = known.find(key);
         if (old != known.end() && old->second.uid != now.uid) {
           json gone = Tombstone(key, old->second);
@@ -156,7 +156,7 @@ Status Client::ListAndWatch(const std::string& path, const WatchOptions& options
       if (type == "DELETED") {
         known.erase(ObjectKey(*object));
       } else {
-        known[ObjectKey(*object)] = Known{Uid(*object), version, relists};
+        known[ObjectKey(*object)] = Known{ObjectUid(*object), version, relists};
       }
       stopped = !handler(WatchEvent{type, std::move(*object)});
       return !stopped;

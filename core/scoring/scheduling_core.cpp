@@ -5,7 +5,6 @@
 #include "core/kube/json_fields.h"
 #include "core/predict/node_power.h"
 #include "core/scoring/combine.h"
-#include "core/scoring/node_index.h"
 #include "core/scoring/pod_groups.h"
 #include "core/scoring/pod_resources.h"
 #include "core/scoring/policies.h"
@@ -28,7 +27,7 @@ constexpr std::size_t kNodesPerChunk = 1024;
 
 // What one candidate looks like, from the cache or else from the request's Node object.
 struct Candidate {
-  const cluster::NodeState* cached = nullptr;
+  const cluster::NodeState* cached = nullptr;  // owned by source.owner
   struct FromRequest {
     predict::NodeFacts facts;
     telemetry::NodeInfo info;
@@ -55,12 +54,10 @@ std::optional<double> Allocatable(const json& node, const char* resource, bool c
   return *parsed;
 }
 
-// Candidates point into the snapshot (which the caller keeps alive); only nodes the cache
-// lacks are built from the request.
+// Cached candidates hold their node (not the snapshot: prepared inputs outlive the request,
+// and must not pin whole old snapshots); only nodes the cache lacks are built from the request.
 std::vector<Candidate> Candidates(const std::vector<std::string>& nodes, const json& node_items,
-                                  const std::shared_ptr<const cluster::ClusterSnapshot>& snapshot,
-                                  NodeIndexCache& indexes, WorkerPool& pool) {
-  std::shared_ptr<const NodeIndex> index = indexes.For(snapshot);
+                                  const cluster::ClusterSnapshot* snapshot, WorkerPool& pool) {
   std::map<std::string, const json*, std::less<>> items;
   auto item_of = [&](const std::string& name) -> const json* {
     if (items.empty() && node_items.is_array()) {
@@ -78,17 +75,14 @@ std::vector<Candidate> Candidates(const std::vector<std::string>& nodes, const j
     for (std::size_t i = begin; i < end; ++i) {
       const std::string& name = nodes[i];
       Candidate& c = out[i];
-      const cluster::NodeStatePtr* found = index != nullptr ? index->Find(name) : nullptr;
-      if (found != nullptr) {
-        const cluster::NodeState* cached = found->get();
-        c.cached = cached;
+      cluster::NodePtr cached = snapshot != nullptr ? snapshot->FindNodePtr(name) : nullptr;
+      if (cached != nullptr) {
+        c.cached = cached.get();
         c.source.facts = &cached->facts;
         c.source.cpu_allocatable = cached->cpu_allocatable;
-        // The Node object's identity: the same across snapshots while only the node's pods
-        // change, so its prepared inputs are reused; an entry pins nothing else.
-        c.source.owner = cached->object != nullptr ? cached->object : *found;
         c.info = &cached->info;
         c.memory_allocatable = cached->memory_allocatable;
+        c.source.owner = std::move(cached);
         continue;
       }
       c.from_request = std::make_unique<Candidate::FromRequest>();
@@ -121,14 +115,11 @@ Decision NewDecision(const char* verb, const json& pod, const SchedulingDeps& de
 double PendingCpu(const cluster::NodeState& node, std::chrono::system_clock::time_point now,
                   int* count) {
   double cores = 0;
-  for (const cluster::PodInfo& pod : node.pods) {
-    bool recent = pod.phase == "Pending" || pod.start_time.empty();
-    if (!recent) {
-      auto started = telemetry::ParseRfc3339(pod.start_time);
-      recent = !started || now - *started < kUsageMetricsLag;
-    }
+  for (const std::shared_ptr<const cluster::PodInfo>& pod : node.pods) {
+    bool recent =
+        pod->phase == "Pending" || !pod->started || now - *pod->started < kUsageMetricsLag;
     if (recent) {
-      cores += pod.requests.cpu_cores;
+      cores += pod->requests.cpu_cores;
       ++*count;
     }
   }
@@ -153,7 +144,6 @@ MetricValues PolicyValues(const manifests::Policy& policy, const std::vector<Can
 SchedulingCore::SchedulingCore(SchedulingDeps deps)
     : deps_(std::move(deps)),
       prepared_(std::make_shared<PreparedNodeCache>()),
-      indexes_(std::make_shared<NodeIndexCache>()),
       pool_(std::make_shared<WorkerPool>((deps_.workers > 0 ? deps_.workers : DefaultWorkers()) -
                                          1)) {}
 
@@ -176,8 +166,7 @@ Decision SchedulingCore::Filter(const json& pod, const std::vector<std::string>&
         FindPodPolicy(self.namespace_, self.labels, snapshot->policies, snapshot->invalid_policies);
     if (!policy.note.empty()) d.notes.push_back(policy.note);
     if (policy.policy != nullptr && rejected.empty()) {
-      std::vector<Candidate> candidates =
-          Candidates(nodes, node_items, snapshot, *indexes_, *pool_);
+      std::vector<Candidate> candidates = Candidates(nodes, node_items, snapshot.get(), *pool_);
       PolicyFilterResult result = FilterNodes(
           *policy.policy, nodes, PolicyValues(*policy.policy, candidates, deps_.policy_metrics));
       for (const auto& [node, reason] : result.failed) rejected[node] = {reason, false};
@@ -205,7 +194,7 @@ Decision SchedulingCore::Prioritize(const json& pod, const std::vector<std::stri
   Decision d = NewDecision(kVerbPrioritize, pod, deps_);
   const manifests::PowerctlConfig& config = *deps_.config;
   auto snapshot = deps_.snapshot ? deps_.snapshot() : nullptr;
-  std::vector<Candidate> candidates = Candidates(nodes, node_items, snapshot, *indexes_, *pool_);
+  std::vector<Candidate> candidates = Candidates(nodes, node_items, snapshot.get(), *pool_);
 
   auto resources = EffectivePodResources(pod);
   PodResources pod_resources = resources.ok() ? *resources : PodResources{};

@@ -50,8 +50,6 @@ struct SchedulingDeps {
 // are added to the node's measured usage.
 inline constexpr std::chrono::seconds kUsageMetricsLag{60};
 
-class NodeIndexCache;
-
 // What a prioritize did, for the server's metrics.
 struct PrioritizeStats {
   std::size_t predicted = 0;      // nodes with a power prediction
@@ -76,7 +74,6 @@ class SchedulingCore {
   SchedulingDeps deps_;
   // Shared by copies of this core.
   std::shared_ptr<PreparedNodeCache> prepared_;
-  std::shared_ptr<NodeIndexCache> indexes_;
   std::shared_ptr<WorkerPool> pool_;  // deps_.workers - 1 helper threads
 };
 

@@ -7,6 +7,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
+#include <optional>
 #include <utility>
 
 namespace powerctl::telemetry {
@@ -156,13 +158,52 @@ Result<QueryResult> DecodeEnvelope(long http_status, const json& envelope) {
 }  // namespace
 
 Result<QueryResult> ParseQueryResponse(long http_status, std::string_view body) {
-  json envelope = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  // Series are decoded as each one is parsed and dropped from the document: the whole
+  // document of a query over 5,000 nodes is about ten times its text (tens of MiB at once).
+  // That needs data.resultType first, as Prometheus writes it; otherwise the series stay in
+  // the document and are decoded from there.
+  std::string keys[3];  // the key being parsed at depths 0..2
+  std::string result_type;
+  std::vector<PromSeries> streamed;
+  std::optional<Error> streamed_error;
+  json::parser_callback_t streaming = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::key && depth < 3) {
+      keys[depth] = parsed.is_string() ? parsed.get<std::string>() : std::string();
+    } else if (event == json::parse_event_t::value && depth == 2 && keys[1] == "data" &&
+               keys[2] == "resultType" && parsed.is_string()) {
+      result_type = parsed.get<std::string>();
+    } else if (event == json::parse_event_t::object_end && depth == 3 && keys[1] == "data" &&
+               keys[2] == "result" && (result_type == "vector" || result_type == "matrix")) {
+      if (streamed_error) return false;
+      try {
+        Result<PromSeries> series = DecodeSeries(parsed, result_type == "matrix");
+        if (series.ok()) {
+          streamed.push_back(std::move(series).value());
+        } else {
+          streamed_error = series.error();
+        }
+      } catch (const json::exception& e) {
+        streamed_error =
+            Error{ErrorCode::kApi, std::string("malformed Prometheus API response: ") + e.what()};
+      }
+      return false;
+    }
+    return true;
+  };
+  json envelope = json::parse(body, streaming, /*allow_exceptions=*/false);
   if (envelope.is_discarded() || !envelope.is_object()) {
     return MakeError(ErrorCode::kApi, "HTTP " + std::to_string(http_status) +
                                           " with a body that is not a Prometheus API response");
   }
   try {
-    return DecodeEnvelope(http_status, envelope);
+    POWERCTL_TRY(result, DecodeEnvelope(http_status, envelope));
+    if (streamed_error) return *streamed_error;
+    if (!streamed.empty()) {
+      // Either every series was streamed or (resultType after the result) none was.
+      result.series.insert(result.series.begin(), std::make_move_iterator(streamed.begin()),
+                           std::make_move_iterator(streamed.end()));
+    }
+    return result;
   } catch (const json::exception& e) {
     // value() and get() throw on unexpected types; no exception leaves the module.
     return MakeError(ErrorCode::kApi,

@@ -1,5 +1,7 @@
 #include "core/telemetry/telemetry_service.h"
 
+#include "core/common/malloc_tuning.h"
+
 #include <algorithm>
 #include <utility>
 
@@ -62,9 +64,13 @@ Result<std::shared_ptr<const TelemetryService::Snapshot<T>>> TelemetryService::F
     return WithContext(readings.error(), source.Describe());
   }
   auto snapshot = std::make_shared<Snapshot<T>>();
-  snapshot->nodes = std::move(nodes).value();
   for (auto& [name, reading] : *readings) snapshot->readings.emplace(name, std::move(reading));
-  for (const NodeInfo& node : snapshot->nodes) snapshot->capacity[node.name] = node.cpu_capacity;
+  for (const NodeInfo& node : *nodes) snapshot->capacity[node.name] = node.cpu_capacity;
+  readings->clear();
+  std::vector<NodeInfo>().swap(*nodes);
+  // A fetch parses a large response (series with all their labels) on this thread; give
+  // what it freed back to the system instead of keeping it until the next fetch.
+  ReleaseFreeMemory();
   return std::shared_ptr<const Snapshot<T>>(std::move(snapshot));
 }
 
@@ -167,9 +173,11 @@ SteadyTime TelemetryView::StaleAt(const NodeReading& reading) const {
 Result<std::map<std::string, NodeReading>> TelemetryService::Readings(
     Wait wait, const std::vector<std::string>& only) {
   TelemetryView view = View(wait);
-  const std::vector<NodeInfo>* nodes = view.cpu_ != nullptr            ? &view.cpu_->nodes
-                                       : view.temperatures_ != nullptr ? &view.temperatures_->nodes
-                                                                       : nullptr;
+  // The nodes a snapshot was fetched for: the keys of its capacity map.
+  const std::map<std::string, std::optional<double>, std::less<>>* nodes =
+      view.cpu_ != nullptr            ? &view.cpu_->capacity
+      : view.temperatures_ != nullptr ? &view.temperatures_->capacity
+                                      : nullptr;
   if (only.empty() && nodes == nullptr) {
     return *view.cpu_failure_;  // neither source has a snapshot: the CPU source's error
   }
@@ -177,7 +185,7 @@ Result<std::map<std::string, NodeReading>> TelemetryService::Readings(
   if (!only.empty()) {
     for (const std::string& name : only) out[name] = view.For(name);
   } else {
-    for (const NodeInfo& node : *nodes) out[node.name] = view.For(node.name);
+    for (const auto& [name, capacity] : *nodes) out[name] = view.For(name);
   }
   return out;
 }

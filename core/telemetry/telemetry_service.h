@@ -37,10 +37,9 @@ enum class Wait {
   kNever,    // answer from what is cached; start a fetch if nothing is (scoring path)
 };
 
-// One fetch of a source: the nodes it was asked about and what it found.
+// One fetch of a source: what it found, and each node it was asked about (its capacity).
 template <typename T>
 struct SourceSnapshot {
-  std::vector<NodeInfo> nodes;
   std::map<std::string, T, std::less<>> readings;
   std::map<std::string, std::optional<double>, std::less<>> capacity;  // cores, by node
 };

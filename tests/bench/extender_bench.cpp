@@ -48,8 +48,8 @@ void Run(benchmark::State& state, bool names_mode, bool filter) {
     s.info = telemetry::NodeInfoFromJson(node);
     s.cpu_allocatable = 64;
     infos.push_back(s.info);
-    snapshot->PutNode(s);
     names.push_back(s.name);
+    snapshot->PutNode(std::move(s));
     items.push_back(std::move(node));
   }
   testsupport::StaticCpuSource cpu([](std::size_t i) { return static_cast<double>(i % 48); });

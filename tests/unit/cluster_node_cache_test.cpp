@@ -4,6 +4,7 @@
 #include "core/cluster/node_cache.h"
 #include "core/kube/connection.h"
 #include "core/scoring/pod_groups.h"
+#include "core/telemetry/metrics_api.h"
 #include "tests/unit/fake_watch_server.h"
 
 #include <gmock/gmock.h>
@@ -33,10 +34,7 @@ json Node(const std::string& name, const std::string& ip, json labels = json::ob
   return {
       {"apiVersion", "v1"},
       {"kind", "Node"},
-      {"metadata",
-       {{"name", name},
-        {"labels", labels},
-        {"annotations", {{"a", "1"}, {"powerctl.io/max-watts", "300"}}}}},
+      {"metadata", {{"name", name}, {"labels", labels}, {"annotations", {{"a", "1"}}}}},
       {"status",
        {{"capacity", {{"cpu", "8"}, {"memory", "16Gi"}}},
         {"allocatable", {{"cpu", "7500m"}, {"memory", "15Gi"}}},
@@ -104,23 +102,23 @@ TEST_F(NodeCacheTest, ListsIntoASnapshot) {
   EXPECT_TRUE(cache->HasSynced());
   auto snap = cache->Snapshot();
   ASSERT_EQ(snap->nodes.size(), 2u);
-  const NodeState& n1 = *snap->nodes.at("n1");
+  ASSERT_NE(snap->FindNode("n1"), nullptr);
+  const NodeState& n1 = *snap->FindNode("n1");
   EXPECT_EQ(n1.cpu_capacity, 8);
   EXPECT_EQ(n1.cpu_allocatable, 7.5);
   EXPECT_EQ(n1.memory_allocatable, 15.0 * 1024 * 1024 * 1024);
   EXPECT_EQ(n1.facts.labels.at("ambient/max"), "40");
-  // Only powerctl's annotations are kept.
-  EXPECT_EQ(n1.facts.annotations,
-            (std::map<std::string, std::string>{{"powerctl.io/max-watts", "300"}}));
+  EXPECT_EQ(n1.facts.annotations.at("a"), "1");
   EXPECT_EQ(n1.info.internal_ips, std::vector<std::string>{"10.0.0.1"});
   ASSERT_EQ(n1.pods.size(), 2u);
-  EXPECT_EQ(n1.pods[0].name, "db");
-  EXPECT_EQ(n1.pods[0].requests.cpu_cores, 1.0);  // two containers of 500m
-  EXPECT_EQ(n1.pods[0].start_time, "2026-01-01T00:00:00Z");
-  EXPECT_FALSE(n1.pods[0].uid.empty());
+  EXPECT_EQ(n1.pods[0]->name, "db");
+  EXPECT_EQ(n1.pods[0]->requests.cpu_cores, 1.0);  // two containers of 500m
+  EXPECT_EQ(n1.pods[0]->started, telemetry::ParseRfc3339("2026-01-01T00:00:00Z"));
+  EXPECT_TRUE(n1.pods[0]->started.has_value());
+  EXPECT_FALSE(n1.pods[0]->uid.empty());
   EXPECT_DOUBLE_EQ(n1.requested.cpu_cores, 1.5);
-  EXPECT_TRUE(snap->nodes.at("n2")->pods.empty());  // the Succeeded pod is not listed
-  EXPECT_EQ(snap->pod_count, 3u);                   // db, web and the pending group member
+  EXPECT_TRUE(snap->FindNode("n2")->pods.empty());  // the Succeeded pod is not listed
+  EXPECT_EQ(snap->pod_count, 3u);
   ASSERT_EQ(snap->PodGroup("team", "g").size(), 2u);
   EXPECT_TRUE(snap->PodGroup("team", "nope").empty());
   EXPECT_EQ(snap->policies.at("team/power").strategies.count("scheduleonmetric"), 1u);
@@ -130,6 +128,43 @@ TEST_F(NodeCacheTest, ListsIntoASnapshot) {
   EXPECT_THAT(server.Requests(),
               ::testing::Contains(HasSubstr("fieldSelector=status.phase%21%3DSucceeded")));
   cache->Stop();
+}
+
+TEST(NodeStateTest, KeepsWhatScoringReadsWithoutKubectlsCopyOfTheManifest) {
+  json node = {{"metadata",
+                {{"name", "n1"},
+                 {"labels", {{"zone", "a"}}},
+                 {"annotations",
+                  {{"powerctl.io/idle-watts", "80"},
+                   {"kubectl.kubernetes.io/last-applied-configuration", std::string(4096, 'x')}}},
+                 {"managedFields", json::array({{{"manager", "kubectl"}}})}}},
+               {"status", {{"allocatable", {{"cpu", "4"}, {"memory", "8Gi"}}}}}};
+  NodeState state = NodeStateFromJson(node);
+  EXPECT_EQ(state.name, "n1");
+  EXPECT_EQ(state.facts.labels.at("zone"), "a");
+  EXPECT_EQ(state.facts.annotations.size(), 1u);
+  EXPECT_EQ(state.facts.annotations.at("powerctl.io/idle-watts"), "80");
+  EXPECT_EQ(state.cpu_allocatable, 4);
+}
+
+TEST(ClusterSnapshotTest, PutNodeKeepsNodesSortedForFindNode) {
+  ClusterSnapshot snapshot;
+  for (const char* name : {"c", "a", "b"}) {
+    NodeState node;
+    node.name = name;
+    snapshot.PutNode(node);
+  }
+  NodeState replaced;
+  replaced.name = "b";
+  replaced.unschedulable = true;
+  snapshot.PutNode(replaced);
+  ASSERT_EQ(snapshot.nodes.size(), 3u);
+  EXPECT_EQ(snapshot.nodes[0]->name, "a");
+  EXPECT_EQ(snapshot.nodes[2]->name, "c");
+  ASSERT_NE(snapshot.FindNode("b"), nullptr);
+  EXPECT_TRUE(snapshot.FindNode("b")->unschedulable);
+  EXPECT_EQ(snapshot.FindNode("bb"), nullptr);
+  EXPECT_EQ(snapshot.FindNodePtr("a").get(), snapshot.FindNode("a"));
 }
 
 TEST_F(NodeCacheTest, FollowsChanges) {
@@ -151,20 +186,26 @@ TEST_F(NodeCacheTest, FollowsChanges) {
   EXPECT_GT(cache->Snapshot()->version, version);
   // The group is complete for pod a now.
   auto snap = cache->Snapshot();
-  const auto& group = snap->PodGroup("team", "g");
-  auto a = std::find_if(group.begin(), group.end(), [](const auto& p) { return p.name == "a"; });
+  const std::vector<PodInfo>& group = snap->PodGroup("team", "g");
+  auto a = std::find_if(group.begin(), group.end(), [](const PodInfo& p) { return p.name == "a"; });
   ASSERT_NE(a, group.end());
   auto verdict = scoring::EvaluatePodGroup(*a, group);
   EXPECT_TRUE(verdict.complete);
 
   // Bound, then finished: it leaves the node and the group.
+  cluster::NodePtr n1_before = snap->FindNodePtr("n1");
+  cluster::NodePtr n2_before = snap->FindNodePtr("n2");
   server.Put(Pod("team", "b", "n2", "1", {{"podGroup", "g"}, {"minAvailable", "2"}}, "Running"));
   ASSERT_TRUE(cache->WaitFor(
-      [](const ClusterSnapshot& s) { return s.nodes.at("n2")->pods.size() == 1; }, kWait));
+      [](const ClusterSnapshot& s) { return s.FindNode("n2")->pods.size() == 1; }, kWait));
+  // Copy on write: only the node the pod was bound to is new.
+  EXPECT_EQ(cache->Snapshot()->FindNodePtr("n1"), n1_before);
+  EXPECT_NE(cache->Snapshot()->FindNodePtr("n2"), n2_before);
+  EXPECT_TRUE(n2_before->pods.empty());  // published states are never changed
   server.Put(Pod("team", "b", "n2", "1", {{"podGroup", "g"}, {"minAvailable", "2"}}, "Succeeded"));
   ASSERT_TRUE(cache->WaitFor(
       [](const ClusterSnapshot& s) {
-        return s.nodes.at("n2")->pods.empty() && s.PodGroup("team", "g").size() == 1;
+        return s.FindNode("n2")->pods.empty() && s.PodGroup("team", "g").size() == 1;
       },
       kWait));
 
@@ -230,7 +271,7 @@ TEST_F(NodeCacheTest, DegradesWhileTheServerIsDownAndResyncsAfterwards) {
   server.SetDown(false);
   ASSERT_TRUE(cache->WaitFor(
       [](const ClusterSnapshot& s) {
-        return s.nodes.size() == 2 && s.nodes.count("n3") == 1 && s.pod_count == 0;
+        return s.nodes.size() == 2 && s.FindNode("n3") != nullptr && s.pod_count == 0;
       },
       kWait));
   ASSERT_TRUE(cache->WaitForStatus([](const CacheStatus& s) { return s.ready; }, kWait));
@@ -248,7 +289,7 @@ TEST_F(NodeCacheTest, RelistsWhenTheWatchExpires) {
   server.Compact();       // the watches' versions are now too old...
   server.CloseWatches();  // ...and they must watch again: 410, relist
   ASSERT_TRUE(cache->WaitFor(
-      [](const ClusterSnapshot& s) { return s.nodes.size() == 1 && s.nodes.count("n2") == 1; },
+      [](const ClusterSnapshot& s) { return s.nodes.size() == 1 && s.FindNode("n2") != nullptr; },
       kWait));
   cache->Stop();
 }
@@ -396,16 +437,16 @@ TEST_F(NodeCacheRealApiServer, FollowsNodesAndPods) {
   ASSERT_TRUE(created.ok()) << created.error().message;
   ASSERT_TRUE(cache.WaitFor(
       [&](const ClusterSnapshot& s) {
-        return s.nodes.count(node) == 1 && s.nodes.at(node)->pods.size() == 1;
+        return s.FindNode(node) != nullptr && s.FindNode(node)->pods.size() == 1;
       },
       milliseconds(30000)));
   auto snap = cache.Snapshot();
-  EXPECT_EQ(snap->nodes.at(node)->facts.labels.at("powerctl-e2e"), "cache");
-  EXPECT_DOUBLE_EQ(snap->nodes.at(node)->requested.cpu_cores, 0.2);
+  EXPECT_EQ(snap->FindNode(node)->facts.labels.at("powerctl-e2e"), "cache");
+  EXPECT_DOUBLE_EQ(snap->FindNode(node)->requested.cpu_cores, 0.2);
   EXPECT_EQ(snap->PodGroup("default", node).size(), 1u);
   ASSERT_TRUE(api.Delete("/api/v1/namespaces/default/pods/" + node).ok());
   ASSERT_TRUE(api.Delete("/api/v1/nodes/" + node).ok());
-  ASSERT_TRUE(cache.WaitFor([&](const ClusterSnapshot& s) { return s.nodes.count(node) == 0; },
+  ASSERT_TRUE(cache.WaitFor([&](const ClusterSnapshot& s) { return s.FindNode(node) == nullptr; },
                             milliseconds(30000)));
   cache.Stop();
 }

@@ -99,21 +99,24 @@ class ClusterWriterTest : public ::testing::Test {
   }
   // The labels the server holds now, copied into the snapshot (as the watch would).
   void Resync() {
-    std::vector<cluster::NodeState> updated;
-    for (const auto& [name, node] : snapshot.nodes) {
-      cluster::NodeState copy = *node;
-      copy.facts.labels.clear();
-      json labels = server.Object("/api/v1/nodes/" + name)["metadata"]["labels"];
-      for (const auto& [k, v] : labels.items()) copy.facts.labels[k] = v.get<std::string>();
-      updated.push_back(std::move(copy));
+    for (cluster::NodePtr& shared : snapshot.nodes) {
+      cluster::NodeState node = *shared;
+      node.facts.labels.clear();
+      json labels = server.Object("/api/v1/nodes/" + node.name)["metadata"]["labels"];
+      for (const auto& [k, v] : labels.items()) node.facts.labels[k] = v.get<std::string>();
+      shared = std::make_shared<const cluster::NodeState>(std::move(node));
     }
-    for (cluster::NodeState& node : updated) snapshot.PutNode(std::move(node));
   }
   json Labels(const std::string& node) {
     return server.Object("/api/v1/nodes/" + node)["metadata"]["labels"];
   }
   void AddPod(const cluster::PodInfo& pod) {
-    snapshot.pod_groups["team/g"].push_back(pod);
+    ++snapshot.pod_count;
+    auto group = snapshot.pod_groups["team/g"];
+    auto pods = group ? std::make_shared<std::vector<cluster::PodInfo>>(*group)
+                      : std::make_shared<std::vector<cluster::PodInfo>>();
+    pods->push_back(pod);
+    snapshot.pod_groups["team/g"] = std::move(pods);
     server.Put({{"apiVersion", "v1"},
                 {"kind", "Pod"},
                 {"metadata", {{"name", pod.name}, {"namespace", "team"}}},

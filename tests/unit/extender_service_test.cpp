@@ -142,6 +142,23 @@ TEST_F(ExtenderServiceTest, RecordedDecisionsAreBoundedByTheirNodeEntries) {
   EXPECT_EQ(items[0]["pod"]["name"], "p3");
 }
 
+TEST_F(ExtenderServiceTest, OlderDecisionsKeepTheirTopNodesBeforeTheyAreDropped) {
+  ExtenderService small(deps_, metrics_, 100, 150);
+  json names = json::array();
+  for (int i = 0; i < 100; ++i) names.push_back("n" + std::to_string(i));
+  for (int i = 0; i < 3; ++i) {
+    json pod = kPod;
+    pod["metadata"]["name"] = "p" + std::to_string(i);
+    small.Prioritize(Post({{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", names}}));
+  }
+  HttpRequest get;
+  json items = json::parse(small.Decisions(get).body)["items"];
+  ASSERT_EQ(items.size(), 3u);  // 100 + 20 + 20 entries
+  EXPECT_EQ(items[0]["nodes"].size(), 100u);
+  EXPECT_EQ(items[1]["nodes"].size(), 20u);
+  EXPECT_EQ(items[2]["nodes"].size(), 20u);
+}
+
 TEST_F(ExtenderServiceTest, TheObserverSeesEveryDecisionAsRecorded) {
   std::vector<std::shared_ptr<const scoring::Decision>> seen;
   service_->SetDecisionObserver(

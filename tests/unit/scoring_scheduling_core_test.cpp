@@ -36,6 +36,14 @@ cluster::PodInfo PendingPod(double cpu_cores) {
   return pod;
 }
 
+// As the cache does when a pod is bound: a new state for the node, with the pod.
+void AddPod(cluster::ClusterSnapshot& snapshot, const std::string& node, cluster::PodInfo pod) {
+  cluster::NodeState state = *snapshot.FindNode(node);
+  state.requested.cpu_cores += pod.requests.cpu_cores;
+  state.pods.push_back(std::make_shared<const cluster::PodInfo>(std::move(pod)));
+  snapshot.PutNode(std::move(state));
+}
+
 class SchedulingCoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -69,7 +77,7 @@ class SchedulingCoreTest : public ::testing::Test {
       state.facts = predict::NodeFactsFromJson(item);
       state.info = telemetry::NodeInfoFromJson(item);
       state.cpu_allocatable = 8;
-      snapshot->PutNode(state);
+      snapshot->PutNode(std::move(state));
     }
     return snapshot;
   }
@@ -102,7 +110,8 @@ TEST_F(SchedulingCoreTest, AnIncompletePodGroupFailsEveryNode) {
   auto snapshot = std::make_shared<cluster::ClusterSnapshot>();
   json pod = Pod("1", {{"podGroup", "g"}, {"minAvailable", "3"}});
   cluster::PodInfo self = cluster::PodInfoFromJson(pod);
-  snapshot->pod_groups["team/g"] = {self};
+  snapshot->pod_count = 1;
+  snapshot->pod_groups["team/g"] = std::make_shared<const std::vector<cluster::PodInfo>>(1, self);
   deps_.snapshot = [snapshot] { return std::shared_ptr<const cluster::ClusterSnapshot>(snapshot); };
   SchedulingCore core(deps_);
   Decision d = core.Filter(pod, {"efficient", "hungry"}, items_);
@@ -119,10 +128,7 @@ TEST_F(SchedulingCoreTest, AnIncompletePodGroupFailsEveryNode) {
 TEST_F(SchedulingCoreTest, PodsNotYetInMetricsCountAsUsage) {
   auto snapshot = SnapshotOfItems();
   // 6 cores just bound to "efficient": with 2 measured it is full, so adding 2 overcommits it.
-  cluster::PodInfo pending = PendingPod(6);
-  cluster::NodeState efficient = *snapshot->nodes["efficient"];
-  efficient.pods.push_back(pending);
-  snapshot->PutNode(efficient);
+  AddPod(*snapshot, "efficient", PendingPod(6));
   deps_.snapshot = [snapshot] { return std::shared_ptr<const cluster::ClusterSnapshot>(snapshot); };
   SchedulingCore core(deps_);
   Decision d = core.Prioritize(Pod("2"), {"efficient", "middle"}, json::array());
@@ -140,15 +146,13 @@ TEST_F(SchedulingCoreTest, PreparedInputsAreReusedButPodsAreCountedPerRequest) {
   EXPECT_EQ(first.predicted, 2u);
   EXPECT_EQ(a.nodes[0].score, 10);
 
-  // Same Node objects (only a pod was bound), same telemetry: nothing is prepared again ...
-  cluster::PodInfo pending = PendingPod(6);
-  cluster::NodeState efficient = *snapshot->nodes["efficient"];
-  efficient.pods.push_back(pending);
-  snapshot->PutNode(efficient);  // a new state of the same object, as the cache publishes it
+  // Same telemetry: a node is prepared again only when its state is a new object (the cache
+  // copies a node whose pods changed), the others are reused ...
+  AddPod(*snapshot, "efficient", PendingPod(6));
   PrioritizeStats second;
   Decision b = core.Prioritize(Pod("2"), {"efficient", "middle"}, json::array(), &second);
-  EXPECT_EQ(second.prepared, 0u);
-  EXPECT_EQ(second.reused, 2u);
+  EXPECT_EQ(second.prepared, 1u);
+  EXPECT_EQ(second.reused, 1u);
   // ... yet the pod bound meanwhile is counted: "efficient" is now overcommitted.
   EXPECT_EQ(second.overcommitted, 1u);
   EXPECT_EQ(b.nodes[0].score, 0) << b.nodes[0].components[0].reason;

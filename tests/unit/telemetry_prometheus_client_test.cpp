@@ -50,6 +50,32 @@ TEST(PrometheusResponseTest, Matrix) {
   EXPECT_EQ(Seconds(r->series[0].samples[1].time), 1700000015);
 }
 
+TEST(PrometheusResponseTest, SeriesDecodeTheSameWhicheverOrderTheDataKeysCome) {
+  // resultType first (as Prometheus writes it): series are decoded while parsing; after the
+  // result, from the document. Both give the same series, in order.
+  const std::string result =
+      R"("result":[{"metric":{"instance":"a"},"value":[1,"1"]},{"metric":{"instance":"b"},"value":[2,"2"]}])";
+  for (const std::string& data :
+       {R"({"resultType":"vector",)" + result + "}", "{" + result + R"(,"resultType":"vector"})"}) {
+    auto r = ParseQueryResponse(200, R"({"status":"success","data":)" + data + "}");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_EQ(r->series.size(), 2u) << data;
+    EXPECT_EQ(r->series[0].metric.at("instance"), "a");
+    EXPECT_EQ(r->series[1].samples[0].value, 2);
+  }
+  auto bad = ParseQueryResponse(
+      200,
+      R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"x"]}]}})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message, HasSubstr("\"x\" is not a number"));
+  // An error envelope wins over what the series said.
+  auto error = ParseQueryResponse(
+      503,
+      R"({"status":"error","errorType":"timeout","error":"t","data":{"resultType":"vector","result":[{"value":[1,"x"]}]}})");
+  ASSERT_FALSE(error.ok());
+  EXPECT_THAT(error.error().message, HasSubstr("timeout (HTTP 503)"));
+}
+
 TEST(PrometheusResponseTest, ScalarNaNAndString) {
   auto r = ParseQueryResponse(
       200, R"({"status":"success","data":{"resultType":"scalar","result":[1700000000,"NaN"]}})");
