@@ -105,6 +105,8 @@ void BuildApp(CLI::App& app, CommandEnv& env) {
   RegisterCalibrate(app, env);
   RegisterDoctor(app, env);
   RegisterPredict(app, env);
+  RegisterScore(app, env);
+  RegisterExplain(app, env);
   RegisterScheduleServer(app, env);
   RegisterCompletion(app, env);
   RegisterVersion(app, env);

@@ -8,6 +8,9 @@ complete -c powerctl -n '__fish_use_subcommand' -a label
 complete -c powerctl -n '__fish_use_subcommand' -a calibrate
 complete -c powerctl -n '__fish_use_subcommand' -a doctor
 complete -c powerctl -n '__fish_use_subcommand' -a predict
+complete -c powerctl -n '__fish_use_subcommand' -a score
+complete -c powerctl -n '__fish_use_subcommand' -a explain
+complete -c powerctl -n '__fish_use_subcommand' -a why
 complete -c powerctl -n '__fish_use_subcommand' -a schedule-server
 complete -c powerctl -n '__fish_use_subcommand' -a completion
 complete -c powerctl -n '__fish_use_subcommand' -a version
@@ -102,6 +105,19 @@ complete -c powerctl -n '__fish_seen_subcommand_from predict' -l help-all -d 'Sh
 complete -c powerctl -n '__fish_seen_subcommand_from predict' -s l -l selector -x -d 'Label selector for the nodes'
 complete -c powerctl -n '__fish_seen_subcommand_from predict' -l cpu -x -d 'CPU to add for the \'after\' prediction (default 1)'
 complete -c powerctl -n '__fish_seen_subcommand_from predict' -l source -x -d 'Who computes: auto, local or extender (default auto)'
+complete -c powerctl -n '__fish_seen_subcommand_from score' -s h -l help -d 'Print this help message and exit'
+complete -c powerctl -n '__fish_seen_subcommand_from score' -l help-all -d 'Show help for every command'
+complete -c powerctl -n '__fish_seen_subcommand_from score' -l pod -r -F -d 'A Pod manifest (YAML or JSON; - reads stdin)'
+complete -c powerctl -n '__fish_seen_subcommand_from score' -l cpu -x -d 'CPU the pod requests, without --pod'
+complete -c powerctl -n '__fish_seen_subcommand_from score' -l memory -x -d 'Memory the pod requests, with --cpu'
+complete -c powerctl -n '__fish_seen_subcommand_from score' -l source -x -d 'Who computes: auto (the extender, else here), local or extender'
+complete -c powerctl -n '__fish_seen_subcommand_from explain' -a pod
+complete -c powerctl -n '__fish_seen_subcommand_from explain' -s h -l help -d 'Print this help message and exit'
+complete -c powerctl -n '__fish_seen_subcommand_from explain' -l help-all -d 'Show help for every command'
+complete -c powerctl -n '__fish_seen_subcommand_from pod' -s h -l help -d 'Print this help message and exit'
+complete -c powerctl -n '__fish_seen_subcommand_from pod' -l help-all -d 'Show help for every command'
+complete -c powerctl -n '__fish_seen_subcommand_from pod' -l no-recompute -d 'Show only recorded decisions; never compute one locally'
+complete -c powerctl -n '__fish_seen_subcommand_from pod' -l source -x -d 'Who recomputes when no decision was recorded: auto, local or extender'
 complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -s h -l help -d 'Print this help message and exit'
 complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -l help-all -d 'Show help for every command'
 complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -l listen -x -d 'Scheduler port address (default 0.0.0.0:<extender.port>)'

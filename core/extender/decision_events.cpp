@@ -165,4 +165,39 @@ std::optional<nlohmann::json> DecisionEvent(const scoring::Decision& decision,
               {"count", 1}};
 }
 
+Result<RecordedDecision> DecisionFromEvent(const nlohmann::json& event) {
+  auto text = [&event](std::initializer_list<const char*> path) -> std::string {
+    const json* at = &event;
+    for (const char* key : path) {
+      if (!at->is_object()) return "";
+      auto it = at->find(key);
+      if (it == at->end()) return "";
+      at = &*it;
+    }
+    return at->is_string() ? at->get<std::string>() : "";
+  };
+  RecordedDecision out;
+  out.event_reason = text({"reason"});
+  if (out.event_reason != kReasonPowerScored && out.event_reason != kReasonPowerFiltered) {
+    return MakeError(ErrorCode::kNotFound, "event: not a decision event");
+  }
+  const std::string annotation = text({"metadata", "annotations", kDecisionAnnotation});
+  if (annotation.empty()) {
+    return MakeError(ErrorCode::kNotFound,
+                     std::string("event: no ") + kDecisionAnnotation + " annotation");
+  }
+  json document = json::parse(annotation, nullptr, false);
+  if (document.is_discarded()) {
+    return MakeError(ErrorCode::kInvalidInput,
+                     std::string("event: annotation ") + kDecisionAnnotation + " is not JSON");
+  }
+  POWERCTL_TRY(decision, scoring::DecisionFromJson(document));
+  out.decision = std::move(decision);
+  out.instance = text({"reportingInstance"});
+  out.message = text({"message"});
+  out.last_timestamp = text({"lastTimestamp"});
+  if (out.last_timestamp.empty()) out.last_timestamp = text({"eventTime"});
+  return out;
+}
+
 }  // namespace powerctl::extender

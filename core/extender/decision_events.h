@@ -15,6 +15,7 @@
 // API server since 1.0 validates the same way), source and reportingComponent
 // "powerctl-extender", reportingInstance the replica's identity.
 
+#include "core/common/result.h"
 #include "core/scoring/decision.h"
 
 #include <nlohmann/json.hpp>
@@ -49,6 +50,20 @@ std::optional<nlohmann::json> DecisionEvent(const scoring::Decision& decision,
 // The Event's message and annotation, exposed for tests and for `explain`.
 std::string DecisionEventMessage(const scoring::Decision& decision);
 std::string DecisionAnnotation(const scoring::Decision& decision);
+
+// A decision read back from one of these Events (what `explain` shows).
+struct RecordedDecision {
+  scoring::Decision decision;
+  std::string event_reason;    // kReasonPowerScored or kReasonPowerFiltered
+  std::string instance;        // the replica that decided (reportingInstance)
+  std::string message;         // the Event's message
+  std::string last_timestamp;  // the Event's lastTimestamp (RFC 3339), "" when absent
+};
+
+// The parser of DecisionEvent's output. kNotFound when `event` is not a decision Event
+// (another reason or source, or no annotation); kInvalidInput naming the field when its
+// annotation is not a decision.
+Result<RecordedDecision> DecisionFromEvent(const nlohmann::json& event);
 
 // `text` cut to at most `max_bytes` on a UTF-8 character boundary, ending in "…" (U+2026, 3
 // bytes) when cut.

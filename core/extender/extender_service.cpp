@@ -215,6 +215,33 @@ HttpResponse ExtenderService::Predictions(const HttpRequest& request) const {
   return HttpResponse::Json(200, predict::PredictionDocument(power, *cpu, query.now).dump());
 }
 
+HttpResponse ExtenderService::Score(const HttpRequest& request) const {
+  json body = json::parse(request.body, nullptr, false);
+  if (!body.is_object()) return BadRequest("body: not a JSON object");
+  auto pod = body.find("pod");
+  if (pod == body.end() || !pod->is_object()) return BadRequest("pod: not an object");
+  std::vector<std::string> nodes;
+  auto names = body.find("nodes");
+  if (names == body.end() || !names->is_array()) return BadRequest("nodes: not a list");
+  for (const json& name : *names) {
+    if (!name.is_string()) return BadRequest("nodes: holds a non-string");
+    nodes.push_back(name.get<std::string>());
+  }
+  scoring::Decision filter = core_.Filter(*pod, nodes, json::array());
+  std::vector<std::string> passed;
+  for (const scoring::NodeDecision& n : filter.nodes) {
+    if (n.passed != false) passed.push_back(n.node);
+  }
+  json prioritize = nullptr;
+  if (!passed.empty()) {
+    prioritize = scoring::DecisionToJson(core_.Prioritize(*pod, passed, json::array()));
+  }
+  return HttpResponse::Json(200, json{{"kind", "ScoreResult"},
+                                      {"filter", scoring::DecisionToJson(filter)},
+                                      {"prioritize", prioritize}}
+                                     .dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
 void ExtenderService::CollectMetrics() {
   if (deps_.telemetry == nullptr) return;
   for (const auto& source : deps_.telemetry->Sources()) {
@@ -227,6 +254,7 @@ void ExtenderService::CollectMetrics() {
 
 void ExtenderService::AddOpsRoutes(HttpServer& ops) {
   ops.Route("GET", kDecisionsPath, [this](const HttpRequest& r) { return Decisions(r); });
+  ops.Route("POST", kScorePath, [this](const HttpRequest& r) { return Score(r); });
   ops.Route("GET", predict::kPredictionsPath,
             [this](const HttpRequest& r) { return Predictions(r); });
 }

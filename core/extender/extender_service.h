@@ -19,6 +19,7 @@
 namespace powerctl::extender {
 
 inline constexpr const char* kDecisionsPath = "/v1/decisions";
+inline constexpr const char* kScorePath = "/v1/score";
 
 class ExtenderService : public ExtenderHandler {
  public:
@@ -39,6 +40,11 @@ class ExtenderService : public ExtenderHandler {
   // GET /v1/predictions?cpu=Q[&node=N...]: the PowerPrediction document `powerctl predict`
   // prints, computed from this server's caches (all known nodes when none are named).
   HttpResponse Predictions(const HttpRequest& request) const;
+  // POST /v1/score {"pod": POD, "nodes": [NAME...]}: what filter and then prioritize (over the
+  // nodes the filter passed) would answer for that pod now, from this server's caches, as
+  // {"kind":"ScoreResult","filter":DECISION,"prioritize":DECISION|null}. Not recorded: it is
+  // a question (`powerctl score` and `explain` ask it), not a scheduling decision.
+  HttpResponse Score(const HttpRequest& request) const;
   void AddOpsRoutes(HttpServer& ops);
   // Called with every decision as it is recorded, on the request's thread (keep it cheap:
   // queue, do not write). Set before serving.

@@ -65,6 +65,14 @@ Result<NodeDecision> ReadNode(const json& item, const std::string& at) {
     if (!score->is_number_integer()) return Invalid(at + "score", "is not an integer");
     n.score = score->get<std::int64_t>();
   }
+  const std::pair<const char*, std::optional<double>*> watts_fields[] = {
+      {"wattsNow", &n.watts_now}, {"wattsAfter", &n.watts_after}};
+  for (const auto& [key, out] : watts_fields) {
+    auto watts = item.find(key);
+    if (watts == item.end() || watts->is_null()) continue;
+    if (!watts->is_number()) return Invalid(at + key, "is not a number");
+    *out = watts->get<double>();
+  }
   if (auto components = item.find("components"); components != item.end()) {
     POWERCTL_TRY(list, ReadComponents(*components, at + "components"));
     n.components = std::move(list);
@@ -99,6 +107,8 @@ nlohmann::json DecisionToJson(const Decision& decision) {
     if (!n.reason.empty()) node["reason"] = n.reason;
     if (n.unresolvable) node["unresolvable"] = true;
     if (n.score) node["score"] = *n.score;
+    if (n.watts_now) node["wattsNow"] = *n.watts_now;
+    if (n.watts_after) node["wattsAfter"] = *n.watts_after;
     if (!n.components.empty()) {
       json components = json::array();
       for (const Component& c : n.components) {

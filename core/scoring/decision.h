@@ -7,9 +7,11 @@
 //    "error":"...","notes":["..."],
 //    "omitted":4980,"nodes":[{"node":"n1","pass":false,"reason":"too hot","unresolvable":true},
 //             {"node":"n2","pass":true,"score":8,
+//              "wattsNow":120.5,"wattsAfter":123.5,
 //              "components":[{"name":"power","value":7.5,"reason":"+3.0 W (...)"}]}]}
 // "pass"/"reason"/"unresolvable" belong to filter (and preempt: whether the node stays a
-// candidate); "score"/"components" to prioritize. Values round-trip exactly.
+// candidate); "score"/"components"/"wattsNow"/"wattsAfter" to prioritize. Values round-trip
+// exactly.
 
 #include "core/common/result.h"
 #include "core/scoring/combine.h"
@@ -35,6 +37,10 @@ struct NodeDecision {
   bool unresolvable = false;   // rejected for a reason preemption cannot fix
   std::vector<Component> components;
   std::optional<std::int64_t> score;  // the final 0..10, when the verb scored
+  // The predicted watts before and after adding the pod (prioritize, when the model answered),
+  // so `score` and `explain` show the numbers behind the power component.
+  std::optional<double> watts_now;
+  std::optional<double> watts_after;
 
   bool operator==(const NodeDecision&) const = default;
 };

@@ -302,6 +302,8 @@ Decision SchedulingCore::Prioritize(const json& pod, const std::vector<std::stri
       n.node = nodes[i];
       n.components = std::move(combined.components);
       n.score = combined.score;
+      n.watts_now = power[i].watts_now;
+      n.watts_after = power[i].watts_after;
     }
   });
   return d;

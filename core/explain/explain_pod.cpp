@@ -1,0 +1,270 @@
+#include "core/explain/explain_pod.h"
+
+#include "core/explain/scheduler_check.h"
+#include "core/kube/json_fields.h"
+#include "core/scoring/pod_resources.h"
+
+#include <fmt/format.h>
+
+#include <ctime>
+
+namespace powerctl::explain {
+namespace {
+
+using json = nlohmann::json;
+using kube::StringField;
+
+// A filter and a prioritize belong to the same scheduling attempt when they are this close.
+constexpr std::int64_t kSameAttemptMs = 5000;
+
+PodSummary Summarise(const json& pod) {
+  PodSummary s;
+  s.namespace_ = StringField(pod, {"metadata", "namespace"});
+  s.name = StringField(pod, {"metadata", "name"});
+  s.uid = StringField(pod, {"metadata", "uid"});
+  s.phase = StringField(pod, {"status", "phase"});
+  s.scheduler_name = StringField(pod, {"spec", "schedulerName"});
+  if (s.scheduler_name.empty()) s.scheduler_name = "default-scheduler";
+  s.node_name = StringField(pod, {"spec", "nodeName"});
+  if (auto r = scoring::EffectivePodResources(pod); r.ok()) {
+    s.cpu_request_millis = r->cpu_request_millis;
+    s.memory_request_bytes = r->memory_request_bytes;
+  }
+  if (const json* conditions = kube::FindField(pod, {"status", "conditions"});
+      conditions != nullptr && conditions->is_array()) {
+    for (const json& c : *conditions) {
+      if (StringField(c, {"type"}) != "PodScheduled") continue;
+      s.pod_scheduled_status = StringField(c, {"status"});
+      s.pod_scheduled_reason = StringField(c, {"reason"});
+      s.pod_scheduled_message = StringField(c, {"message"});
+    }
+  }
+  return s;
+}
+
+bool SchedulingEvent(const PodEvent& e, const std::string& scheduler) {
+  return e.from == scheduler || e.reason == "FailedScheduling" || e.reason == "Scheduled" ||
+         e.reason == extender::kReasonPowerScored || e.reason == extender::kReasonPowerFiltered;
+}
+
+std::string FormatUnixMs(std::int64_t ms) {
+  const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", utc.tm_year + 1900, utc.tm_mon + 1,
+                     utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
+}
+
+std::string Describe(const extender::RecordedDecision& r) {
+  return fmt::format("recorded by the extender{} at {} (Event {} on the pod)",
+                     r.instance.empty() ? "" : " replica " + r.instance,
+                     FormatUnixMs(r.decision.at_unix_ms), r.event_reason);
+}
+
+// Picks the recorded decisions that explain the pod's current state; false when none.
+bool UseRecorded(const RecordedDecisions& recorded, bool scheduled, ExplainReport& report) {
+  const auto& p = recorded.prioritize;
+  const auto& f = recorded.filter;
+  if (scheduled || (p && (!f || p->decision.at_unix_ms >= f->decision.at_unix_ms))) {
+    if (!p) return false;
+    report.prioritize = p->decision;
+    report.source_text = Describe(*p);
+    // The rejecting filter of the same attempt, if it was recorded.
+    if (f && f->decision.at_unix_ms <= p->decision.at_unix_ms &&
+        p->decision.at_unix_ms - f->decision.at_unix_ms <= kSameAttemptMs) {
+      report.filter = f->decision;
+    }
+    return true;
+  }
+  if (!f) return false;
+  report.filter = f->decision;
+  report.source_text = Describe(*f);
+  return true;
+}
+
+const scoring::NodeDecision* BestScored(const scoring::Decision& d) {
+  const scoring::NodeDecision* best = nullptr;
+  for (const scoring::NodeDecision& n : d.nodes) {
+    if (n.score && (best == nullptr || *n.score > *best->score)) best = &n;
+  }
+  return best;
+}
+
+}  // namespace
+
+std::string_view DecisionSourceName(DecisionSource source) {
+  switch (source) {
+    case DecisionSource::kRecorded:
+      return "recorded";
+    case DecisionSource::kExtender:
+      return "extender";
+    case DecisionSource::kLocal:
+      return "local";
+    case DecisionSource::kNone:
+      break;
+  }
+  return "none";
+}
+
+Result<ExplainReport> ExplainPod(const ExplainRequest& request,
+                                 const manifests::PowerctlConfig& config, const ExplainDeps& deps) {
+  if (deps.kube == nullptr) return MakeError(ErrorCode::kInternal, "ExplainPod: no kube client");
+  kube::Client& kube = *deps.kube;
+  auto pod = kube.Get("/api/v1/namespaces/" + request.namespace_ + "/pods/" + request.name);
+  if (!pod.ok()) {
+    if (pod.error().code == ErrorCode::kNotFound) {
+      return MakeError(ErrorCode::kNotFound,
+                       fmt::format("pod {}/{} not found", request.namespace_, request.name));
+    }
+    return pod.error();
+  }
+  ExplainReport report;
+  report.pod = Summarise(*pod);
+  const PodSummary& summary = report.pod;
+  POWERCTL_TRY(raw_events, ListPodEvents(kube, summary.namespace_, summary.name, summary.uid));
+  for (const json& e : raw_events) {
+    PodEvent event = PodEventFromJson(e);
+    if (SchedulingEvent(event, summary.scheduler_name)) report.events.push_back(std::move(event));
+  }
+  SchedulerStatus scheduler =
+      CheckScheduler(kube, summary.scheduler_name, config, report.events, deps.now);
+  report.checks = scheduler.checks;
+
+  POWERCTL_TRY(objects, ListClusterObjects(kube));
+  const std::string key = PodKey(*pod);
+  std::map<std::string, scoring::NodeLoad> loads = NodeLoads(objects, key);
+  auto resources = scoring::EffectivePodResources(*pod);
+  if (!resources.ok()) report.notes.push_back("pod resources: " + resources.error().message);
+  std::vector<std::string> names, candidates;
+  std::map<std::string, std::vector<scoring::FitFailure>> fit;
+  for (const json& node : objects.nodes) {
+    const std::string name = StringField(node, {"metadata", "name"});
+    names.push_back(name);
+    fit[name] = scoring::CheckNodeFit(*pod, resources.ok() ? *resources : scoring::PodResources{},
+                                      node, loads[name]);
+    if (fit[name].empty()) candidates.push_back(name);
+  }
+
+  if (summary.scheduler_name != config.scheduler.name) {
+    report.source_text = fmt::format(
+        "none: the pod's scheduler {} does not call powerctl's extender (scheduler {} does)",
+        summary.scheduler_name, config.scheduler.name);
+  } else if (UseRecorded(LatestDecisions(raw_events, summary.uid), report.scheduled(), report)) {
+    report.source = DecisionSource::kRecorded;
+  } else if (request.recompute && deps.http != nullptr && !candidates.empty()) {
+    LocalScoringDeps local{deps.kube, deps.http, deps.clock, deps.log};
+    POWERCTL_TRY(decided, Decide(request.source, *pod, candidates, objects, config, local));
+    report.source = decided.from_extender ? DecisionSource::kExtender : DecisionSource::kLocal;
+    report.source_text = fmt::format(
+        "recomputed now {} (no decision recorded on the pod; events expire after an hour): {}",
+        decided.from_extender ? "by the running extender" : "locally", decided.answered_by);
+    report.filter = std::move(decided.filter);
+    report.prioritize = std::move(decided.prioritize);
+    report.warnings = std::move(decided.warnings);
+  } else {
+    report.source_text = "none: no decision recorded on the pod";
+  }
+  for (const auto* d : {&report.filter, &report.prioritize}) {
+    report.notes.insert(report.notes.end(), d->notes.begin(), d->notes.end());
+  }
+  report.nodes = RankNodes(names, fit, report.filter, report.prioritize);
+
+  if (report.scheduled()) {
+    const scoring::NodeDecision* best = BestScored(report.prioritize);
+    const NodeScore* chosen = nullptr;
+    for (const NodeScore& n : report.nodes) {
+      if (n.node == summary.node_name) chosen = &n;
+    }
+    const std::int64_t chosen_score =
+        chosen != nullptr && chosen->scored ? chosen->scored->score.value_or(-1) : -1;
+    if (best != nullptr && best->score.value_or(0) > chosen_score) {
+      report.notes.push_back(fmt::format(
+          "the extender scored {} best; kube-scheduler added its own plugins' scores and chose {}",
+          best->node, summary.node_name));
+    }
+    for (const json& node : objects.nodes) {
+      if (StringField(node, {"metadata", "name"}) == summary.node_name)
+        report.causes = MisplacedCauses(*pod, node);
+    }
+    return report;
+  }
+  CauseInputs causes;
+  causes.pod_namespace = summary.namespace_;
+  causes.pod_name = summary.name;
+  causes.scheduler_name = summary.scheduler_name;
+  causes.scheduler_running = scheduler.running;
+  causes.scheduler_fix = scheduler.fix;
+  causes.pod_group = StringField(*pod, {"metadata", "labels", "podGroup"});
+  causes.telemetry_policy = StringField(*pod, {"metadata", "labels", "telemetry-policy"});
+  causes.nodes = &report.nodes;
+  causes.extender_error = report.filter.error;
+  causes.scheduler_message = summary.pod_scheduled_message;
+  report.causes = RankCauses(causes);
+  return report;
+}
+
+json ExplainReportToJson(const ExplainReport& r) {
+  json checks = json::array();
+  for (const setup::CheckResult& c : r.checks) {
+    checks.push_back({{"id", c.id},
+                      {"status", setup::CheckStatusName(c.status)},
+                      {"message", c.message},
+                      {"fix", c.fix}});
+  }
+  json events = json::array();
+  for (const PodEvent& e : r.events) {
+    events.push_back({{"type", e.type},
+                      {"reason", e.reason},
+                      {"from", e.from},
+                      {"count", e.count},
+                      {"lastSeen", e.last_seen},
+                      {"message", e.message}});
+  }
+  json nodes = json::array();
+  for (const NodeScore& n : r.nodes) {
+    json row = NodeScoreToJson(n);
+    row["chosen"] = n.node == r.pod.node_name;
+    nodes.push_back(std::move(row));
+  }
+  json causes = json::array();
+  for (const Cause& c : r.causes) {
+    causes.push_back({{"id", c.id},
+                      {"reason", c.reason},
+                      {"nodes", c.nodes},
+                      {"detail", c.detail},
+                      {"fix", c.fix}});
+  }
+  auto decision = [](const scoring::Decision& d) {
+    return d.verb.empty() ? json(nullptr) : scoring::DecisionToJson(d);
+  };
+  const PodSummary& p = r.pod;
+  return {{"kind", "PodExplanation"},
+          {"pod",
+           {{"namespace", p.namespace_},
+            {"name", p.name},
+            {"uid", p.uid},
+            {"phase", p.phase},
+            {"schedulerName", p.scheduler_name},
+            {"nodeName", p.node_name},
+            {"cpuRequestMillis", p.cpu_request_millis},
+            {"memoryRequestBytes", p.memory_request_bytes},
+            {"podScheduled",
+             {{"status", p.pod_scheduled_status},
+              {"reason", p.pod_scheduled_reason},
+              {"message", p.pod_scheduled_message}}}}},
+          {"scheduled", r.scheduled()},
+          {"problem", r.problem()},
+          {"checks", checks},
+          {"events", events},
+          {"decision",
+           {{"source", DecisionSourceName(r.source)},
+            {"description", r.source_text},
+            {"filter", decision(r.filter)},
+            {"prioritize", decision(r.prioritize)}}},
+          {"nodes", nodes},
+          {"causes", causes},
+          {"notes", r.notes},
+          {"warnings", r.warnings}};
+}
+
+}  // namespace powerctl::explain
