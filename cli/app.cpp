@@ -106,6 +106,7 @@ void BuildApp(CLI::App& app, CommandEnv& env) {
   RegisterDoctor(app, env);
   RegisterPredict(app, env);
   RegisterScheduleServer(app, env);
+  RegisterSimulate(app, env);
   RegisterCompletion(app, env);
   RegisterVersion(app, env);
   app.footer(

@@ -34,6 +34,7 @@ void RegisterCalibrate(CLI::App& app, CommandEnv& env);
 void RegisterDoctor(CLI::App& app, CommandEnv& env);
 void RegisterPredict(CLI::App& app, CommandEnv& env);
 void RegisterScheduleServer(CLI::App& app, CommandEnv& env);
+void RegisterSimulate(CLI::App& app, CommandEnv& env);
 void RegisterCompletion(CLI::App& app, CommandEnv& env);
 void RegisterVersion(CLI::App& app, CommandEnv& env);
 
