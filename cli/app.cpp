@@ -108,6 +108,7 @@ void BuildApp(CLI::App& app, CommandEnv& env) {
   RegisterScore(app, env);
   RegisterExplain(app, env);
   RegisterScheduleServer(app, env);
+  RegisterSimulate(app, env);
   RegisterCompletion(app, env);
   RegisterVersion(app, env);
   app.footer(

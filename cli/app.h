@@ -36,6 +36,7 @@ void RegisterPredict(CLI::App& app, CommandEnv& env);
 void RegisterScore(CLI::App& app, CommandEnv& env);
 void RegisterExplain(CLI::App& app, CommandEnv& env);
 void RegisterScheduleServer(CLI::App& app, CommandEnv& env);
+void RegisterSimulate(CLI::App& app, CommandEnv& env);
 void RegisterCompletion(CLI::App& app, CommandEnv& env);
 void RegisterVersion(CLI::App& app, CommandEnv& env);
 

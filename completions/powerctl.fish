@@ -12,6 +12,7 @@ complete -c powerctl -n '__fish_use_subcommand' -a score
 complete -c powerctl -n '__fish_use_subcommand' -a explain
 complete -c powerctl -n '__fish_use_subcommand' -a why
 complete -c powerctl -n '__fish_use_subcommand' -a schedule-server
+complete -c powerctl -n '__fish_use_subcommand' -a simulate
 complete -c powerctl -n '__fish_use_subcommand' -a completion
 complete -c powerctl -n '__fish_use_subcommand' -a version
 complete -c powerctl -s h -l help -d 'Print this help message and exit'
@@ -133,6 +134,18 @@ complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -l lease-n
 complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -l lease-namespace -x -d 'Namespace of the Lease (default $POD_NAMESPACE, else the config\'s namespace)'
 complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -l identity -x -d 'This replica\'s name in the Lease (default <hostname>_<pid>)'
 complete -c powerctl -n '__fish_seen_subcommand_from schedule-server' -l decision-events -d 'Record each decision as an Event on its pod (default true; =false to turn off)'
+complete -c powerctl -n '__fish_seen_subcommand_from simulate' -s h -l help -d 'Print this help message and exit'
+complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l help-all -d 'Show help for every command'
+complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l cluster -r -F -d 'Cluster snapshot file (default: the bundled demo)'
+complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l pods -x -d 'Generate this many pods (default: up to the highest --load)'
+complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l workload -r -F -d 'Pods to place, in order (YAML)'
+complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l scorer -x -a 'powerctl default minimizepower peaks' -d 'Scorers to compare: powerctl,default,minimizepower,peaks (default: all)'
+complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l seeds -x -d 'Runs to average over (default 5)'
+complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l seed -x -d 'First seed (default 1)'
+complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l load -x -d 'Cluster CPU loads to report, percent (default 25,50,75)'
+complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l prediction-error -x -d 'How far off the predictors\' idle and max watts are, percent (default 10)'
+complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l report -r -F -d 'Also write an HTML report with charts'
+complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l export-snapshot -r -F -d 'Write a snapshot of the live cluster (- for stdout) instead of simulating'
 complete -c powerctl -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'
 complete -c powerctl -n '__fish_seen_subcommand_from completion' -s h -l help -d 'Print this help message and exit'
 complete -c powerctl -n '__fish_seen_subcommand_from completion' -l help-all -d 'Show help for every command'

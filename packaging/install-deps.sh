@@ -15,6 +15,8 @@ TEST_PKGS=(
   clang libclang-rt-14-dev
   python3 python3-yaml etcd-server openssl jq curl procps iproute2 bash-completion
   prometheus prometheus-node-exporter wrk
+  # Renders simulate's HTML report in tests (headless screenshots).
+  chromium
   # Building kube-apiserver/kube-scheduler/kube-controller-manager from Debian's source package.
   golang-go rsync dpkg-dev golang-github-modern-go-reflect2-dev
 )

@@ -1,0 +1,215 @@
+// powerctl simulate [--cluster FILE] [--pods N | --workload FILE] [--scorer ...] [--seeds N]
+// [--load 25,50,75] [--prediction-error PCT] [--report FILE.html] [--export-snapshot FILE]:
+// places a workload on a cluster snapshot (the bundled demo by default) with powerctl's
+// scoring and with the baselines, and prints the true watts each placement costs.
+#include "cli/app.h"
+#include "cli/exit_codes.h"
+#include "cli/kube_context.h"
+#include "cli/table.h"
+#include "core/common/yaml.h"
+#include "core/simulate/export_snapshot.h"
+#include "core/simulate/report_html.h"
+#include "core/simulate/simulate.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <ostream>
+
+namespace powerctl::cli {
+namespace {
+
+struct SimulateFlags {
+  std::string cluster;
+  std::optional<int> pods;
+  std::string workload;
+  std::vector<std::string> scorers;
+  int seeds = 5;
+  std::uint64_t first_seed = 1;
+  std::vector<double> loads = {25, 50, 75};
+  double prediction_error_percent = 10;
+  std::string report;
+  std::string export_snapshot;
+};
+
+std::string Watts(const std::optional<double>& w) {
+  return w ? fmt::format("{:.0f}", *w) : "-";
+}
+
+std::string Saving(const std::optional<double>& v) {
+  return v ? fmt::format("{:.1f}%", *v) : "-";
+}
+
+void PrintTables(const Context& ctx, const simulate::SimulationResult& r) {
+  std::ostream& out = *ctx.out;
+  out << fmt::format(
+      "Cluster: {} ({} nodes, {:.1f}% CPU requested before the workload); {} seed(s); "
+      "prediction error {:.0f}%\n\n",
+      r.snapshot_source, r.nodes.size(), r.initial_load_percent, r.runs.size(),
+      r.prediction_error * 100);
+  Table totals({"LOAD", "SCORER", "WATTS", "POWERCTL SAVES", "UNSCHEDULED"});
+  for (std::size_t l = 0; l < r.loads.size(); ++l) {
+    for (const auto& s : r.summary) {
+      totals.AddRow({fmt::format("{:g}%", r.loads[l]), s.scorer, Watts(s.mean_watts[l]),
+                     s.scorer == "powerctl" ? "-" : Saving(s.powerctl_saving[l]),
+                     fmt::format("{:g}", s.mean_unscheduled[l])});
+    }
+  }
+  totals.Print(out);
+  out << fmt::format("\nWatts per node at the end ({:.0f}% load), mean of seeds:\n",
+                     r.runs.front().final_load_percent);
+  std::vector<std::string> headers = {"NODE"};
+  for (const auto& s : r.summary) headers.push_back(s.scorer);
+  Table nodes(headers);
+  for (std::size_t i = 0; i < r.nodes.size(); ++i) {
+    std::vector<std::string> row = {r.nodes[i]};
+    for (const auto& s : r.summary) row.push_back(fmt::format("{:.0f}", s.mean_node_watts[i]));
+    nodes.AddRow(std::move(row));
+  }
+  std::vector<std::string> total_row = {"TOTAL"};
+  for (const auto& s : r.summary) total_row.push_back(fmt::format("{:.0f}", s.mean_total_watts));
+  nodes.AddRow(std::move(total_row));
+  nodes.Print(out);
+}
+
+Result<std::string> ReadInput(const std::string& path, const char* flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return MakeError(ErrorCode::kInvalidInput,
+                     std::string(flag) + " " + path + ": cannot open the file");
+  }
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+Status WriteOutput(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out.flush()) return MakeError(ErrorCode::kIo, path + ": cannot write the file");
+  return OkStatus();
+}
+
+int RunExport(const Context& ctx, const SimulateFlags& flags) {
+  auto client = ConnectToCluster(ctx);
+  if (!client.ok()) return Fail(ctx, client.error());
+  auto snapshot = simulate::ExportSnapshot(**client);
+  if (!snapshot.ok()) return Fail(ctx, snapshot.error());
+  std::string yaml = EmitYaml(simulate::SnapshotDocument(*snapshot));
+  if (flags.export_snapshot == "-") {
+    *ctx.out << yaml;
+  } else if (Status written = WriteOutput(flags.export_snapshot, yaml); !written.ok()) {
+    return Fail(ctx, written.error());
+  } else {
+    ctx.Note(fmt::format("wrote {} ({} nodes)", flags.export_snapshot, snapshot->nodes.size()));
+  }
+  return kExitOk;
+}
+
+int RunSimulate(const Context& ctx, const SimulateFlags& flags) {
+  if (!flags.export_snapshot.empty()) return RunExport(ctx, flags);
+  auto format = ctx.Output(OutputFormat::kTable,
+                           {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml});
+  if (!format.ok()) return Fail(ctx, format.error());
+  auto config = ctx.LoadConfig();
+  if (!config.ok()) return Fail(ctx, config.error());
+
+  simulate::SimulationRequest request;
+  request.config = *config;
+  if (flags.cluster.empty()) {
+    auto demo = simulate::DemoSnapshot();
+    if (!demo.ok()) return Fail(ctx, demo.error());
+    request.snapshot = std::move(*demo);
+  } else {
+    auto text = ReadInput(flags.cluster, "--cluster");
+    if (!text.ok()) return Fail(ctx, text.error());
+    auto snapshot = simulate::ParseSnapshot(*text, flags.cluster);
+    if (!snapshot.ok()) return Fail(ctx, snapshot.error());
+    request.snapshot = std::move(*snapshot);
+  }
+  if (!flags.workload.empty()) {
+    auto text = ReadInput(flags.workload, "--workload");
+    if (!text.ok()) return Fail(ctx, text.error());
+    auto workload = simulate::ParseWorkload(*text, flags.workload);
+    if (!workload.ok()) return Fail(ctx, workload.error());
+    request.workload = std::move(*workload);
+  }
+  request.pods = flags.pods;
+  request.scorers = flags.scorers;
+  request.seeds = flags.seeds;
+  request.first_seed = flags.first_seed;
+  request.loads = flags.loads;
+  request.prediction_error = flags.prediction_error_percent / 100;
+  auto result = simulate::RunSimulation(request);
+  if (!result.ok()) return Fail(ctx, result.error());
+
+  if (!flags.report.empty()) {
+    if (Status written = WriteOutput(flags.report, simulate::RenderHtmlReport(*result));
+        !written.ok()) {
+      return Fail(ctx, written.error());
+    }
+    ctx.Note("wrote " + flags.report);
+  }
+  if (*format == OutputFormat::kJson) {
+    *ctx.out << simulate::SimulationDocument(*result).dump(2) << "\n";
+  } else if (*format == OutputFormat::kYaml) {
+    *ctx.out << EmitYaml(simulate::SimulationDocument(*result));
+  } else {
+    PrintTables(ctx, *result);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterSimulate(CLI::App& app, CommandEnv& env) {
+  auto flags = std::make_shared<SimulateFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "simulate", "Place a workload with powerctl's scoring and baselines, compare the watts");
+  cmd->footer(
+      "Places pods, in arrival order, on a cluster snapshot (the bundled demo of 24 nodes of\n"
+      "four server generations unless --cluster is given) once with each scorer: powerctl\n"
+      "(the extender's own scoring), kube-scheduler's default, the seed's MinimizePower and\n"
+      "PEAKS. Nodes draw their true power (measured curves); the predictors see it with\n"
+      "--prediction-error. Prints the cluster's true watts at each --load (percent of the\n"
+      "cluster's CPU requested) and what powerctl saves against each scorer, averaged over\n"
+      "--seeds, and each node's watts at the end.\n"
+      "Examples:\n"
+      "  powerctl simulate\n"
+      "  powerctl simulate --seeds 5 --load 25,50,75 --report simulate.html\n"
+      "  powerctl simulate --cluster my-cluster.yaml --workload pods.yaml -o json\n"
+      "  powerctl simulate --export-snapshot my-cluster.yaml");
+  cmd->add_option("--cluster", flags->cluster, "Cluster snapshot file (default: the bundled demo)")
+      ->type_name("FILE");
+  auto* pods = cmd->add_option("--pods", flags->pods,
+                               "Generate this many pods (default: up to the highest --load)")
+                   ->type_name("N")
+                   ->check(CLI::Range(1, 100000));
+  cmd->add_option("--workload", flags->workload, "Pods to place, in order (YAML)")
+      ->type_name("FILE")
+      ->excludes(pods);
+  cmd->add_option("--scorer", flags->scorers,
+                  "Scorers to compare: powerctl,default,minimizepower,peaks (default: all)")
+      ->type_name("NAME")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"powerctl", "default", "minimizepower", "peaks"}));
+  cmd->add_option("--seeds", flags->seeds, "Runs to average over (default 5)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--seed", flags->first_seed, "First seed (default 1)")->type_name("N");
+  cmd->add_option("--load", flags->loads, "Cluster CPU loads to report, percent (default 25,50,75)")
+      ->type_name("PCT")
+      ->delimiter(',')
+      ->check(CLI::Range(0.01, 100.0));
+  cmd->add_option("--prediction-error", flags->prediction_error_percent,
+                  "How far off the predictors' idle and max watts are, percent (default 10)")
+      ->type_name("PCT")
+      ->check(CLI::Range(0.0, 99.0));
+  cmd->add_option("--report", flags->report, "Also write an HTML report with charts")
+      ->type_name("FILE");
+  cmd->add_option("--export-snapshot", flags->export_snapshot,
+                  "Write a snapshot of the live cluster (- for stdout) instead of simulating")
+      ->type_name("FILE");
+  env.hints.values["simulate --scorer"] = {"powerctl", "default", "minimizepower", "peaks"};
+  cmd->callback([&env, flags] { env.exit_code = RunSimulate(env.ctx, *flags); });
+}
+
+}  // namespace powerctl::cli

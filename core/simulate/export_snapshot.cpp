@@ -1,0 +1,102 @@
+#include "core/simulate/export_snapshot.h"
+
+#include "core/kube/json_fields.h"
+#include "core/telemetry/quantity.h"
+
+#include <map>
+
+namespace powerctl::simulate {
+namespace {
+
+using json = nlohmann::json;
+
+std::map<std::string, std::string> Strings(const json* object) {
+  std::map<std::string, std::string> out;
+  if (object == nullptr || !object->is_object()) return out;
+  for (const auto& [key, value] : object->items()) {
+    // kubectl's copy of the whole manifest says nothing about power and can be large.
+    if (key == "kubectl.kubernetes.io/last-applied-configuration") continue;
+    if (value.is_string()) out[key] = value.get<std::string>();
+  }
+  return out;
+}
+
+std::optional<double> Allocatable(const json& node, const char* resource, bool cpu) {
+  const json* value = kube::FindField(node, {"status", "allocatable", resource});
+  if (value == nullptr || !value->is_string()) return std::nullopt;
+  auto parsed = cpu ? telemetry::ParseCpuCores(value->get<std::string>())
+                    : telemetry::ParseBytes(value->get<std::string>());
+  if (!parsed.ok()) return std::nullopt;
+  return *parsed;
+}
+
+// Only what placement reads of a pod: its name and its containers' requests.
+SimPod Trimmed(const json& pod) {
+  SimPod out;
+  const json* name = kube::FindField(pod, {"metadata", "name"});
+  const json* ns = kube::FindField(pod, {"metadata", "namespace"});
+  out.name = (ns != nullptr && ns->is_string() ? ns->get<std::string>() + "/" : "") +
+             (name != nullptr && name->is_string() ? name->get<std::string>() : "pod");
+  json containers = json::array();
+  if (const json* list = kube::FindField(pod, {"spec", "containers"}); list && list->is_array()) {
+    for (const json& c : *list) {
+      json requests = json::object();
+      if (const json* r = kube::FindField(c, {"resources", "requests"}); r && r->is_object()) {
+        for (const char* key : {"cpu", "memory"})
+          if (r->contains(key) && (*r)[key].is_string()) requests[key] = (*r)[key];
+      }
+      containers.push_back(
+          {{"name", c.value("name", "c")}, {"resources", {{"requests", requests}}}});
+    }
+  }
+  out.object = {{"metadata", {{"name", out.name}, {"namespace", "simulated"}, {"uid", out.name}}},
+                {"spec", {{"containers", std::move(containers)}}}};
+  return out;
+}
+
+}  // namespace
+
+Result<Snapshot> SnapshotFromObjects(const std::vector<json>& nodes,
+                                     const std::vector<json>& pods) {
+  Snapshot snapshot;
+  snapshot.source = "exported";
+  std::map<std::string, std::vector<SimPod>> by_node;
+  for (const json& pod : pods) {
+    const json* node = kube::FindField(pod, {"spec", "nodeName"});
+    const json* phase = kube::FindField(pod, {"status", "phase"});
+    if (node == nullptr || !node->is_string() || node->get<std::string>().empty()) continue;
+    if (phase != nullptr && phase->is_string() && (*phase == "Succeeded" || *phase == "Failed")) {
+      continue;  // terminal pods hold no resources
+    }
+    by_node[node->get<std::string>()].push_back(Trimmed(pod));
+  }
+  for (const json& object : nodes) {
+    const json* name = kube::FindField(object, {"metadata", "name"});
+    if (name == nullptr || !name->is_string()) continue;
+    SimNode node;
+    node.name = name->get<std::string>();
+    auto cpu = Allocatable(object, "cpu", true);
+    auto memory = Allocatable(object, "memory", false);
+    if (!cpu || !memory || *cpu <= 0 || *memory <= 0) continue;  // not a usable worker
+    node.cpu_cores = *cpu;
+    node.memory_bytes = *memory;
+    if (auto max_pods = Allocatable(object, "pods", false); max_pods && *max_pods >= 1)
+      node.max_pods = static_cast<int>(*max_pods);
+    node.labels = Strings(kube::FindField(object, {"metadata", "labels"}));
+    node.annotations = Strings(kube::FindField(object, {"metadata", "annotations"}));
+    node.pods = std::move(by_node[node.name]);
+    snapshot.nodes.push_back(std::move(node));
+  }
+  if (snapshot.nodes.empty())
+    return MakeError(ErrorCode::kNotFound,
+                     "the cluster has no node with allocatable CPU and memory");
+  return snapshot;
+}
+
+Result<Snapshot> ExportSnapshot(kube::Client& client) {
+  POWERCTL_TRY(nodes, client.List("/api/v1/nodes"));
+  POWERCTL_TRY(pods, client.List("/api/v1/pods"));
+  return SnapshotFromObjects(nodes, pods);
+}
+
+}  // namespace powerctl::simulate

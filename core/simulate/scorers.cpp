@@ -1,0 +1,147 @@
+#include "core/simulate/scorers.h"
+
+#include "core/simulate/baseline_scorers.h"
+#include "core/telemetry/quantity.h"
+
+#include <cstdlib>
+#include <optional>
+
+namespace powerctl::simulate {
+namespace {
+
+// The seed's normalised temperature: min-max with the labels, not clamped; nullopt when a
+// label or reading is missing or max <= min (the seed's "division by zero").
+std::optional<double> SeedNormalised(const SimNode& node, const std::optional<double>& reading,
+                                     const std::string& prefix) {
+  auto min = node.labels.find(prefix + "/min");
+  auto max = node.labels.find(prefix + "/max");
+  if (!reading || min == node.labels.end() || max == node.labels.end()) return std::nullopt;
+  double lo = std::strtod(min->second.c_str(), nullptr);
+  double hi = std::strtod(max->second.c_str(), nullptr);
+  if (hi == lo) return std::nullopt;
+  return (*reading - lo) / (hi - lo);
+}
+
+// The first container's CPU request and limit, in cores (the seed reads nothing else).
+SeedPodCpu FirstContainerCpu(const WorkloadPod& pod) {
+  SeedPodCpu cpu;
+  const auto& containers = pod.pod.object["spec"]["containers"];
+  if (containers.empty()) return cpu;
+  const auto& resources = containers[0].value("resources", nlohmann::json::object());
+  auto read = [&](const char* kind) {
+    if (!resources.contains(kind) || !resources[kind].contains("cpu") ||
+        !resources[kind]["cpu"].is_string())
+      return 0.0;
+    auto cores = telemetry::ParseCpuCores(resources[kind]["cpu"].get<std::string>());
+    return cores.ok() ? *cores : 0.0;
+  };
+  cpu.requests_cores = read("requests");
+  cpu.limits_cores = read("limits");
+  return cpu;
+}
+
+class DefaultScorer : public Scorer {
+ public:
+  std::vector<std::int64_t> Score(const WorkloadPod& pod, const std::vector<std::size_t>& feasible,
+                                  const std::vector<NodeRuntime>& nodes) override {
+    std::vector<std::int64_t> out;
+    for (std::size_t i : feasible) out.push_back(DefaultSchedulerScore(nodes[i].WithPod(pod)));
+    return out;
+  }
+};
+
+class SeedScorer : public Scorer {
+ public:
+  std::vector<std::int64_t> Score(const WorkloadPod& pod, const std::vector<std::size_t>& feasible,
+                                  const std::vector<NodeRuntime>& nodes) override {
+    SeedPodCpu cpu = FirstContainerCpu(pod);
+    std::vector<std::int64_t> raw;
+    for (std::size_t i : feasible) {
+      const NodeRuntime& n = nodes[i];
+      SeedNodeInputs in;
+      in.cpu_used_cores = n.cpu_used;
+      in.cpu_capacity_cores = n.node->cpu_cores;
+      in.ambient_norm = SeedNormalised(*n.node, n.node->ambient, "ambient");
+      in.cpu1_norm = SeedNormalised(*n.node, n.node->cpu1, "cpu1");
+      in.cpu2_norm = SeedNormalised(*n.node, n.node->cpu2, "cpu2");
+      in.model = n.belief;
+      raw.push_back(SeedRawScore(in, cpu));
+    }
+    std::vector<std::int64_t> normalised = SeedNormalize(raw);
+    for (std::size_t k = 0; k < feasible.size(); ++k) {
+      normalised[k] =
+          normalised[k] * kSeedWeight + DefaultSchedulerScore(nodes[feasible[k]].WithPod(pod));
+    }
+    return normalised;
+  }
+
+ private:
+  static constexpr std::int64_t kSeedWeight = 100;  // the seed's scheduler config
+};
+
+class PeaksScorer : public Scorer {
+ public:
+  explicit PeaksScorer(const std::vector<NodeRuntime>& nodes) {
+    for (const NodeRuntime& n : nodes)
+      models_.push_back(FitPeaksModel(n.belief, NormalisedTemperature(*n.node)));
+  }
+  std::vector<std::int64_t> Score(const WorkloadPod& pod, const std::vector<std::size_t>& feasible,
+                                  const std::vector<NodeRuntime>& nodes) override {
+    std::vector<std::int64_t> raw;
+    for (std::size_t i : feasible) {
+      const NodeRuntime& n = nodes[i];
+      double util = 100 * n.cpu_used / n.node->cpu_cores;
+      raw.push_back(
+          PeaksRawScore(util, pod.cpu_request_millis, n.cpu_allocatable_millis, models_[i]));
+    }
+    return PeaksNormalize(std::move(raw));
+  }
+
+ private:
+  std::vector<PeaksModel> models_;
+};
+
+}  // namespace
+
+std::vector<std::string> AllScorers() {
+  return {std::string(kScorerPowerctl), std::string(kScorerDefault),
+          std::string(kScorerMinimizePower), std::string(kScorerPeaks)};
+}
+
+bool NodeRuntime::Fits(const WorkloadPod& pod) const {
+  return pod_count + 1 <= node->max_pods &&
+         cpu_requested_millis + pod.cpu_request_millis <= cpu_allocatable_millis &&
+         memory_requested_bytes + pod.memory_request_bytes <= memory_allocatable_bytes;
+}
+
+void NodeRuntime::Place(const WorkloadPod& pod) {
+  cpu_requested_millis += pod.cpu_request_millis;
+  memory_requested_bytes += pod.memory_request_bytes;
+  cpu_nonzero_millis += pod.cpu_nonzero_millis;
+  memory_nonzero_bytes += pod.memory_nonzero_bytes;
+  ++pod_count;
+  cpu_used += static_cast<double>(pod.cpu_request_millis) / 1000.0;
+}
+
+RequestedResources NodeRuntime::WithPod(const WorkloadPod& pod) const {
+  RequestedResources r;
+  r.cpu_millis = cpu_nonzero_millis + pod.cpu_nonzero_millis;
+  r.memory_bytes = memory_nonzero_bytes + pod.memory_nonzero_bytes;
+  r.cpu_allocatable_millis = cpu_allocatable_millis;
+  r.memory_allocatable_bytes = memory_allocatable_bytes;
+  return r;
+}
+
+Result<std::unique_ptr<Scorer>> MakeScorer(std::string_view name,
+                                           const std::vector<NodeRuntime>& nodes,
+                                           const manifests::PowerctlConfig& config) {
+  if (name == kScorerPowerctl) return MakePowerctlScorer(nodes, config);
+  if (name == kScorerDefault) return std::unique_ptr<Scorer>(std::make_unique<DefaultScorer>());
+  if (name == kScorerMinimizePower) return std::unique_ptr<Scorer>(std::make_unique<SeedScorer>());
+  if (name == kScorerPeaks) return std::unique_ptr<Scorer>(std::make_unique<PeaksScorer>(nodes));
+  return MakeError(
+      ErrorCode::kInvalidInput,
+      "--scorer \"" + std::string(name) + "\": must be powerctl, default, minimizepower or peaks");
+}
+
+}  // namespace powerctl::simulate

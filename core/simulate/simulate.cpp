@@ -1,0 +1,257 @@
+#include "core/simulate/simulate.h"
+
+#include "core/predict/node_params.h"
+#include "core/simulate/power_model.h"
+#include "core/simulate/scorers.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+namespace powerctl::simulate {
+namespace {
+
+Error Invalid(std::string message) {
+  return MakeError(ErrorCode::kInvalidInput, std::move(message));
+}
+
+struct ClusterTotals {
+  double cpu_allocatable_cores = 0;
+  double cpu_requested_cores = 0;  // by the existing pods
+};
+
+ClusterTotals Totals(const std::vector<NodeRuntime>& nodes) {
+  ClusterTotals t;
+  for (const NodeRuntime& n : nodes) {
+    t.cpu_allocatable_cores += static_cast<double>(n.cpu_allocatable_millis) / 1000.0;
+    t.cpu_requested_cores += static_cast<double>(n.cpu_requested_millis) / 1000.0;
+  }
+  return t;
+}
+
+Result<std::vector<NodeRuntime>> InitialNodes(const Snapshot& snapshot, double error,
+                                              std::mt19937_64& rng) {
+  std::vector<NodeRuntime> nodes;
+  for (const SimNode& node : snapshot.nodes) {
+    if (auto params = predict::BuiltinParamsFromAnnotations(node.annotations); !params.ok()) {
+      return Invalid(snapshot.source + ": node \"" + node.name + "\": " + params.error().message);
+    }
+    NodeRuntime n;
+    n.node = &node;
+    n.belief = WithError(BelievedParams(node), error, rng);
+    n.cpu_allocatable_millis = std::llround(node.cpu_cores * 1000);
+    n.memory_allocatable_bytes = std::llround(node.memory_bytes);
+    double requested = 0;
+    for (const SimPod& p : node.pods) {
+      POWERCTL_TRY(pod, MakeWorkloadPod(p));
+      n.cpu_requested_millis += pod.cpu_request_millis;
+      n.memory_requested_bytes += pod.memory_request_bytes;
+      n.cpu_nonzero_millis += pod.cpu_nonzero_millis;
+      n.memory_nonzero_bytes += pod.memory_nonzero_bytes;
+      requested += static_cast<double>(pod.cpu_request_millis) / 1000.0;
+    }
+    n.pod_count = static_cast<int>(node.pods.size());
+    n.base_cpu_used = node.cpu_used.value_or(std::min(requested, node.cpu_cores));
+    n.cpu_used = n.base_cpu_used;
+    nodes.push_back(n);
+  }
+  return nodes;
+}
+
+double ClusterWatts(const std::vector<NodeRuntime>& nodes) {
+  double watts = 0;
+  for (const NodeRuntime& n : nodes) watts += TrueWatts(*n.node, n.cpu_used / n.node->cpu_cores);
+  return watts;
+}
+
+// Highest total wins; ties go to a uniformly random one of them (kube-scheduler's selectHost
+// samples the tied nodes the same way).
+std::size_t PickNode(const std::vector<std::int64_t>& scores, std::mt19937_64& rng) {
+  std::size_t best = 0;
+  int tied = 0;
+  for (std::size_t k = 0; k < scores.size(); ++k) {
+    if (k == 0 || scores[k] > scores[best]) {
+      best = k;
+      tied = 1;
+    } else if (scores[k] == scores[best]) {
+      ++tied;
+      if (rng() % static_cast<std::uint64_t>(tied) == 0) best = k;
+    }
+  }
+  return best;
+}
+
+Result<ScorerRun> PlaceAll(const std::string& name, std::vector<NodeRuntime> nodes,
+                           const std::vector<WorkloadPod>& workload,
+                           const SimulationRequest& request, std::uint64_t tie_seed) {
+  POWERCTL_TRY(scorer, MakeScorer(name, nodes, request.config));
+  std::mt19937_64 rng(tie_seed);
+  ClusterTotals totals = Totals(nodes);
+  ScorerRun run;
+  run.scorer = name;
+  run.node_pods.assign(nodes.size(), 0);
+  run.by_percent.assign(101, std::nullopt);
+  for (double load : request.loads) run.at_loads.push_back({load, std::nullopt, 0});
+  double arrived = totals.cpu_requested_cores;
+  auto record = [&] {
+    double percent = 100 * arrived / totals.cpu_allocatable_cores;
+    double watts = ClusterWatts(nodes);
+    for (int p = 0; p <= std::min(100, static_cast<int>(std::floor(percent + 1e-9))); ++p) {
+      if (!run.by_percent[p]) run.by_percent[p] = watts;
+    }
+    for (LoadWatts& at : run.at_loads) {
+      if (!at.watts && percent + 1e-9 >= at.load_percent) {
+        at.watts = watts;
+        at.unscheduled = run.unscheduled;
+      }
+    }
+  };
+  record();
+  std::vector<std::size_t> feasible;
+  for (const WorkloadPod& pod : workload) {
+    arrived += static_cast<double>(pod.cpu_request_millis) / 1000.0;
+    feasible.clear();
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (nodes[i].Fits(pod)) feasible.push_back(i);
+    }
+    if (feasible.empty()) {
+      ++run.unscheduled;
+    } else {
+      std::size_t chosen = feasible[PickNode(scorer->Score(pod, feasible, nodes), rng)];
+      nodes[chosen].Place(pod);
+      scorer->Placed(pod, chosen, nodes);
+      ++run.node_pods[chosen];
+      ++run.placed;
+    }
+    record();
+  }
+  for (const NodeRuntime& n : nodes) {
+    run.node_watts.push_back(TrueWatts(*n.node, n.cpu_used / n.node->cpu_cores));
+    run.node_cpu.push_back(n.cpu_used);
+  }
+  run.total_watts = ClusterWatts(nodes);
+  return run;
+}
+
+void Summarise(SimulationResult& result) {
+  const std::size_t scorers = result.runs.front().scorers.size();
+  const std::size_t seeds = result.runs.size();
+  auto find = [&](const SeedRun& run, const std::string& name) -> const ScorerRun* {
+    for (const ScorerRun& s : run.scorers)
+      if (s.scorer == name) return &s;
+    return nullptr;
+  };
+  for (std::size_t k = 0; k < scorers; ++k) {
+    ScorerSummary summary;
+    summary.scorer = result.runs.front().scorers[k].scorer;
+    for (std::size_t l = 0; l < result.loads.size(); ++l) {
+      double watts = 0, saving = 0, unscheduled = 0;
+      bool all = true, saving_all = true;
+      for (const SeedRun& run : result.runs) {
+        const ScorerRun& s = run.scorers[k];
+        const ScorerRun* p = find(run, std::string(kScorerPowerctl));
+        all = all && s.at_loads[l].watts.has_value();
+        if (!all) break;
+        watts += *s.at_loads[l].watts;
+        unscheduled += s.at_loads[l].unscheduled;
+        if (p != nullptr && p->at_loads[l].watts) {
+          saving += 100 * (*s.at_loads[l].watts - *p->at_loads[l].watts) / *s.at_loads[l].watts;
+        } else {
+          saving_all = false;
+        }
+      }
+      const double n = static_cast<double>(seeds);
+      summary.mean_watts.push_back(all ? std::optional<double>(watts / n) : std::nullopt);
+      summary.powerctl_saving.push_back(all && saving_all ? std::optional<double>(saving / n)
+                                                          : std::nullopt);
+      summary.mean_unscheduled.push_back(all ? unscheduled / n : 0);
+    }
+    summary.mean_node_watts.assign(result.nodes.size(), 0);
+    summary.mean_by_percent.assign(101, std::nullopt);
+    for (int p = 0; p <= 100; ++p) {
+      double sum = 0;
+      bool all = true;
+      for (const SeedRun& run : result.runs) {
+        const auto& v = run.scorers[k].by_percent[p];
+        all = all && v.has_value();
+        if (all) sum += *v;
+      }
+      if (all) summary.mean_by_percent[p] = sum / static_cast<double>(seeds);
+    }
+    for (const SeedRun& run : result.runs) {
+      summary.mean_total_watts += run.scorers[k].total_watts / static_cast<double>(seeds);
+      for (std::size_t i = 0; i < result.nodes.size(); ++i)
+        summary.mean_node_watts[i] += run.scorers[k].node_watts[i] / static_cast<double>(seeds);
+    }
+    result.summary.push_back(std::move(summary));
+  }
+}
+
+}  // namespace
+
+Result<SimulationResult> RunSimulation(const SimulationRequest& request) {
+  if (request.seeds < 1 || request.seeds > 1000) return Invalid("--seeds: must be 1 to 1000");
+  if (request.loads.empty()) return Invalid("--load: give at least one load");
+  for (double load : request.loads) {
+    if (!(load > 0 && load <= 100)) return Invalid("--load: each load must be in (0, 100] percent");
+  }
+  if (!(request.prediction_error >= 0 && request.prediction_error < 1))
+    return Invalid("--prediction-error: must be at least 0 and below 100 percent");
+  std::vector<std::string> names;
+  for (const std::string& name : request.scorers.empty() ? AllScorers() : request.scorers) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  if (std::find(names.begin(), names.end(), kScorerDefault) == names.end())
+    names.insert(names.begin(), std::string(kScorerDefault));
+
+  SimulationResult result;
+  result.snapshot_source = request.snapshot.source;
+  result.loads = request.loads;
+  std::sort(result.loads.begin(), result.loads.end());
+  result.prediction_error = request.prediction_error;
+  for (const SimNode& n : request.snapshot.nodes) result.nodes.push_back(n.name);
+  SimulationRequest sorted = request;
+  sorted.loads = result.loads;
+
+  for (int s = 0; s < request.seeds; ++s) {
+    const std::uint64_t seed = request.first_seed + static_cast<std::uint64_t>(s);
+    std::mt19937_64 error_rng(seed * 1000003ULL + 7);
+    POWERCTL_TRY(nodes, InitialNodes(request.snapshot, request.prediction_error, error_rng));
+    ClusterTotals totals = Totals(nodes);
+    result.initial_load_percent = 100 * totals.cpu_requested_cores / totals.cpu_allocatable_cores;
+    if (result.initial_load_percent > result.loads.front() + 1e-9) {
+      return Invalid(
+          fmt::format("--load {:g}: the snapshot's pods already request {:.1f}% of its CPU",
+                      result.loads.front(), result.initial_load_percent));
+    }
+    std::vector<WorkloadPod> workload;
+    if (request.workload) {
+      workload = *request.workload;
+    } else {
+      WorkloadSpec spec;
+      spec.seed = seed;
+      spec.pods = request.pods;
+      spec.cpu_cores =
+          totals.cpu_allocatable_cores * result.loads.back() / 100 - totals.cpu_requested_cores;
+      workload = GenerateWorkload(spec);
+    }
+    SeedRun run;
+    run.seed = seed;
+    run.pods = static_cast<int>(workload.size());
+    double arrived = totals.cpu_requested_cores;
+    for (const WorkloadPod& p : workload)
+      arrived += static_cast<double>(p.cpu_request_millis) / 1000;
+    run.final_load_percent = 100 * arrived / totals.cpu_allocatable_cores;
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      POWERCTL_TRY(placed, PlaceAll(names[k], nodes, workload, sorted, seed * 7919 + k));
+      run.scorers.push_back(std::move(placed));
+    }
+    result.runs.push_back(std::move(run));
+  }
+  Summarise(result);
+  return result;
+}
+
+}  // namespace powerctl::simulate

@@ -1,0 +1,87 @@
+#pragma once
+// `powerctl simulate`: places a workload on a cluster snapshot once per scorer and compares
+// the nodes' true watts. Placement is online, as kube-scheduler's: each pod in arrival order
+// goes to the feasible node (fits CPU, memory and pod count) with the highest total score,
+// ties broken at random (seeded), and nothing moves afterwards. So one run up to the highest
+// load also gives the watts at every lower load: the moment the arrived pods' CPU requests
+// first reach L% of the cluster's allocatable CPU.
+//
+// Each seed draws its own workload (unless one is given), its own prediction errors and its
+// own tie-breaks; figures are averaged over seeds.
+
+#include "core/manifests/config.h"
+#include "core/simulate/snapshot.h"
+#include "core/simulate/workload.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace powerctl::simulate {
+
+struct SimulationRequest {
+  Snapshot snapshot;
+  std::optional<std::vector<WorkloadPod>> workload;  // else generated per seed
+  std::optional<int> pods;                           // generated workload: this many pods
+  std::vector<double> loads = {25, 50, 75};          // cluster CPU load, percent
+  int seeds = 5;
+  std::uint64_t first_seed = 1;
+  double prediction_error = 0.10;    // relative error of believed idle and max watts
+  std::vector<std::string> scorers;  // empty: all; "default" is always run (the baseline)
+  manifests::PowerctlConfig config;
+};
+
+struct LoadWatts {
+  double load_percent = 0;
+  std::optional<double> watts;  // nullopt: the workload never reached this load
+  int unscheduled = 0;          // pods no node could take, up to that load
+};
+
+struct ScorerRun {
+  std::string scorer;
+  std::vector<double> node_watts;  // true watts per node at the end, in snapshot order
+  std::vector<int> node_pods;      // pods placed by the run
+  std::vector<double> node_cpu;    // cores in use at the end
+  double total_watts = 0;
+  int placed = 0;
+  int unscheduled = 0;
+  std::vector<LoadWatts> at_loads;                // one per requested load
+  std::vector<std::optional<double>> by_percent;  // watts when load first reached 0..100%
+};
+
+struct SeedRun {
+  std::uint64_t seed = 0;
+  int pods = 0;
+  double final_load_percent = 0;
+  std::vector<ScorerRun> scorers;
+};
+
+struct ScorerSummary {
+  std::string scorer;
+  std::vector<std::optional<double>> mean_watts;       // per load (every seed reached it)
+  std::vector<std::optional<double>> powerctl_saving;  // mean % powerctl saves against it
+  std::vector<double> mean_unscheduled;                // per load
+  std::vector<double> mean_node_watts;                 // at the end
+  std::vector<std::optional<double>> mean_by_percent;  // 0..100
+  double mean_total_watts = 0;
+};
+
+struct SimulationResult {
+  std::string snapshot_source;
+  std::vector<std::string> nodes;
+  std::vector<double> loads;
+  double initial_load_percent = 0;  // the snapshot's existing pods
+  double prediction_error = 0;
+  std::vector<SeedRun> runs;
+  std::vector<ScorerSummary> summary;  // in request order, "default" included
+};
+
+// kInvalidInput for bad settings (unknown scorer, loads outside (0, 100], no seeds, loads
+// below what the snapshot already has).
+Result<SimulationResult> RunSimulation(const SimulationRequest& request);
+
+// The result as JSON for -o json|yaml: summary, per-seed totals and per-node watts.
+nlohmann::ordered_json SimulationDocument(const SimulationResult& result);
+
+}  // namespace powerctl::simulate

@@ -1,0 +1,70 @@
+// SimulationDocument: the result of a simulation for -o json|yaml.
+#include "core/simulate/simulate.h"
+
+#include <cmath>
+
+namespace powerctl::simulate {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson Rounded(double value, int digits = 1) {
+  double scale = std::pow(10, digits);
+  return std::round(value * scale) / scale;
+}
+
+ojson Rounded(const std::optional<double>& value, int digits = 1) {
+  return value ? Rounded(*value, digits) : ojson();
+}
+
+}  // namespace
+
+ojson SimulationDocument(const SimulationResult& result) {
+  ojson doc = {{"snapshot", result.snapshot_source},
+               {"nodes", result.nodes.size()},
+               {"initialLoadPercent", Rounded(result.initial_load_percent)},
+               {"predictionErrorPercent", Rounded(result.prediction_error * 100)},
+               {"seeds", result.runs.size()}};
+  ojson summary = ojson::array();
+  for (const ScorerSummary& s : result.summary) {
+    ojson loads = ojson::array();
+    for (std::size_t l = 0; l < result.loads.size(); ++l) {
+      loads.push_back({{"loadPercent", result.loads[l]},
+                       {"meanWatts", Rounded(s.mean_watts[l])},
+                       {"powerctlSavingPercent", Rounded(s.powerctl_saving[l], 2)},
+                       {"meanUnscheduled", Rounded(s.mean_unscheduled[l])}});
+    }
+    ojson nodes = ojson::object();
+    for (std::size_t i = 0; i < result.nodes.size(); ++i)
+      nodes[result.nodes[i]] = Rounded(s.mean_node_watts[i]);
+    summary.push_back({{"scorer", s.scorer},
+                       {"loads", std::move(loads)},
+                       {"meanFinalWatts", Rounded(s.mean_total_watts)},
+                       {"meanNodeWatts", std::move(nodes)}});
+  }
+  doc["summary"] = std::move(summary);
+  ojson runs = ojson::array();
+  for (const SeedRun& run : result.runs) {
+    ojson scorers = ojson::array();
+    for (const ScorerRun& s : run.scorers) {
+      ojson loads = ojson::array();
+      for (const LoadWatts& at : s.at_loads)
+        loads.push_back({{"loadPercent", at.load_percent},
+                         {"watts", Rounded(at.watts)},
+                         {"unscheduled", at.unscheduled}});
+      scorers.push_back({{"scorer", s.scorer},
+                         {"finalWatts", Rounded(s.total_watts)},
+                         {"placed", s.placed},
+                         {"unscheduled", s.unscheduled},
+                         {"loads", std::move(loads)}});
+    }
+    runs.push_back({{"seed", run.seed},
+                    {"pods", run.pods},
+                    {"finalLoadPercent", Rounded(run.final_load_percent)},
+                    {"scorers", std::move(scorers)}});
+  }
+  doc["runs"] = std::move(runs);
+  return doc;
+}
+
+}  // namespace powerctl::simulate

@@ -1,0 +1,270 @@
+#include "core/simulate/snapshot.h"
+
+#include "core/common/yaml.h"
+#include "core/telemetry/quantity.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <set>
+
+namespace powerctl::simulate {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+Error Invalid(std::string message) {
+  return MakeError(ErrorCode::kInvalidInput, std::move(message));
+}
+
+// A Kubernetes quantity given as a YAML number or string.
+Result<double> Quantity(const ojson& value, bool cpu, const std::string& what) {
+  std::string text;
+  if (value.is_number()) {
+    text = fmt::format("{}", value.get<double>());
+  } else if (value.is_string()) {
+    text = value.get<std::string>();
+  } else {
+    return Invalid(what + ": must be a quantity such as " + (cpu ? "\"500m\" or 2" : "\"4Gi\""));
+  }
+  auto parsed = cpu ? telemetry::ParseCpuCores(text) : telemetry::ParseBytes(text);
+  if (!parsed.ok() || !std::isfinite(*parsed) || *parsed < 0) {
+    return Invalid(what + ": \"" + text + "\" is not a valid quantity");
+  }
+  return *parsed;
+}
+
+Result<std::map<std::string, std::string>> StringMap(const ojson& value, const std::string& what) {
+  std::map<std::string, std::string> out;
+  if (value.is_null()) return out;
+  if (!value.is_object()) return Invalid(what + ": must be a mapping of strings");
+  for (const auto& [key, v] : value.items()) {
+    if (v.is_string()) {
+      out[key] = v.get<std::string>();
+    } else if (v.is_number() || v.is_boolean()) {
+      out[key] = v.dump();  // `ambient/max: 36.5` means the label value "36.5"
+    } else {
+      return Invalid(what + "." + key + ": must be a string");
+    }
+  }
+  return out;
+}
+
+Result<std::optional<double>> Number(const ojson& object, const char* key,
+                                     const std::string& what) {
+  if (!object.contains(key) || object[key].is_null()) return std::optional<double>();
+  if (!object[key].is_number() || !std::isfinite(object[key].get<double>())) {
+    return Invalid(what + "." + key + ": must be a number");
+  }
+  return std::optional<double>(object[key].get<double>());
+}
+
+Result<SimNode> ParseNode(const ojson& entry, const std::string& where) {
+  if (!entry.is_object()) return Invalid(where + ": must be a mapping");
+  static const std::set<std::string> kKnown = {
+      "name",        "cpu",          "memory",     "pods",    "labels",
+      "annotations", "temperatures", "powerCurve", "cpuUsed", "existingPods"};
+  for (const auto& [key, v] : entry.items()) {
+    if (kKnown.count(key) == 0) return Invalid(where + ": unknown field \"" + key + "\"");
+  }
+  SimNode node;
+  if (!entry.contains("name") || !entry["name"].is_string() ||
+      entry["name"].get<std::string>().empty())
+    return Invalid(where + ": name: required");
+  node.name = entry["name"].get<std::string>();
+  std::string what = where + ": node \"" + node.name + "\"";
+  if (!entry.contains("cpu")) return Invalid(what + ": cpu: required (allocatable cores)");
+  POWERCTL_TRY(cpu, Quantity(entry["cpu"], true, what + ": cpu"));
+  if (cpu <= 0) return Invalid(what + ": cpu: must be more than 0");
+  node.cpu_cores = cpu;
+  if (!entry.contains("memory")) return Invalid(what + ": memory: required (allocatable bytes)");
+  POWERCTL_TRY(memory, Quantity(entry["memory"], false, what + ": memory"));
+  if (memory <= 0) return Invalid(what + ": memory: must be more than 0");
+  node.memory_bytes = memory;
+  if (entry.contains("pods")) {
+    if (!entry["pods"].is_number_integer() || entry["pods"].get<int>() < 1)
+      return Invalid(what + ": pods: must be a whole number of at least 1");
+    node.max_pods = entry["pods"].get<int>();
+  }
+  POWERCTL_TRY(labels, StringMap(entry.value("labels", ojson()), what + ": labels"));
+  node.labels = std::move(labels);
+  POWERCTL_TRY(annotations, StringMap(entry.value("annotations", ojson()), what + ": annotations"));
+  node.annotations = std::move(annotations);
+  if (entry.contains("temperatures")) {
+    const ojson& t = entry["temperatures"];
+    if (!t.is_object()) return Invalid(what + ": temperatures: must be a mapping");
+    std::string tw = what + ": temperatures";
+    POWERCTL_TRY(ambient, Number(t, "ambient", tw));
+    POWERCTL_TRY(cpu1, Number(t, "cpu1", tw));
+    POWERCTL_TRY(cpu2, Number(t, "cpu2", tw));
+    node.ambient = ambient;
+    node.cpu1 = cpu1;
+    node.cpu2 = cpu2;
+  }
+  if (entry.contains("powerCurve")) {
+    const ojson& curve = entry["powerCurve"];
+    if (!curve.is_array() || curve.size() != kCurvePoints)
+      return Invalid(what + ": powerCurve: must list 11 watts (0%, 10%, ..., 100% load)");
+    double previous = -1;
+    for (const ojson& w : curve) {
+      if (!w.is_number() || !std::isfinite(w.get<double>()) || w.get<double>() < 0)
+        return Invalid(what + ": powerCurve: every value must be a number of watts >= 0");
+      if (w.get<double>() < previous)
+        return Invalid(what + ": powerCurve: watts must not fall as load rises");
+      previous = w.get<double>();
+      node.power_curve.push_back(previous);
+    }
+    if (node.power_curve.back() <= node.power_curve.front())
+      return Invalid(what + ": powerCurve: watts at 100% must exceed watts at 0%");
+  }
+  POWERCTL_TRY(used, Number(entry, "cpuUsed", what));
+  if (used && (*used < 0 || *used > node.cpu_cores))
+    return Invalid(what + ": cpuUsed: must be between 0 and cpu");
+  node.cpu_used = used;
+  if (entry.contains("existingPods")) {
+    const ojson& pods = entry["existingPods"];
+    if (!pods.is_array()) return Invalid(what + ": existingPods: must be a list");
+    for (std::size_t i = 0; i < pods.size(); ++i) {
+      POWERCTL_TRY(pod, ParsePodShorthand(nlohmann::json::parse(pods[i].dump()),
+                                          what + ": existingPods[" + std::to_string(i) + "]"));
+      node.pods.push_back(std::move(pod));
+    }
+  }
+  return node;
+}
+
+nlohmann::json Resources(const nlohmann::json& c, const std::string& where, std::string* error) {
+  nlohmann::json requests = nlohmann::json::object();
+  for (const char* key : {"cpu", "memory"}) {
+    if (!c.contains(key)) continue;
+    const nlohmann::json& v = c[key];
+    if (v.is_number()) {
+      requests[key] = fmt::format("{}", v.get<double>());
+    } else if (v.is_string()) {
+      requests[key] = v.get<std::string>();
+    } else {
+      *error = where + ": " + key + ": must be a quantity";
+      return {};
+    }
+    bool cpu = std::string_view(key) == "cpu";
+    auto parsed = cpu ? telemetry::ParseCpuCores(requests[key].get<std::string>())
+                      : telemetry::ParseBytes(requests[key].get<std::string>());
+    if (!parsed.ok() || *parsed < 0) {
+      *error = where + ": " + key + ": \"" + requests[key].get<std::string>() +
+               "\" is not a valid quantity";
+      return {};
+    }
+  }
+  return {{"requests", requests}};
+}
+
+}  // namespace
+
+Result<SimPod> ParsePodShorthand(const nlohmann::json& entry, const std::string& where) {
+  if (!entry.is_object()) return Invalid(where + ": must be a mapping");
+  SimPod pod;
+  pod.name = entry.value("name", "");
+  if (pod.name.empty()) return Invalid(where + ": name: required");
+  std::string what = where + " (" + pod.name + ")";
+  nlohmann::json containers = nlohmann::json::array();
+  std::string error;
+  if (entry.contains("containers")) {
+    if (!entry["containers"].is_array() || entry["containers"].empty())
+      return Invalid(what + ": containers: must be a non-empty list");
+    for (std::size_t i = 0; i < entry["containers"].size(); ++i) {
+      const nlohmann::json& c = entry["containers"][i];
+      if (!c.is_object()) return Invalid(what + ": containers[" + std::to_string(i) + "]: mapping");
+      nlohmann::json r = Resources(c, what + ": containers[" + std::to_string(i) + "]", &error);
+      if (!error.empty()) return Invalid(error);
+      containers.push_back(
+          {{"name", c.value("name", "c" + std::to_string(i))}, {"resources", std::move(r)}});
+    }
+  } else {
+    nlohmann::json r = Resources(entry, what, &error);
+    if (!error.empty()) return Invalid(error);
+    containers.push_back({{"name", "main"}, {"resources", std::move(r)}});
+  }
+  pod.object = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata", {{"name", pod.name}, {"namespace", "simulated"}, {"uid", pod.name}}},
+                {"spec", {{"containers", std::move(containers)}}}};
+  return pod;
+}
+
+int LineOf(std::string_view text, std::string_view needle) {
+  std::size_t at = text.find(needle);
+  if (at == std::string_view::npos) return 0;
+  int line = 1;
+  for (std::size_t i = 0; i < at; ++i) line += text[i] == '\n' ? 1 : 0;
+  return line;
+}
+
+Result<Snapshot> ParseSnapshot(std::string_view text, std::string_view source_name) {
+  const std::string source(source_name);
+  POWERCTL_TRY(docs, ParseYamlDocuments(text, source_name));
+  if (docs.size() != 1 || !docs[0].is_object())
+    return Invalid(source + ": must hold one ClusterSnapshot document");
+  const ojson& doc = docs[0];
+  if (doc.value("kind", "") != kSnapshotKind)
+    return Invalid(source + ": kind: must be " + std::string(kSnapshotKind));
+  if (!doc.contains("nodes") || !doc["nodes"].is_array() || doc["nodes"].empty())
+    return Invalid(source + ": nodes: must be a non-empty list");
+  Snapshot snapshot;
+  snapshot.source = source;
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < doc["nodes"].size(); ++i) {
+    const ojson& entry = doc["nodes"][i];
+    std::string name = entry.is_object() ? entry.value("name", "") : "";
+    int line = name.empty() ? 0 : LineOf(text, "name: " + name);
+    std::string where =
+        line > 0 ? fmt::format("{}:{}", source, line) : fmt::format("{}: nodes[{}]", source, i);
+    POWERCTL_TRY(node, ParseNode(entry, where));
+    if (!names.insert(node.name).second)
+      return Invalid(where + ": node \"" + node.name + "\" is listed twice");
+    snapshot.nodes.push_back(std::move(node));
+  }
+  return snapshot;
+}
+
+Result<Snapshot> DemoSnapshot() {
+  return ParseSnapshot(DemoSnapshotYaml(), "demo-snapshot.yaml");
+}
+
+ojson SnapshotDocument(const Snapshot& snapshot) {
+  ojson doc = {{"apiVersion", kSnapshotApiVersion}, {"kind", kSnapshotKind}};
+  ojson nodes = ojson::array();
+  for (const SimNode& n : snapshot.nodes) {
+    ojson node = {{"name", n.name},
+                  {"cpu", fmt::format("{}m", std::llround(n.cpu_cores * 1000))},
+                  {"memory", fmt::format("{}", std::llround(n.memory_bytes))},
+                  {"pods", n.max_pods}};
+    if (!n.labels.empty()) node["labels"] = n.labels;
+    if (!n.annotations.empty()) node["annotations"] = n.annotations;
+    ojson temps = ojson::object();
+    if (n.ambient) temps["ambient"] = *n.ambient;
+    if (n.cpu1) temps["cpu1"] = *n.cpu1;
+    if (n.cpu2) temps["cpu2"] = *n.cpu2;
+    if (!temps.empty()) node["temperatures"] = temps;
+    if (!n.power_curve.empty()) node["powerCurve"] = n.power_curve;
+    if (n.cpu_used) node["cpuUsed"] = *n.cpu_used;
+    ojson pods = ojson::array();
+    for (const SimPod& p : n.pods) {
+      ojson containers = ojson::array();
+      for (const auto& c : p.object["spec"]["containers"]) {
+        ojson out = {{"name", c.value("name", "c")}};
+        if (c.contains("resources") && c["resources"].contains("requests")) {
+          for (const auto& [k, v] : c["resources"]["requests"].items())
+            if (k == "cpu" || k == "memory") out[k] = v;
+        }
+        containers.push_back(std::move(out));
+      }
+      pods.push_back({{"name", p.name}, {"containers", std::move(containers)}});
+    }
+    if (!pods.empty()) node["existingPods"] = std::move(pods);
+    nodes.push_back(std::move(node));
+  }
+  doc["nodes"] = std::move(nodes);
+  return doc;
+}
+
+}  // namespace powerctl::simulate

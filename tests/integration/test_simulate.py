@@ -1,0 +1,78 @@
+"""powerctl simulate as a user runs it: the demo, its tables and JSON, files and exit codes."""
+import json
+import unittest
+
+from support import TempDirTest, run
+
+SMALL = """kind: ClusterSnapshot
+nodes:
+- name: efficient
+  cpu: 8
+  memory: 32Gi
+  powerCurve: [60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100]
+- name: hungry
+  cpu: 8
+  memory: 32Gi
+  powerCurve: [100, 120, 140, 160, 180, 200, 220, 240, 260, 280, 300]
+"""
+
+
+class SimulateTest(TempDirTest):
+    def test_the_demo_runs_with_no_flags(self):
+        r = run("simulate")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("demo-snapshot.yaml (24 nodes", r.stdout)
+        for scorer in ("powerctl", "default", "minimizepower", "peaks"):
+            self.assertIn(scorer, r.stdout)
+        for load in ("25%", "50%", "75%"):
+            self.assertIn(load, r.stdout)
+        self.assertIn("gen2019-6", r.stdout)  # the per-node table
+
+    def test_json_has_the_summary_per_load(self):
+        r = run("simulate", "--seeds", "2", "--load", "30,60", "-o", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = json.loads(r.stdout)
+        self.assertEqual(doc["seeds"], 2)
+        self.assertEqual(len(doc["runs"]), 2)
+        by_scorer = {s["scorer"]: s for s in doc["summary"]}
+        self.assertEqual(set(by_scorer), {"powerctl", "default", "minimizepower", "peaks"})
+        loads = by_scorer["default"]["loads"]
+        self.assertEqual([l["loadPercent"] for l in loads], [30, 60])
+        self.assertLess(loads[0]["meanWatts"], loads[1]["meanWatts"])
+
+    def test_a_cluster_and_workload_file(self):
+        cluster = self.write("c.yaml", SMALL)
+        workload = self.write("w.yaml", "pods:\n- {name: web, cpu: 1, memory: 1Gi, count: 8}\n")
+        r = run("simulate", "--cluster", cluster, "--workload", workload, "--load", "50",
+                "--seeds", "1", "--prediction-error", "0", "-o", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = json.loads(r.stdout)
+        watts = {s["scorer"]: s["loads"][0]["meanWatts"] for s in doc["summary"]}
+        self.assertEqual(watts["powerctl"], 200.0)  # all eight pods on the efficient node
+        self.assertEqual(watts["default"], 280.0)   # spread four and four
+
+    def test_a_bad_snapshot_names_file_and_line(self):
+        bad = self.write("bad.yaml", SMALL.replace("cpu: 8\n  memory: 32Gi\n  powerCurve: [100",
+                                                   "cpu: eight\n  memory: 32Gi\n  powerCurve: [100"))
+        r = run("simulate", "--cluster", bad)
+        self.assertUsageError(r, "bad.yaml:7", "hungry", "cpu")
+
+    def test_usage_errors(self):
+        self.assertUsageError(run("simulate", "--cluster", self.path("missing.yaml")),
+                              "missing.yaml")
+        self.assertEqual(run("simulate", "--scorer", "best").returncode, 2)
+        self.assertEqual(run("simulate", "--load", "150").returncode, 2)
+        self.assertEqual(run("simulate", "--pods", "5", "--workload", "w.yaml").returncode, 2)
+
+    def test_report_is_written(self):
+        report = self.path("r.html")
+        r = run("simulate", "--seeds", "1", "--report", report)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(report) as f:
+            html = f.read()
+        self.assertIn("<svg", html)
+        self.assertNotIn("<script", html)
+
+
+if __name__ == "__main__":
+    unittest.main()

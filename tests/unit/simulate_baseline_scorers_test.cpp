@@ -1,0 +1,85 @@
+// The baseline scorers against the published code's test vectors (shared/reference/wao.md).
+#include "core/simulate/baseline_scorers.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+namespace powerctl::simulate {
+namespace {
+
+using V = std::vector<std::int64_t>;
+
+TEST(SimulateSeedNormalizeTest, MatchesTheSeedsTestVectors) {
+  // TestNormalizeScore in the seed's minimize_power_test.go (wao.md §1.8).
+  EXPECT_EQ(SeedNormalize({-1, 1, 4, 5, 7, 9}), (V{0, 100, 63, 50, 25, 0}));
+  EXPECT_EQ(SeedNormalize({5, -1, 5}), (V{10, 0, 10}));
+  EXPECT_EQ(SeedNormalize({-1, -1, -1}), (V{0, 0, 0}));
+}
+
+TEST(SimulateSeedNormalizeTest, APowerDecreaseLooksLikeAnError) {
+  // The seed's bug, kept on purpose: a predicted -3 W gets the worst score, like a failure.
+  EXPECT_EQ(SeedNormalize({-3, 2, 6}), (V{0, 100, 0}));
+}
+
+TEST(SimulateSeedRawScoreTest, RoundsInputsAndReadsOnlyTheFirstContainer) {
+  SeedNodeInputs node;
+  node.cpu_capacity_cores = 30;
+  node.cpu_used_cores = 5;
+  node.ambient_norm = node.cpu1_norm = node.cpu2_norm = 0.5;
+  node.model = BuiltinParams{100, 400, 1.0, 0.0};
+  // 1 core on 30: before 0.1667 -> 0.2, after 0.2 -> 0.2: the rounding hides the pod.
+  EXPECT_EQ(SeedRawScore(node, {1.0, 0}), 0);
+  // 4 cores: 0.2 -> 0.3: 10% of 300 W = 30 W.
+  EXPECT_EQ(SeedRawScore(node, {4.0, 0}), 30);
+  // No request: limits x 0.85 (§1.5 step 5): 4 x 0.85 = 3.4 -> (8.4/30 = 0.28 -> 0.3).
+  EXPECT_EQ(SeedRawScore(node, {0, 4.0}), 30);
+  // Neither: the seed cannot score the pod.
+  EXPECT_EQ(SeedRawScore(node, {0, 0}), -1);
+  // Limits beyond the free capacity: "overload".
+  EXPECT_EQ(SeedRawScore(node, {1.0, 26.0}), -1);
+  // A missing temperature label makes the node unscorable.
+  node.cpu1_norm.reset();
+  EXPECT_EQ(SeedRawScore(node, {4.0, 0}), -1);
+}
+
+TEST(SimulateSeedRawScoreTest, RoundTenthIsHalfUp) {
+  EXPECT_DOUBLE_EQ(RoundTenth(0.25), 0.3);
+  EXPECT_DOUBLE_EQ(RoundTenth(0.24), 0.2);
+  EXPECT_DOUBLE_EQ(RoundTenth(0.36), 0.4);
+}
+
+TEST(SimulatePeaksTest, NormalizeFollowsThePlugin) {
+  EXPECT_EQ(PeaksNormalize({0, 0, 0}), (V{0, 0, 0}));        // all zero: unchanged
+  EXPECT_EQ(PeaksNormalize({7, 7}), (V{100, 100}));          // all equal, not zero: 100
+  EXPECT_EQ(PeaksNormalize({10, 20, 30}), (V{100, 50, 0}));  // cheapest jump scores 100
+  EXPECT_EQ(PeaksNormalize({10, 13, 30}), (V{100, 85, 0}));  // int64(15.0) = 15
+}
+
+TEST(SimulatePeaksTest, RawScoreIsTheModelsJumpTimes1e15AndZeroPast100Percent) {
+  PeaksModel linear{100, 1e-13, 0.01};  // tiny k1 so the 1e15 factor stays in range
+  std::int64_t small = PeaksRawScore(10, 1000, 10000, linear);  // 10% -> 20%
+  double expected = 1e-13 * (std::exp(0.2) - std::exp(0.1)) * 1e15;
+  EXPECT_NEAR(static_cast<double>(small), expected, 1.0);
+  // 95% + 10% > 100%: raw 0, which PEAKS normalises to the best score.
+  EXPECT_EQ(PeaksRawScore(95, 1000, 10000, linear), 0);
+  EXPECT_EQ(PeaksNormalize({0, small}), (V{100, 0}));
+}
+
+TEST(SimulateDefaultSchedulerTest, LeastAllocatedAndBalancedAllocation) {
+  RequestedResources r;
+  r.cpu_allocatable_millis = 4000;
+  r.memory_allocatable_bytes = 8000;
+  r.cpu_millis = 1000;    // 25%
+  r.memory_bytes = 4000;  // 50%
+  EXPECT_EQ(LeastAllocatedScore(r), (75 + 50) / 2);
+  EXPECT_EQ(BalancedAllocationScore(r), 75);  // (1 - |0.25 - 0.5|) * 100
+  EXPECT_EQ(DefaultSchedulerScore(r), 62 + 75);
+  r.memory_bytes = 8000;  // a full resource: balanced scores 0
+  EXPECT_EQ(BalancedAllocationScore(r), 0);
+  r.cpu_millis = 5000;  // more than allocatable: least-allocated 0 for CPU
+  EXPECT_EQ(LeastAllocatedScore(r), 0);
+}
+
+}  // namespace
+}  // namespace powerctl::simulate
