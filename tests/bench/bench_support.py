@@ -299,9 +299,10 @@ def powerctl_env():
 class ScheduleServer:
     """`powerctl schedule-server` on free loopback ports, stopped by PID."""
 
-    def __init__(self, workdir, config, kubeconfig, tls_dir=None, threads=2):
+    def __init__(self, workdir, config, kubeconfig, tls_dir=None, threads=2, extra_args=()):
         self.workdir, self.config, self.kubeconfig, self.tls_dir = workdir, config, kubeconfig, tls_dir
         self.threads = threads
+        self.extra_args = list(extra_args)  # e.g. --decision-events=false, for ablations
         self.proc = None
         self.port = self.ops_port = None
 
@@ -333,6 +334,7 @@ class ScheduleServer:
                      f"--client-ca={self.tls_dir}/ca.crt"]
         else:
             argv.append("--insecure-http")
+        argv += self.extra_args
         self.log_path = os.path.join(self.workdir, "schedule-server.log")
         with open(self.log_path, "w") as out:
             self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

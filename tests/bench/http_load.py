@@ -73,6 +73,8 @@ def parse_args(argv):
     p.add_argument("--duration", type=int, default=10, help="seconds per wrk run (default 10)")
     p.add_argument("--connections", type=int, default=4, help="connections of the throughput run (default 4)")
     p.add_argument("--threads", type=int, default=2, help="schedule-server --threads (default 2)")
+    p.add_argument("--server-arg", action="append", default=[], metavar="FLAG",
+                   help="extra schedule-server flag, repeatable (e.g. --server-arg=--decision-events=false)")
     p.add_argument("--json", help="also write the results here")
     p.add_argument("--smoke", action="store_true", help="one connection only, and check the answers (ctest)")
     p.add_argument("--keep", action="store_true", help="keep the work directory")
@@ -149,7 +151,7 @@ def main(argv=None):
         os.environ["POWERCTL_BENCH_WRK_SCRIPT"] = script
         api = bs.KeepAliveApi(cluster)
         config = bs.write_powerctl_config(os.path.join(work, "powerctl.yaml"), telemetry.url)
-        server = bs.ScheduleServer(work, config, cluster.kubeconfig, threads=args.threads)
+        server = bs.ScheduleServer(work, config, cluster.kubeconfig, threads=args.threads, extra_args=args.server_arg)
         with server:
             made = 0
             for size in sizes:

@@ -45,6 +45,8 @@ def parse_args(argv):
     p.add_argument("--burst", type=int, default=5000, help="scheduler clientConnection.burst (default 5000)")
     p.add_argument("--threads", type=int, default=2, help="schedule-server --threads (default 2)")
     p.add_argument("--perf", metavar="DIR", help="perf record the extender during its runs, into DIR")
+    p.add_argument("--server-arg", action="append", default=[], metavar="FLAG",
+                   help="extra schedule-server flag, repeatable (e.g. --server-arg=--decision-events=false)")
     p.add_argument("--json", help="also write the results here")
     p.add_argument("--smoke", action="store_true", help="check that the extender was called (ctest)")
     p.add_argument("--keep", action="store_true", help="keep the work directory")
@@ -212,7 +214,7 @@ def main(argv=None):
         del baseline["extenders"]
         results["scheduler_config"] = with_extender
         server = bs.ScheduleServer(work, config, cluster.kubeconfig, tls_dir=os.path.join(out, "tls"),
-                                   threads=args.threads)
+                                   threads=args.threads, extra_args=args.server_arg)
 
         for rnd in range(args.rounds):
             results["runs"].append(measure(cluster, api, work, f"baseline-{rnd}", baseline, args.pods))
