@@ -32,8 +32,12 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 template <typename Stream>
 class Connection {
  public:
-  Connection(Stream stream, std::shared_ptr<ServerState> state, std::string remote)
-      : stream_(std::move(stream)), state_(std::move(state)), remote_(std::move(remote)) {}
+  Connection(Stream stream, std::shared_ptr<ServerState> state, std::string remote,
+             std::shared_ptr<void> tls_context)
+      : tls_context_(std::move(tls_context)),
+        stream_(std::move(stream)),
+        state_(std::move(state)),
+        remote_(std::move(remote)) {}
   ~Connection() {
     if (id_ != 0) state_->Unregister(id_);
   }
@@ -88,6 +92,11 @@ class Connection {
     }
     if (ec == http::error::header_limit) {
       co_await Write(HttpResponse::Text(431, "request header fields too large\n"), false, 11);
+      co_return false;
+    }
+    if (ec == http::error::partial_message) {  // the client half-closed mid-request
+      co_await Write(HttpResponse::Text(400, "request truncated: the body ended early\n"), false,
+                     11);
       co_return false;
     }
     bool gone = ec == beast::error::timeout || ec == http::error::end_of_stream ||
@@ -160,6 +169,7 @@ class Connection {
     lowest.socket().close(ignored);
   }
 
+  std::shared_ptr<void> tls_context_;  // outlives stream_ (declared first, destroyed last)
   Stream stream_;
   std::shared_ptr<ServerState> state_;
   std::uint64_t id_ = 0;
@@ -170,9 +180,11 @@ class Connection {
 };
 
 template <typename Stream>
-void Spawn(Stream stream, std::shared_ptr<ServerState> state, std::string remote) {
+void Spawn(Stream stream, std::shared_ptr<ServerState> state, std::string remote,
+           std::shared_ptr<void> keep_alive_with = nullptr) {
   auto executor = stream.get_executor();
-  auto conn = std::make_shared<Connection<Stream>>(std::move(stream), state, std::move(remote));
+  auto conn = std::make_shared<Connection<Stream>>(std::move(stream), state, std::move(remote),
+                                                   std::move(keep_alive_with));
   auto id = state->Register([weak = std::weak_ptr<Connection<Stream>>(conn), executor](bool all) {
     net::post(executor, [weak, all] {
       if (auto c = weak.lock()) c->Close(all);
@@ -193,8 +205,9 @@ void StartConnection(tcp::socket socket, std::shared_ptr<ServerState> state) {
   std::string remote =
       ec ? "" : endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
   if (state->tls) {
-    net::ssl::context& tls = *state->tls;  // before `state` is moved (argument order)
-    Spawn(TlsStream(std::move(socket), tls), std::move(state), std::move(remote));
+    // The connection keeps the context it started with, even if the files are reloaded.
+    std::shared_ptr<net::ssl::context> tls = state->tls->Current();
+    Spawn(TlsStream(std::move(socket), *tls), std::move(state), std::move(remote), tls);
   } else {
     Spawn(PlainStream(std::move(socket)), std::move(state), std::move(remote));
   }

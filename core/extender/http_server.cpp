@@ -91,7 +91,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Create(HttpServerOptions options
   if (options.threads < 1) options.threads = 1;
   auto impl = std::make_unique<Impl>();
   if (options.tls) {
-    POWERCTL_TRY(tls, internal::MakeServerTlsContext(*options.tls));
+    POWERCTL_TRY(tls, internal::TlsContextSource::Create(*options.tls, options.on_tls_reload));
     impl->state->tls = std::move(tls);
   }
   impl->state->limits = options.limits;

@@ -49,6 +49,11 @@ struct TlsOptions {
   std::string cert_file;       // PEM certificate (chain) of the server
   std::string key_file;        // PEM private key
   std::string client_ca_file;  // "" = no client certificates; else required and verified
+  // How often new connections look at the three files: when one changed (a renewed
+  // certificate, a Secret volume updated by the kubelet) they are loaded again and used for
+  // new handshakes; if they do not load (say the key is not written yet) the previous ones
+  // stay in use. 0 = never reload.
+  std::chrono::milliseconds reload_interval{2'000};
 };
 
 struct HttpServerLimits {
@@ -80,6 +85,9 @@ struct HttpServerOptions {
   // Optional: a TLS handshake failed (no or untrusted client certificate, old protocol, not
   // TLS at all). Arguments: the peer "ip:port" and OpenSSL's reason. Called on server threads.
   std::function<void(const std::string& remote, const std::string& reason)> on_tls_error;
+  // Optional: the TLS files changed on disk. `ok` says whether they were loaded (else the old
+  // ones stay); `message` names the files and, on failure, what is wrong. Server threads.
+  std::function<void(bool ok, const std::string& message)> on_tls_reload;
 };
 
 class HttpServer {

@@ -8,6 +8,7 @@
 #include <boost/asio/ssl/context.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -28,6 +29,28 @@ struct RouteEntry {
 HttpResponse Dispatch(const std::vector<RouteEntry>& routes, const HttpRequest& request,
                       std::string& matched);
 
+// The server's TLS context, loaded again when its files change on disk. Thread-safe; the
+// files are looked at, at most once per reload_interval, by whoever asks for the context.
+class TlsContextSource {
+ public:
+  using Context = std::shared_ptr<boost::asio::ssl::context>;
+  // Loads the files (errors name the one that is wrong).
+  static Result<std::unique_ptr<TlsContextSource>> Create(
+      TlsOptions options, std::function<void(bool, const std::string&)> on_reload);
+  // The newest context that loaded; never null.
+  Context Current();
+
+ private:
+  TlsContextSource(TlsOptions options, Context context, std::string stamp,
+                   std::function<void(bool, const std::string&)> on_reload);
+  const TlsOptions options_;
+  const std::function<void(bool, const std::string&)> on_reload_;
+  std::mutex mu_;
+  Context context_;
+  std::string stamp_;  // identity of the files (inode, size, mtime) as last seen
+  std::chrono::steady_clock::time_point next_check_;
+};
+
 // What every connection of one server shares; outlives the connections (shared_ptr).
 class ServerState {
  public:
@@ -35,7 +58,7 @@ class ServerState {
   std::vector<RouteEntry> routes;  // immutable once the server started
   std::function<void(const RequestRecord&)> on_request;
   std::function<void(const std::string&, const std::string&)> on_tls_error;
-  std::shared_ptr<boost::asio::ssl::context> tls;  // null = plain HTTP
+  std::unique_ptr<TlsContextSource> tls;  // null = plain HTTP
   std::atomic<bool> draining{false};
 
   // A closer asks its connection (on the connection's strand) to close: idle ones always,

@@ -5,7 +5,9 @@
 #include <boost/asio/signal_set.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <csignal>
 #include <optional>
 
@@ -111,6 +113,23 @@ Status ValidateScheduleServerOptions(const ScheduleServerOptions& options) {
   return OkStatus();
 }
 
+HttpHandler JsonOnly(HttpHandler handler) {
+  return [handler = std::move(handler)](const HttpRequest& request) {
+    // kube-scheduler always sends application/json; a missing header is let through for
+    // hand-made requests, a different media type is a client mistake worth naming.
+    std::string type = request.Header("Content-Type");
+    std::string media = type.substr(0, type.find(';'));
+    while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) media.pop_back();
+    std::transform(media.begin(), media.end(), media.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    bool json = media.empty() || media == "application/json";
+    if (!json)
+      return HttpResponse::Text(415, "unsupported Content-Type \"" + media +
+                                         "\": extender requests are application/json\n");
+    return handler(request);
+  };
+}
+
 HttpResponse ReadyResponse(const ReadyState& state) {
   nlohmann::json degraded = nlohmann::json::array();
   for (const auto& d : state.degraded) degraded.push_back({{"name", d.name}, {"reason", d.reason}});
@@ -136,14 +155,22 @@ Status RunScheduleServer(const ScheduleServerOptions& options, ExtenderHandler& 
     // kube-apiserver logs these at V(5) only: a scanner must not flood the log.
     if (log) log->trace("TLS handshake with {} failed: {}", remote, reason);
   };
+  auto& tls_reloads = metrics.Counter("powerctl_tls_reloads_total",
+                                      "TLS files reloaded from disk, by result", {"result"});
+  main_options.on_tls_reload = [&tls_reloads, log = hooks.log](bool ok,
+                                                               const std::string& message) {
+    tls_reloads.Inc({ok ? "ok" : "error"});
+    if (log && ok) log->info("{}", message);
+    if (log && !ok) log->warn("{}", message);
+  };
   POWERCTL_TRY(main, HttpServer::Create(main_options));
   std::string prefix = NormalizeUrlPrefix(options.url_prefix);
   main->Route("POST", prefix + "/filter",
-              [&handler](const HttpRequest& r) { return handler.Filter(r); });
+              JsonOnly([&handler](const HttpRequest& r) { return handler.Filter(r); }));
   main->Route("POST", prefix + "/prioritize",
-              [&handler](const HttpRequest& r) { return handler.Prioritize(r); });
+              JsonOnly([&handler](const HttpRequest& r) { return handler.Prioritize(r); }));
   main->Route("POST", prefix + "/preempt",
-              [&handler](const HttpRequest& r) { return handler.Preempt(r); });
+              JsonOnly([&handler](const HttpRequest& r) { return handler.Preempt(r); }));
 
   HttpServerOptions ops_options = options.ops;
   ops_options.tls.reset();

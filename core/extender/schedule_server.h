@@ -72,6 +72,9 @@ std::string NormalizeUrlPrefix(const std::string& prefix);
 // 200 when ready else 503; JSON {"ready":bool,"degraded":[{"name":..,"reason":..}]}.
 HttpResponse ReadyResponse(const ReadyState& state);
 
+// Wraps a verb's handler: a Content-Type other than application/json gets 415 with a reason.
+HttpHandler JsonOnly(HttpHandler handler);
+
 // Starts both servers, logs where they listen, blocks until a signal or `hooks.stop`, then
 // drains: /readyz turns 503, the main port stops accepting and finishes requests in flight
 // within drain_timeout, then the ops port closes. kNetwork when a port cannot be bound.

@@ -6,6 +6,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <system_error>
 
@@ -65,6 +67,71 @@ Result<std::shared_ptr<ssl::context>> MakeServerTlsContext(const TlsOptions& tls
     SSL_CTX_set_session_id_context(native, kSessionContext, sizeof(kSessionContext) - 1);
   }
   return ctx;
+}
+
+namespace {
+
+// What identifies the files' contents without reading them: a Secret volume update swaps a
+// symlink (new inode), an editor or cert-manager rewrites the file (new mtime or size).
+std::string FilesStamp(const TlsOptions& tls) {
+  std::string stamp;
+  for (const std::string* path : {&tls.cert_file, &tls.key_file, &tls.client_ca_file}) {
+    struct stat st {};
+    if (path->empty() || ::stat(path->c_str(), &st) != 0) {
+      stamp += "-;";
+      continue;
+    }
+    stamp += std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+             std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ";";
+  }
+  return stamp;
+}
+
+std::string FileList(const TlsOptions& tls) {
+  std::string files = tls.cert_file + ", " + tls.key_file;
+  if (!tls.client_ca_file.empty()) files += ", " + tls.client_ca_file;
+  return files;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TlsContextSource>> TlsContextSource::Create(
+    TlsOptions options, std::function<void(bool, const std::string&)> on_reload) {
+  std::string stamp = FilesStamp(options);
+  POWERCTL_TRY(context, MakeServerTlsContext(options));
+  return std::unique_ptr<TlsContextSource>(new TlsContextSource(
+      std::move(options), std::move(context), std::move(stamp), std::move(on_reload)));
+}
+
+TlsContextSource::TlsContextSource(TlsOptions options, Context context, std::string stamp,
+                                   std::function<void(bool, const std::string&)> on_reload)
+    : options_(std::move(options)),
+      on_reload_(std::move(on_reload)),
+      context_(std::move(context)),
+      stamp_(std::move(stamp)),
+      next_check_(std::chrono::steady_clock::now() + options_.reload_interval) {}
+
+TlsContextSource::Context TlsContextSource::Current() {
+  std::lock_guard lock(mu_);
+  if (options_.reload_interval.count() <= 0) return context_;
+  auto now = std::chrono::steady_clock::now();
+  if (now < next_check_) return context_;
+  next_check_ = now + options_.reload_interval;
+  std::string stamp = FilesStamp(options_);
+  if (stamp == stamp_) return context_;
+  // Remembered even when loading fails: a half-written pair is tried again when the other
+  // file changes, not on every connection.
+  stamp_ = stamp;
+  auto loaded = MakeServerTlsContext(options_);
+  if (!loaded.ok()) {
+    if (on_reload_)
+      on_reload_(false, "TLS files changed but do not load, keeping the previous ones: " +
+                            loaded.error().message);
+    return context_;
+  }
+  context_ = std::move(*loaded);
+  if (on_reload_) on_reload_(true, "TLS files reloaded: " + FileList(options_));
+  return context_;
 }
 
 std::string VerifiedPeerCommonName(void* ssl_handle) {

@@ -104,6 +104,7 @@ class GenerateTest(TempDirTest):
                 self.assertTrue(ext["enableHTTPS"])
                 self.assertEqual(ext["tlsConfig"]["caFile"], "/etc/powerctl/tls/ca.crt")
                 self.assertNotIn("caData", ext["tlsConfig"])
+                self.assertNotIn("insecure", ext["tlsConfig"])  # the scheduler verifies the server
                 self.assertNotIn("keyData", ext["tlsConfig"])
                 self.assertEqual((ext["filterVerb"], ext["prioritizeVerb"], ext["preemptVerb"]),
                                  ("filter", "prioritize", "preempt"))

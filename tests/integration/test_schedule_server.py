@@ -3,7 +3,9 @@ import http.client
 import os
 import queue
 import re
+import shutil
 import signal
+import socket
 import ssl
 import subprocess
 import threading
@@ -78,6 +80,23 @@ def request(port, method, path, body=None, context=None):
         conn.close()
 
 
+def make_ca_and_server_cert(directory):
+    """A new CA and a server certificate for 127.0.0.1 signed by it (openssl CLI)."""
+    os.makedirs(directory, exist_ok=True)
+
+    def openssl(*args):
+        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=swap-ca",
+            "-addext", "basicConstraints=critical,CA:TRUE")
+    openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1")
+    with open(os.path.join(directory, "san.ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n")
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+            "-CAcreateserial", "-days", "2", "-extfile", "san.ext", "-out", "server.crt")
+
+
 class ScheduleServerTest(TempDirTest):
     def start(self, *args):
         server = Server(*args)
@@ -123,6 +142,80 @@ class ScheduleServerTest(TempDirTest):
             request(port, "POST", "/scheduler/filter", "{}", anonymous)
         self.assertEqual(request(ops, "GET", "/healthz"), (200, "ok\n"))  # ops stays plain
         self.assertEqual(server.stop(), 0)
+
+    def test_tls_below_1_2_is_refused(self):
+        server = self.start("--tls-cert", os.path.join(TLS, "server.crt"),
+                            "--tls-key", os.path.join(TLS, "server.key"))
+        _, port, _, _, ops = server.wait_listening()
+        old = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        old.load_verify_locations(os.path.join(TLS, "ca.crt"))
+        old.set_ciphers("DEFAULT:@SECLEVEL=0")  # let this client offer TLS 1.0/1.1 at all
+        old.minimum_version = ssl.TLSVersion.TLSv1
+        old.maximum_version = ssl.TLSVersion.TLSv1_1
+        with self.assertRaises((ssl.SSLError, ConnectionError)):
+            request(port, "POST", "/scheduler/filter", "{}", old)
+        tls12 = ssl.create_default_context(cafile=os.path.join(TLS, "ca.crt"))
+        tls12.maximum_version = ssl.TLSVersion.TLSv1_2
+        self.assertEqual(request(port, "POST", "/scheduler/filter", "{}", tls12)[0], 400)
+        status, metrics = request(ops, "GET", "/metrics")
+        self.assertRegex(metrics, r"powerctl_tls_handshake_errors_total [1-9]")
+
+    def test_certificate_swapped_on_disk_is_used_without_restart(self):
+        live = self.path("live")
+        os.makedirs(live)
+        for name in ("server.crt", "server.key"):
+            shutil.copy(os.path.join(TLS, name), os.path.join(live, name))
+        server = self.start("--tls-cert", os.path.join(live, "server.crt"),
+                            "--tls-key", os.path.join(live, "server.key"))
+        _, port, _, _, ops = server.wait_listening()
+        old_ca = ssl.create_default_context(cafile=os.path.join(TLS, "ca.crt"))
+        self.assertEqual(request(port, "POST", "/scheduler/filter", "{}", old_ca)[0], 400)
+
+        new = self.path("new")
+        make_ca_and_server_cert(new)
+        # As the kubelet updates a Secret volume: each file replaced at once (rename).
+        for name in ("server.key", "server.crt"):
+            shutil.copy(os.path.join(new, name), os.path.join(live, name + ".tmp"))
+            os.replace(os.path.join(live, name + ".tmp"), os.path.join(live, name))
+        new_ca = ssl.create_default_context(cafile=os.path.join(new, "ca.crt"))
+
+        def new_cert_served():
+            try:
+                return request(port, "POST", "/scheduler/filter", "{}", new_ca)[0] == 400
+            except (ssl.SSLError, ConnectionError):
+                return False
+        deadline = time.monotonic() + 20
+        while not new_cert_served():
+            self.assertLess(time.monotonic(), deadline, "the new certificate was not picked up")
+            time.sleep(0.1)
+        with self.assertRaises(ssl.SSLError):
+            request(port, "POST", "/scheduler/filter", "{}", old_ca)
+        self.assertIn("TLS files reloaded", "".join(server.stderr))
+        self.assertIn('powerctl_tls_reloads_total{result="ok"}', request(ops, "GET", "/metrics")[1])
+        self.assertEqual(server.stop(), 0)
+
+    def test_sigterm_lets_a_request_in_flight_finish(self):
+        server = self.start("--insecure-http", "--drain-timeout", "10s")
+        _, port, _, _, ops = server.wait_listening()
+        body = b'{"Pod": {"metadata": {"name": "p"}}, "NodeNames": null, "Nodes": {"items": []}}'
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(b"POST /scheduler/filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+                      b"\r\nContent-Length: %d\r\n\r\n" % len(body) + body[:10])
+            server.proc.send_signal(signal.SIGTERM)
+            deadline = time.monotonic() + 10
+            while request(ops, "GET", "/readyz")[0] != 503:  # draining has begun
+                self.assertLess(time.monotonic(), deadline, "/readyz never said it was draining")
+                time.sleep(0.05)
+            s.sendall(body[10:])
+            response = http.client.HTTPResponse(s)
+            response.begin()
+            answer = response.read()
+            self.assertEqual(response.status, 200, answer)
+            self.assertEqual(response.getheader("Connection"), "close")
+            self.assertIn(b"FailedNodes", answer)
+        self.assertEqual(server.proc.wait(timeout=10), 0, "".join(server.stderr))
+        with self.assertRaises(OSError):  # and new connections are refused
+            socket.create_connection(("127.0.0.1", port), timeout=2)
 
     def test_refuses_plain_http_without_the_flag(self):
         r = run("schedule-server", "--listen", "127.0.0.1:0", "--ops-listen", "127.0.0.1:0")

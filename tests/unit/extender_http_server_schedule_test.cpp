@@ -121,6 +121,30 @@ TEST(ScheduleServerTest, ServesVerbsOnTheMainPortAndProbesOnTheOpsPort) {
   EXPECT_TRUE(server.Stop().ok());
 }
 
+TEST(ScheduleServerTest, VerbsRefuseOtherContentTypesWithAReason) {
+  RecordingHandler handler;
+  RunningServer server(InsecureOptions(), handler);
+  int port = server.endpoints.main_port;
+  auto form = Ask(port,
+                  "POST /scheduler/filter HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                  "application/x-www-form-urlencoded\r\nContent-Length: 2\r\n\r\n{}");
+  ASSERT_TRUE(form);
+  EXPECT_EQ(form->status, 415);
+  EXPECT_NE(form->body.find("application/x-www-form-urlencoded"), std::string::npos);
+  // Parameters and letter case do not matter; a missing header is let through.
+  auto charset = Ask(port,
+                     "POST /scheduler/prioritize HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                     "Application/JSON; charset=utf-8\r\nContent-Length: 2\r\n\r\n{}");
+  ASSERT_TRUE(charset);
+  EXPECT_EQ(charset->status, 200);
+  auto bare = Ask(port,
+                  "POST /scheduler/preempt HTTP/1.1\r\nHost: x\r\nContent-Length: 2"
+                  "\r\n\r\n{}");
+  ASSERT_TRUE(bare);
+  EXPECT_EQ(bare->status, 200);
+  EXPECT_EQ(handler.calls, (std::vector<std::string>{"prioritize {}", "preempt {}"}));
+}
+
 TEST(ScheduleServerTest, ReadyzIs503WhenNotReady) {
   UnwiredExtenderHandler handler;
   ScheduleServerHooks hooks;
