@@ -18,6 +18,7 @@ bool SameEndpoint(const ModelEndpoint& a, const ModelEndpoint& b) {
 }
 
 struct Group {
+  std::string key;  // ModelEndpoint::Key()
   std::string backend;
   std::vector<std::size_t> indices;
 };
@@ -25,9 +26,10 @@ struct Group {
 }  // namespace
 
 RoutingPredictor::RoutingPredictor(std::map<std::string, std::shared_ptr<Predictor>> backends,
-                                   int max_parallel_endpoints)
+                                   int max_parallel_endpoints, BreakerOptions breaker)
     : backends_(std::move(backends)),
-      max_parallel_endpoints_(std::max(1, max_parallel_endpoints)) {}
+      max_parallel_endpoints_(std::max(1, max_parallel_endpoints)),
+      breaker_(breaker) {}
 
 std::vector<Prediction> RoutingPredictor::Predict(const std::vector<PredictionRow>& rows,
                                                   std::chrono::milliseconds deadline) {
@@ -43,7 +45,7 @@ std::vector<Prediction> RoutingPredictor::Predict(const std::vector<PredictionRo
     // previous row's (Key() per row was a tenth of a 5,000-node prioritize).
     if (i == 0 || !SameEndpoint(rows[i].model, rows[i - 1].model)) {
       auto [it, added] = group_of.emplace(rows[i].model.Key(), groups.size());
-      if (added) groups.push_back(Group{rows[i].model.backend, {}});
+      if (added) groups.push_back(Group{it->first, rows[i].model.backend, {}});
       current = it->second;
     }
     groups[current].indices.push_back(i);
@@ -58,6 +60,13 @@ std::vector<Prediction> RoutingPredictor::Predict(const std::vector<PredictionRo
     if (backend == backends_.end() || backend->second == nullptr) {
       fail("unknown predictor backend \"" + group.backend + "\"");
       return;
+    }
+    const bool remote = group.backend != "builtin";
+    if (remote) {
+      if (auto reason = breaker_.Skip(group.key, Clock::now())) {
+        fail(*reason);
+        return;
+      }
     }
     // One group of every row (the usual case) is passed as is, not copied.
     std::vector<PredictionRow> copied;
@@ -76,14 +85,27 @@ std::vector<Prediction> RoutingPredictor::Predict(const std::vector<PredictionRo
       results = backend->second->Predict(subset, left);
     } catch (const std::exception& e) {  // the interface forbids it; a worker must not die
       fail(group.backend + ": internal error: " + e.what());
+      if (remote) breaker_.Record(group.key, group.backend + ": internal error", Clock::now());
       return;
     } catch (...) {
       fail(group.backend + ": internal error");
+      if (remote) breaker_.Record(group.key, group.backend + ": internal error", Clock::now());
       return;
     }
     if (results.size() != subset.size()) {
       fail(group.backend + ": predictor returned the wrong number of results");
+      if (remote)
+        breaker_.Record(group.key, group.backend + ": wrong number of results", Clock::now());
       return;
+    }
+    if (remote) {
+      bool all_failed = std::none_of(results.begin(), results.end(),
+                                     [](const Prediction& p) { return p.watts.has_value(); });
+      breaker_.Record(group.key,
+                      !all_failed || results.empty()  ? std::string()
+                      : results.front().error.empty() ? group.backend + ": no prediction"
+                                                      : results.front().error,
+                      Clock::now());
     }
     for (std::size_t k = 0; k < group.indices.size(); ++k) {
       Prediction& p = out[group.indices[k]];
