@@ -509,8 +509,10 @@ class FakeKubelet:
     """
 
     def __init__(self, client, nodes=(), label=MANAGED_LABEL, interval=0.3, heartbeat=10.0,
-                 watch_pid=None, watch_start_time=None):
+                 watch_pid=None, watch_start_time=None, find_apiserver=None):
         self.client, self.names, self.label = client, set(nodes), label
+        # () -> (pid, start_time) of the live kube-apiserver, or None: followed across restarts.
+        self.find_apiserver = find_apiserver
         self.interval, self.heartbeat = interval, heartbeat
         self.watch_pid, self.watch_start_time = watch_pid, watch_start_time
         self._beats = {}
@@ -537,9 +539,13 @@ class FakeKubelet:
             if self.watch_pid:
                 if pid_alive(self.watch_pid, self.watch_start_time):
                     dead_since = None
+                elif self.find_apiserver and self.find_apiserver():
+                    self.watch_pid, self.watch_start_time = self.find_apiserver()
+                    log(f"kubelet: following the restarted kube-apiserver (pid {self.watch_pid})")
+                    dead_since = None
                 elif dead_since is None:
                     dead_since = time.monotonic()
-                elif time.monotonic() - dead_since > 5:
+                elif time.monotonic() - dead_since > (30 if self.find_apiserver else 5):
                     log("kubelet: kube-apiserver is gone; exiting")
                     return
             try:
@@ -1113,6 +1119,32 @@ class Cluster:
                 self._write_state()
         log(f"cluster in {self.dir} stopped")
 
+    def restart_apiserver(self, timeout=90.0, while_down=None):
+        """Stops kube-apiserver (SIGTERM, by its recorded PID), calls while_down() if given, and
+        starts it again with the same arguments (so the same port and etcd data), then waits for
+        /readyz. Clients see their connections and watches end, as in a control-plane upgrade."""
+        rec = next(p for p in reversed(self.processes)
+                   if p["role"] == "kube-apiserver" and pid_alive(p["pid"], p.get("start_time")))
+        self.stop_process(rec)
+        self._update_state(lambda s: s["processes"].remove(rec) if rec in s["processes"] else None)
+        try:
+            if while_down:
+                while_down()
+        finally:  # whatever while_down() found, the cluster must come back for the next tests
+            proc, new = self._spawn("kube-apiserver", rec["argv"])
+
+            def ready():
+                if proc.poll() is not None:
+                    raise self._fail("kube-apiserver", new, f"exited with code {proc.returncode}")
+                try:
+                    return self.client.api("GET", "/readyz")[0] == 200
+                except OSError:
+                    return False
+            wait_for(ready, timeout, "kube-apiserver to be ready again",
+                     diagnose=lambda: tail(new["log"]))
+            log(f"kube-apiserver restarted (pid {proc.pid})")
+        return new
+
     # -- API helpers -------------------------------------------------------
     def api(self, method, path, body=None, token=None, content_type=None, **kw):
         """(status, parsed JSON) of one request; admin token unless token given
@@ -1253,8 +1285,18 @@ def _cmd_kubelet(args):
     client = RestClient(c.server, c.ca, c.token, timeout=10)
     names = [n for n in (args.nodes or "").split(",") if n]
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+
+    def find_apiserver():  # Cluster.restart_apiserver records the new process in state.json
+        try:
+            with c._locked():
+                procs = c._read_state().get("processes", [])
+        except (OSError, ValueError):
+            return None
+        live = [p for p in procs if p["role"] == "kube-apiserver" and pid_alive(p["pid"], p.get("start_time"))]
+        return (live[-1]["pid"], live[-1].get("start_time")) if live else None
     FakeKubelet(client, names, label=args.label, interval=args.interval,
-                watch_pid=api.get("pid"), watch_start_time=api.get("start_time")).run_forever()
+                watch_pid=api.get("pid"), watch_start_time=api.get("start_time"),
+                find_apiserver=find_apiserver).run_forever()
     return 0
 
 

@@ -99,10 +99,22 @@ scrape_configs:
         regex: "|{name}"
         action: keep
 """ for i, name in enumerate(self.node_names)) + """""")
-        self._spawn("prometheus", [PROMETHEUS, f"--config.file={config}",
-                                   f"--storage.tsdb.path={os.path.join(self.dir, 'data')}",
-                                   f"--web.listen-address=127.0.0.1:{self.prometheus_port}"])
+        self._prometheus_argv = [PROMETHEUS, f"--config.file={config}",
+                                 f"--storage.tsdb.path={os.path.join(self.dir, 'data')}",
+                                 f"--web.listen-address=127.0.0.1:{self.prometheus_port}"]
+        self._spawn("prometheus", self._prometheus_argv)
         cl.wait_for(self._ready, 60, "Prometheus /-/ready", diagnose=self.logs)
+
+    def stop_prometheus(self):
+        """Stops Prometheus only (node_exporter keeps running); start_prometheus() brings it
+        back on the same port with the same data."""
+        for name, p in [x for x in self.procs if x[0] == "prometheus"]:
+            cl.terminate_pid(p.pid, popen=p, name=name)
+            self.procs.remove((name, p))
+
+    def start_prometheus(self):
+        self._spawn("prometheus", self._prometheus_argv)
+        cl.wait_for(self._ready, 60, "Prometheus /-/ready again", diagnose=self.logs)
 
     def _ready(self):
         for name, p in self.procs:

@@ -64,8 +64,18 @@ class ApplyDeleteTest(ClusterTest):
         self.assertIn("weight: 5", cm["data"]["powerctl.yaml"])
 
         # Rotation replaces the key material of both Secrets.
-        rotated = powerctl("apply", *self.admin, "secrets", "--rotate-certs")
+        rotated = powerctl("apply", *self.admin, "secrets", "--rotate-certs", "-v", "10")
         self.assertIn("secret/powerctl-extender-tls configured", rotated.stdout)
+        # Even at the highest verbosity nothing of the keys or the token reaches the terminal.
+        said = rotated.stdout + rotated.stderr
+        for secret in ("powerctl-extender-tls", "apply-e2e-scheduler-tls"):
+            for field, value in self.secret_data(secret).items():
+                self.assertNotIn(value, said, f"{secret} {field} printed")
+                if field.endswith(".key"):
+                    for line in base64.b64decode(value).decode().splitlines():
+                        if not line.startswith("-----"):
+                            self.assertNotIn(line, said, f"{secret} {field} printed")
+        self.assertNotIn(self.cluster.token, said)
         self.assertNotEqual(self.secret_data("powerctl-extender-tls")["ca.crt"], ca_before)
         self.assertEqual(self.secret_data("powerctl-extender-tls")["ca.crt"],
                          self.secret_data("apply-e2e-scheduler-tls")["ca.crt"])
