@@ -19,6 +19,11 @@ TEST_PKGS=(
   chromium
   # Building kube-apiserver/kube-scheduler/kube-controller-manager from Debian's source package.
   golang-go rsync dpkg-dev golang-github-modern-go-reflect2-dev
+  # The extender image (packaging/image/build.sh, tests/e2e/test_image.py): a Debian root
+  # filesystem from debootstrap, assembled by buildah on vfs storage (no daemon, no
+  # fuse-overlayfs, no OCI runtime: nothing is run through buildah); uidmap is buildah's own
+  # dependency, listed so the set is explicit.
+  buildah debootstrap uidmap
 )
 
 want=("${BUILD_PKGS[@]}")
