@@ -9,6 +9,7 @@
 #include "core/extender/extender_service.h"
 #include "core/kube/client.h"
 #include "core/predict/predictor_factory.h"
+#include "core/predict/routing_predictor.h"
 #include "core/scoring/pod_resources.h"
 #include "core/scoring/policy_metrics.h"
 #include "core/telemetry/prometheus_client.h"
@@ -222,7 +223,8 @@ Status ServeExtender(const ExtenderAppOptions& options, ScheduleServerHooks hook
     if (extra_routes) extra_routes(ops);
   };
   const bool has_cluster = options.cluster.has_value();
-  hooks.ready = [&cache, has_cluster, telemetry_problem] {
+  hooks.ready = [&cache, has_cluster, telemetry_problem, &telemetry_service,
+                 routing = predictor.routing] {
     ReadyState state;
     if (!has_cluster) {
       state.degraded.push_back(
@@ -237,6 +239,16 @@ Status ServeExtender(const ExtenderAppOptions& options, ScheduleServerHooks hook
       if (!status.policy_note.empty()) state.degraded.push_back({"policies", status.policy_note});
     }
     if (!telemetry_problem.empty()) state.degraded.push_back({"telemetry", telemetry_problem});
+    // Degraded, still ready: power scores fall back to the unknown score, scheduling goes on.
+    if (telemetry_service) {
+      for (const auto& source : telemetry_service->Sources()) {
+        if (source.failing) state.degraded.push_back({"telemetry/" + source.source, source.error});
+      }
+    }
+    if (routing != nullptr) {
+      for (const auto& failing : routing->FailingEndpoints())
+        state.degraded.push_back({"model", failing.endpoint + ": " + failing.error});
+    }
     return state;
   };
 

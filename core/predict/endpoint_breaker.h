@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace powerctl::predict {
 
@@ -27,8 +28,16 @@ class EndpointBreaker {
   // reason its rows fail without a call.
   std::optional<std::string> Skip(const std::string& endpoint, Clock::time_point now);
   // The outcome of a call that Skip let through: `failure` is the error when every row
-  // failed, "" when the endpoint answered.
-  void Record(const std::string& endpoint, const std::string& failure, Clock::time_point now);
+  // failed, "" when the endpoint answered. `display` names the endpoint for Failing().
+  void Record(const std::string& endpoint, const std::string& failure, Clock::time_point now,
+              const std::string& display = "");
+
+  struct Failure {
+    std::string endpoint;  // the display name given to Record
+    std::string error;     // the last one
+  };
+  // Endpoints whose last call failed, for /readyz.
+  std::vector<Failure> Failing() const;
 
  private:
   struct State {
@@ -36,9 +45,10 @@ class EndpointBreaker {
     Clock::time_point open_until{};
     bool probing = false;
     std::string last_error;
+    std::string display;
   };
   BreakerOptions options_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::unordered_map<std::string, State> states_;
 };
 

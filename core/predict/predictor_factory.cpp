@@ -43,7 +43,9 @@ Result<ConfiguredPredictor> MakeConfiguredPredictor(const manifests::PredictorSe
                          "\": must be builtin, tfserving-grpc, tfserving-rest or v2");
   }
   ConfiguredPredictor configured;
-  configured.predictor = std::make_unique<RoutingPredictor>(std::move(backends));
+  auto routing = std::make_unique<RoutingPredictor>(std::move(backends));
+  configured.routing = routing.get();
+  configured.predictor = std::move(routing);
   configured.deadline = std::chrono::duration_cast<std::chrono::milliseconds>(*timeout);
   return configured;
 }

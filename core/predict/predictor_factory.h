@@ -13,8 +13,11 @@
 
 namespace powerctl::predict {
 
+class RoutingPredictor;
+
 struct ConfiguredPredictor {
   std::unique_ptr<Predictor> predictor;
+  RoutingPredictor* routing = nullptr;       // `predictor` itself, for FailingEndpoints()
   std::chrono::milliseconds deadline{1000};  // predictor.timeout
 };
 

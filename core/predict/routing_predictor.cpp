@@ -17,8 +17,15 @@ bool SameEndpoint(const ModelEndpoint& a, const ModelEndpoint& b) {
          a.version == b.version && a.signature == b.signature;
 }
 
+std::string DisplayName(const ModelEndpoint& e) {
+  std::string out = e.backend + " " + e.host + ":" + std::to_string(e.port) + " " + e.name;
+  if (!e.version.empty()) out += " version " + e.version;
+  return out;
+}
+
 struct Group {
   std::string key;  // ModelEndpoint::Key()
+  std::string display;
   std::string backend;
   std::vector<std::size_t> indices;
 };
@@ -45,7 +52,8 @@ std::vector<Prediction> RoutingPredictor::Predict(const std::vector<PredictionRo
     // previous row's (Key() per row was a tenth of a 5,000-node prioritize).
     if (i == 0 || !SameEndpoint(rows[i].model, rows[i - 1].model)) {
       auto [it, added] = group_of.emplace(rows[i].model.Key(), groups.size());
-      if (added) groups.push_back(Group{it->first, rows[i].model.backend, {}});
+      if (added)
+        groups.push_back(Group{it->first, DisplayName(rows[i].model), rows[i].model.backend, {}});
       current = it->second;
     }
     groups[current].indices.push_back(i);
@@ -85,17 +93,20 @@ std::vector<Prediction> RoutingPredictor::Predict(const std::vector<PredictionRo
       results = backend->second->Predict(subset, left);
     } catch (const std::exception& e) {  // the interface forbids it; a worker must not die
       fail(group.backend + ": internal error: " + e.what());
-      if (remote) breaker_.Record(group.key, group.backend + ": internal error", Clock::now());
+      if (remote)
+        breaker_.Record(group.key, group.backend + ": internal error", Clock::now(), group.display);
       return;
     } catch (...) {
       fail(group.backend + ": internal error");
-      if (remote) breaker_.Record(group.key, group.backend + ": internal error", Clock::now());
+      if (remote)
+        breaker_.Record(group.key, group.backend + ": internal error", Clock::now(), group.display);
       return;
     }
     if (results.size() != subset.size()) {
       fail(group.backend + ": predictor returned the wrong number of results");
       if (remote)
-        breaker_.Record(group.key, group.backend + ": wrong number of results", Clock::now());
+        breaker_.Record(group.key, group.backend + ": wrong number of results", Clock::now(),
+                        group.display);
       return;
     }
     if (remote) {
@@ -105,7 +116,7 @@ std::vector<Prediction> RoutingPredictor::Predict(const std::vector<PredictionRo
                       !all_failed || results.empty()  ? std::string()
                       : results.front().error.empty() ? group.backend + ": no prediction"
                                                       : results.front().error,
-                      Clock::now());
+                      Clock::now(), group.display);
     }
     for (std::size_t k = 0; k < group.indices.size(); ++k) {
       Prediction& p = out[group.indices[k]];

@@ -28,6 +28,9 @@ class RoutingPredictor : public Predictor {
   std::vector<Prediction> Predict(const std::vector<PredictionRow>& rows,
                                   std::chrono::milliseconds deadline) override;
 
+  // Model servers whose last call failed (e.g. "tfserving-rest 10.0.0.5:8501 power"), and why.
+  std::vector<EndpointBreaker::Failure> FailingEndpoints() const { return breaker_.Failing(); }
+
  private:
   std::map<std::string, std::shared_ptr<Predictor>> backends_;
   int max_parallel_endpoints_;

@@ -120,6 +120,7 @@ std::vector<TelemetryService::SourceStatus> TelemetryService::Sources() const {
       s.age = std::chrono::duration_cast<std::chrono::milliseconds>(now - peek.fetched_at);
     }
     s.failing = peek.last_error.has_value();
+    if (peek.last_error) s.error = peek.last_error->message;
     return s;
   };
   return {status("cpu", cpu_cache_.Peek(0)), status("temperature", temperature_cache_.Peek(0))};

@@ -91,6 +91,7 @@ class TelemetryService {
     std::string source;                            // "cpu" or "temperature"
     std::optional<std::chrono::milliseconds> age;  // of the snapshot; nullopt before the first
     bool failing = false;                          // the last refresh failed
+    std::string error;                             // why, when failing
   };
   std::vector<SourceStatus> Sources() const;
 

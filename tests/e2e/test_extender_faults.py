@@ -148,6 +148,12 @@ telemetry:
         except OSError:
             return False
 
+    def degraded(self):
+        """{name: reason} of what /readyz says is degraded (it stays 200: scheduling goes on)."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.ops_port}/readyz", timeout=2) as r:
+            self.assertEqual(r.status, 200)
+            return {d["name"]: d["reason"] for d in json.load(r)["degraded"]}
+
     def prioritize(self, nodes=None):
         """POSTs prioritize for a new pod (NodeNames mode, over TLS); returns (milliseconds,
         answer, {node: recorded decision entry})."""
@@ -211,8 +217,10 @@ telemetry:
         asked = self.model.requests
         later = [self.assert_degraded(["refused", "unreachable", "connect"], 1000) for _ in range(5)]
         print(f"\nmodel down: first prioritize {first:.0f} ms, then {max(later):.0f} ms at most")
+        self.assertIn(f"127.0.0.1:{self.model.port}", self.degraded().get("model", ""))
         self.model.start()
         self.wait_until_predicted("predictions after the model server came back")
+        self.assertNotIn("model", self.degraded())
         self.assertGreater(self.model.requests, asked)
 
         self.model.mode = "hang"
@@ -232,8 +240,10 @@ telemetry:
             return not any(self.predicted(entries, [n]) for n in self.nodes)
         cl.wait_for(stale, 60, "telemetry to go stale without Prometheus", interval=0.5)
         self.assert_degraded(["telemetry", "CPU", "cpu", "stale", "Prometheus", "prometheus"], 2000)
+        self.assertIn("cannot connect", self.degraded().get("telemetry/cpu", ""))
         self.stack.start_prometheus()
         self.wait_until_predicted("predictions after Prometheus came back")
+        cl.wait_for(lambda: "telemetry/cpu" not in self.degraded(), 30, "/readyz without telemetry/cpu")
 
     def test_kube_apiserver_restart(self):
         before = os.path.getsize(self.log_path)
