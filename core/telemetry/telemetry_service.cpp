@@ -59,9 +59,13 @@ Result<std::shared_ptr<const TelemetryService::Snapshot<T>>> TelemetryService::F
   if (!nodes.ok()) return WithContext(nodes.error(), "listing nodes");
   auto readings = source.Fetch(*nodes);
   if (!readings.ok()) {
-    if (options_.log)
-      options_.log->warn("telemetry from {}: {}", source.Describe(), readings.error().message);
-    return WithContext(readings.error(), source.Describe());
+    // The Prometheus client already names itself; say where only once.
+    const std::string where = source.Describe();
+    Error error = readings.error().message.compare(0, where.size(), where) == 0
+                      ? readings.error()
+                      : WithContext(readings.error(), where);
+    if (options_.log) options_.log->warn("telemetry: {}", error.message);
+    return error;
   }
   auto snapshot = std::make_shared<Snapshot<T>>();
   for (auto& [name, reading] : *readings) snapshot->readings.emplace(name, std::move(reading));
