@@ -44,10 +44,13 @@ class Connection {
   void set_id(std::uint64_t id) { id_ = id; }
 
   // Runs on the connection's strand: closes the socket, which aborts the pending operation.
+  // A connection whose next request has arrived but is not read yet is not idle: closing it
+  // would drop a request the client already sent.
   void Close(bool all) {
-    if (!all && busy_) return;
-    error_code ignored;
-    beast::get_lowest_layer(stream_).socket().close(ignored);
+    auto& socket = beast::get_lowest_layer(stream_).socket();
+    error_code ec;
+    if (!all && (busy_ || buffer_.size() > 0 || socket.available(ec) > 0)) return;
+    socket.close(ec);
   }
 
   net::awaitable<void> Run() {
