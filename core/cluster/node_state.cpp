@@ -45,7 +45,11 @@ namespace {
 template <typename Nodes>  // const or not
 auto NodeLowerBound(Nodes& nodes, std::string_view name) {
   return std::lower_bound(nodes.begin(), nodes.end(), name,
-                          [](const NodePtr& node, std::string_view n) { return node->name < n; });
+                          [](const NodePtr& node, std::string_view n) {
+                            // compare(), not <: clang 14 cannot compile libstdc++ 12's
+                            // string <=> string_view (the fuzz build uses clang).
+                            return node->name.compare(n) < 0;
+                          });
 }
 
 }  // namespace

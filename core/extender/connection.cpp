@@ -14,6 +14,7 @@
 #include <boost/beast/ssl.hpp>
 
 #include <chrono>
+#include <tuple>
 #include <type_traits>
 
 namespace powerctl::extender::internal {
@@ -44,13 +45,17 @@ class Connection {
   void set_id(std::uint64_t id) { id_ = id; }
 
   // Runs on the connection's strand: closes the socket, which aborts the pending operation.
-  // A connection whose next request has arrived but is not read yet is not idle: closing it
-  // would drop a request the client already sent.
+  // Runs on the connection's strand. Busy connections are left to finish (unless `all`). An
+  // idle one has its pending read cancelled; Run() then still serves a request whose bytes
+  // had already arrived (the client believes it delivered it) and closes otherwise.
   void Close(bool all) {
+    error_code ignored;
     auto& socket = beast::get_lowest_layer(stream_).socket();
-    error_code ec;
-    if (!all && (busy_ || buffer_.size() > 0 || socket.available(ec) > 0)) return;
-    socket.close(ec);
+    if (all) {
+      socket.close(ignored);
+    } else if (!busy_) {
+      socket.cancel(ignored);
+    }
   }
 
   net::awaitable<void> Run() {
@@ -65,11 +70,22 @@ class Connection {
       client_cn_ = VerifiedPeerCommonName(stream_.native_handle());
     }
     bool keep_alive = true;
-    while (keep_alive && !state_->draining) {
+    auto& socket = beast::get_lowest_layer(stream_).socket();
+    // While draining, a connection with nothing more to read ends; one whose next request has
+    // already arrived (the client believes it delivered it) is still served, with
+    // "Connection: close". Stop() cancels the idle read; see Close().
+    auto next_request_waiting = [&] {
+      error_code unread;
+      return buffer_.size() > 0 || socket.available(unread) > 0;
+    };
+    while (keep_alive && (!state_->draining || next_request_waiting())) {
       busy_ = false;
       if (buffer_.size() == 0) {
         beast::get_lowest_layer(stream_).expires_after(limits.idle_timeout);
         auto [ec, n] = co_await stream_.async_read_some(buffer_.prepare(4096), kNoThrow);
+        if (ec == net::error::operation_aborted && state_->draining && next_request_waiting()) {
+          std::tie(ec, n) = co_await stream_.async_read_some(buffer_.prepare(4096), kNoThrow);
+        }
         if (ec) break;
         buffer_.commit(n);
       }

@@ -1,5 +1,7 @@
 #include "core/extender/decision_events.h"
 
+#include "core/common/json_bounds.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -186,10 +188,11 @@ Result<RecordedDecision> DecisionFromEvent(const nlohmann::json& event) {
     return MakeError(ErrorCode::kNotFound,
                      std::string("event: no ") + kDecisionAnnotation + " annotation");
   }
-  json document = json::parse(annotation, nullptr, false);
+  json document = ParseJsonBounded(annotation);  // anyone who may write Events wrote this
   if (document.is_discarded()) {
-    return MakeError(ErrorCode::kInvalidInput,
-                     std::string("event: annotation ") + kDecisionAnnotation + " is not JSON");
+    return MakeError(ErrorCode::kInvalidInput, std::string("event: annotation ") +
+                                                   kDecisionAnnotation +
+                                                   " is not JSON (or is nested too deeply)");
   }
   POWERCTL_TRY(decision, scoring::DecisionFromJson(document));
   out.decision = std::move(decision);

@@ -1,5 +1,6 @@
 #include "core/extender/extender_service.h"
 
+#include "core/common/json_bounds.h"
 #include "core/extender/wire.h"
 #include "core/predict/node_power_json.h"
 #include "core/telemetry/quantity.h"
@@ -216,8 +217,9 @@ HttpResponse ExtenderService::Predictions(const HttpRequest& request) const {
 }
 
 HttpResponse ExtenderService::Score(const HttpRequest& request) const {
-  json body = json::parse(request.body, nullptr, false);
-  if (!body.is_object()) return BadRequest("body: not a JSON object");
+  // A pod object is a few levels deep; the limit keeps hostile nesting off the stack.
+  json body = ParseJsonBounded(request.body, kKubeJsonLimits);
+  if (!body.is_object()) return BadRequest("body: not a JSON object (or nested too deeply)");
   auto pod = body.find("pod");
   if (pod == body.end() || !pod->is_object()) return BadRequest("pod: not an object");
   std::vector<std::string> nodes;

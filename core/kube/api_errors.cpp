@@ -4,6 +4,7 @@
 // Request bodies are never quoted (they may hold Secret data); response bodies only when
 // they are not a Status, and then at most 200 characters.
 
+#include "core/common/json_bounds.h"
 #include "core/kube/client.h"
 #include "core/kube/json_fields.h"
 
@@ -26,7 +27,7 @@ struct ApiStatus {
 
 ApiStatus ParseStatus(const std::string& body) {
   ApiStatus status;
-  json parsed = json::parse(body, nullptr, false);
+  json parsed = ParseJsonBounded(body, kKubeJsonLimits);
   if (parsed.is_discarded() || StringField(parsed, {"kind"}) != "Status") return status;
   status.present = true;
   status.message = StringField(parsed, {"message"});

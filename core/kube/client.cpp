@@ -3,6 +3,7 @@
 
 #include "core/kube/client.h"
 
+#include "core/common/json_bounds.h"
 #include "core/kube/json_fields.h"
 
 #include <algorithm>
@@ -60,7 +61,10 @@ bool IsSuccess(long status) {
 Result<json> ParseBody(const HttpResponse& response, const std::string& method,
                        const std::string& path) {
   if (response.body.empty()) return json::object();
-  json parsed = json::parse(response.body, nullptr, false);
+  if (const auto violation = JsonBoundsViolation(response.body, kKubeJsonLimits)) {
+    return MakeError(ErrorCode::kApi, "the response to " + method + " " + path + " " + *violation);
+  }
+  json parsed = ParseJsonBounded(response.body, kKubeJsonLimits);
   if (parsed.is_discarded()) {
     return MakeError(ErrorCode::kApi,
                      "the response to " + method + " " + path + " is not valid JSON");

@@ -20,6 +20,7 @@ namespace fs = std::filesystem;
 using detail::ApplyCluster;
 using detail::ApplyUser;
 using detail::Env;
+using detail::FromKubeconfig;
 using detail::GetString;
 using detail::Invalid;
 using detail::kMaxPemBytes;
@@ -61,8 +62,10 @@ Result<std::string> SelectContext(const ConnectionRequest& request, const Kubeco
   return config.current_context;
 }
 
-Result<ClusterConnection> FromKubeconfig(const ConnectionRequest& request,
-                                         const Kubeconfig& config) {
+}  // namespace
+
+Result<ClusterConnection> detail::FromKubeconfig(const ConnectionRequest& request,
+                                                 const Kubeconfig& config, FileReader read) {
   POWERCTL_TRY(context_name, SelectContext(request, config));
   const Stanza& context = config.contexts.at(context_name);
   ClusterConnection out;
@@ -80,14 +83,16 @@ Result<ClusterConnection> FromKubeconfig(const ConnectionRequest& request,
     return Invalid(fmt::format("{}: cluster \"{}\" is not defined in {}", where, cluster_name,
                                fmt::join(config.files, ", ")));
   }
-  POWERCTL_CHECK_OK(ApplyCluster(cluster_name, cluster->second, out));
+  POWERCTL_CHECK_OK(ApplyCluster(cluster_name, cluster->second, out, read));
   // kubectl connects anonymously when the context names no user or an undefined one.
   auto user = config.users.find(user_name);
   if (!user_name.empty() && user != config.users.end()) {
-    POWERCTL_CHECK_OK(ApplyUser(user_name, user->second, out));
+    POWERCTL_CHECK_OK(ApplyUser(user_name, user->second, out, read));
   }
   return out;
 }
+
+namespace {
 
 // client-go's InClusterConfig plus the namespace lookup of its in-cluster client config.
 Result<ClusterConnection> InCluster(const ConnectionRequest& request, const std::string& host,

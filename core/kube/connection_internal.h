@@ -41,6 +41,11 @@ inline std::string Env(const ConnectionRequest& request, const std::string& name
 // ENOENT is kNotFound so that missing KUBECONFIG entries can be skipped, as kubectl does.
 Result<std::string> ReadFileLimited(const std::string& path, std::size_t max_bytes);
 
+// Reads a file that a kubeconfig names (certificate-authority, client-certificate, client-key,
+// tokenFile). ReadFileLimited in production; the kubeconfig fuzzer passes one that reads
+// nothing, so resolving a context touches no file beyond its input.
+using FileReader = Result<std::string> (*)(const std::string& path, std::size_t max_bytes);
+
 // Absent and null read as "", as Go leaves the field at its zero value.
 Result<std::string> GetString(const Json& object, const char* key, const std::string& where);
 Result<bool> GetBool(const Json& object, const char* key, const std::string& where);
@@ -76,10 +81,26 @@ std::vector<std::string> KubeconfigPaths(const ConnectionRequest& request);
 
 // Sets out's server and TLS fields from the cluster stanza `name`. kInvalidInput naming the
 // cluster and file.
-Status ApplyCluster(const std::string& name, const Stanza& stanza, ClusterConnection& out);
+Status ApplyCluster(const std::string& name, const Stanza& stanza, ClusterConnection& out,
+                    FileReader read = ReadFileLimited);
 
 // Sets out.credentials from the user stanza `name`; rejects what powerctl does not support
 // (auth providers, basic auth, impersonation). kInvalidInput naming the user and file.
-Status ApplyUser(const std::string& name, const Stanza& stanza, ClusterConnection& out);
+Status ApplyUser(const std::string& name, const Stanza& stanza, ClusterConnection& out,
+                 FileReader read = ReadFileLimited);
+
+// ---------------------------------------------------------------------------------------------
+// connection.cpp, exec_plugin.cpp
+// ---------------------------------------------------------------------------------------------
+
+// The context --context (request.context_flag) or current-context selects, with its cluster
+// and user applied. kInvalidInput naming the context and the files.
+Result<ClusterConnection> FromKubeconfig(const ConnectionRequest& request, const Kubeconfig& config,
+                                         FileReader read = ReadFileLimited);
+
+// Validates an exec plugin's stdout as the ExecCredential `exec` asks for. kInvalidInput
+// "exec plugin <name>: ..." that never quotes the output (it holds the credential).
+Result<ExecCredential> ParseExecCredential(const std::string& output, const ExecConfig& exec,
+                                           const std::string& name);
 
 }  // namespace powerctl::kube::detail

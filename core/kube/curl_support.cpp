@@ -1,5 +1,7 @@
 #include "core/kube/curl_support.h"
 
+#include "core/common/json_bounds.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -97,6 +99,16 @@ size_t StreamWrite(char* data, size_t size, size_t count, void* user) {
     }
   }
   state.buffer.erase(0, start);
+  // A line that never ends would grow without bound: once it is longer than any event the
+  // handler accepts, hand it over as it is; the handler rejects it and stops the watch.
+  if (state.buffer.size() > kKubeJsonLimits.max_bytes) {
+    const bool more = DeliverLine(state, state.buffer);
+    state.buffer.clear();
+    if (!more) {
+      state.stopped = true;
+      return 0;
+    }
+  }
   return n;
 }
 

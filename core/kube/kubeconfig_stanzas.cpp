@@ -61,7 +61,7 @@ std::string ResolvePath(const std::string& defined_in, const std::string& path) 
 
 // `key-data` (base64 PEM) or `key` (a file). kubectl refuses a stanza that sets both.
 Result<std::string> DataOrFile(const Stanza& stanza, const std::string& key,
-                               const std::string& where) {
+                               const std::string& where, FileReader read) {
   const std::string data_key = key + "-data";
   POWERCTL_TRY(data, GetString(stanza.body, data_key.c_str(), where));
   POWERCTL_TRY(file, GetString(stanza.body, key.c_str(), where));
@@ -74,7 +74,7 @@ Result<std::string> DataOrFile(const Stanza& stanza, const std::string& key,
     return *decoded;
   }
   if (file.empty()) return std::string();
-  Result<std::string> text = ReadFileLimited(ResolvePath(stanza.file, file), kMaxPemBytes);
+  Result<std::string> text = read(ResolvePath(stanza.file, file), kMaxPemBytes);
   if (!text.ok()) return Invalid(fmt::format("{}: {}: {}", where, key, text.error().message));
   return text;
 }
@@ -140,7 +140,8 @@ Result<ExecConfig> ParseExec(const Stanza& stanza, const Json& body, const std::
 
 }  // namespace
 
-Status ApplyCluster(const std::string& name, const Stanza& stanza, ClusterConnection& out) {
+Status ApplyCluster(const std::string& name, const Stanza& stanza, ClusterConnection& out,
+                    FileReader read) {
   const std::string where = fmt::format("cluster \"{}\" in {}", name, stanza.file);
   POWERCTL_TRY(server, GetString(stanza.body, "server", where));
   if (server.empty()) return Invalid(where + ": server is required");
@@ -150,7 +151,7 @@ Status ApplyCluster(const std::string& name, const Stanza& stanza, ClusterConnec
   }
   POWERCTL_TRY(tls_server_name, GetString(stanza.body, "tls-server-name", where));
   POWERCTL_TRY(insecure, GetBool(stanza.body, "insecure-skip-tls-verify", where));
-  POWERCTL_TRY(ca, DataOrFile(stanza, "certificate-authority", where));
+  POWERCTL_TRY(ca, DataOrFile(stanza, "certificate-authority", where, read));
   // client-go's transport refuses this combination rather than silently ignoring the CA.
   if (insecure && !ca.empty()) {
     return Invalid(where +
@@ -163,7 +164,8 @@ Status ApplyCluster(const std::string& name, const Stanza& stanza, ClusterConnec
   return OkStatus();
 }
 
-Status ApplyUser(const std::string& name, const Stanza& stanza, ClusterConnection& out) {
+Status ApplyUser(const std::string& name, const Stanza& stanza, ClusterConnection& out,
+                 FileReader read) {
   const std::string where = fmt::format("user \"{}\" in {}", name, stanza.file);
   const Json& body = stanza.body;
   if (IsSet(body, "auth-provider")) {
@@ -194,12 +196,12 @@ Status ApplyUser(const std::string& name, const Stanza& stanza, ClusterConnectio
   if (!token_file.empty()) {
     creds.token_file = ResolvePath(stanza.file, token_file);
     // kubectl reads the file when it builds the client, so a missing one fails up front.
-    Result<std::string> readable = ReadFileLimited(creds.token_file, kMaxPemBytes);
+    Result<std::string> readable = read(creds.token_file, kMaxPemBytes);
     if (!readable.ok())
       return Invalid(fmt::format("{}: tokenFile: {}", where, readable.error().message));
   }
-  POWERCTL_TRY(cert, DataOrFile(stanza, "client-certificate", where));
-  POWERCTL_TRY(key, DataOrFile(stanza, "client-key", where));
+  POWERCTL_TRY(cert, DataOrFile(stanza, "client-certificate", where, read));
+  POWERCTL_TRY(key, DataOrFile(stanza, "client-key", where, read));
   if (cert.empty() != key.empty()) {
     return Invalid(where + (cert.empty() ? ": client-key is set without client-certificate"
                                          : ": client-certificate is set without client-key"));

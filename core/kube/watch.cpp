@@ -2,6 +2,7 @@
 // resourceVersion, watch from there, follow bookmarks, re-watch when the server ends the
 // stream, and relist when the version has expired (410), delivering what changed.
 
+#include "core/common/json_bounds.h"
 #include "core/kube/client.h"
 #include "core/kube/json_fields.h"
 
@@ -132,7 +133,7 @@ Status Client::ListAndWatch(const std::string& path, const WatchOptions& options
     int events = 0;
     std::optional<Error> failure;
     auto on_line = [&](std::string_view line) {
-      json event = json::parse(line, nullptr, false);
+      json event = ParseJsonBounded(line, kKubeJsonLimits);
       std::string type = StringField(event, {"type"});
       json* object = event.is_object() && event.contains("object") ? &event["object"] : nullptr;
       if (event.is_discarded() || type.empty() || object == nullptr || !object->is_object()) {

@@ -8,7 +8,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -188,13 +187,12 @@ class ConfigParser {
   }
 
   Status ParseRule(const YAML::Node& node, const std::string& strategy, PolicyRule& rule) {
-    static const std::regex kMetricName("^[a-zA-Z0-9_-]+$");
     if (!node.IsMap()) return Fail(node, "rules: each rule must be a mapping");
     for (const auto& kv : node) {
       std::string key = kv.first.as<std::string>();
       std::string value = kv.second.IsScalar() ? kv.second.Scalar() : "";
       if (key == "metricname") {
-        if (value.size() > 253 || !std::regex_match(value, kMetricName)) {
+        if (!IsMetricName(value)) {
           return Fail(kv.second, "metricname: must match ^[a-zA-Z0-9_-]+$");
         }
         rule.metric_name = value;

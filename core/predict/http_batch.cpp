@@ -1,5 +1,6 @@
 #include "core/predict/http_batch.h"
 
+#include "core/common/json_bounds.h"
 #include "core/common/parallel.h"
 #include "core/predict/builtin_model.h"
 
@@ -176,6 +177,8 @@ Result<json> ModelResponseObject(std::string_view body) {
 }
 
 json ParseModelJson(std::string_view body) {
+  // Bounded before the rewrite below, which copies the body.
+  if (JsonBoundsViolation(body)) return json(json::value_t::discarded);
   std::string text;
   text.reserve(body.size() + 16);
   bool in_string = false;
@@ -206,7 +209,7 @@ json ParseModelJson(std::string_view body) {
     }
     if (!replaced) text += c;
   }
-  return json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return ParseJsonBounded(text);
 }
 
 Prediction WattsFromJson(const json& value) {

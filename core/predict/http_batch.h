@@ -70,7 +70,8 @@ class HttpBatchPredictor : public Predictor {
 // Parses a model server's body without throwing. TF Serving writes non-finite floats as bare
 // NaN, Infinity and -Infinity, which strict JSON parsers reject; outside strings those tokens
 // become the strings "NaN", "Infinity" and "-Infinity" so one bad value fails one row, not
-// the whole answer. Malformed JSON gives a discarded value (is_discarded()).
+// the whole answer. Malformed JSON, or a body beyond kDefaultJsonLimits (core/common/
+// json_bounds.h: 64 levels, 64 MiB), gives a discarded value (is_discarded()).
 nlohmann::json ParseModelJson(std::string_view body);
 
 // kApi "invalid response from model server: <what>", the wording every parser uses.

@@ -1,5 +1,6 @@
 #include "core/setup/apply.h"
 
+#include "core/common/json_bounds.h"
 #include "core/kube/resources.h"
 #include "core/manifests/generate.h"
 #include "core/setup/access.h"
@@ -198,7 +199,7 @@ bool OwnsFieldNotIn(const json& owned, const json& desired) {
       if (it == desired.end() || it->is_null()) return true;
       if (OwnsFieldNotIn(children, *it)) return true;
     } else if (element.rfind("k:", 0) == 0) {
-      json keys = json::parse(element.substr(2), nullptr, false);
+      json keys = ParseJsonBounded(element.substr(2), kKubeJsonLimits);
       if (keys.is_discarded() || !keys.is_object() || !desired.is_array()) return true;
       const json* match = nullptr;
       for (const json& item : desired) {
@@ -216,7 +217,7 @@ bool OwnsFieldNotIn(const json& owned, const json& desired) {
       }
       if (match == nullptr || OwnsFieldNotIn(children, *match)) return true;
     } else if (element.rfind("v:", 0) == 0) {
-      json value = json::parse(element.substr(2), nullptr, false);
+      json value = ParseJsonBounded(element.substr(2), kKubeJsonLimits);
       if (value.is_discarded() || !desired.is_array()) return true;
       if (std::find(desired.begin(), desired.end(), value) == desired.end()) return true;
     } else if (element.rfind("i:", 0) == 0) {

@@ -50,6 +50,8 @@ CheckResult CheckDeployment(kube::Client& client, const std::string& id, const s
 bool ParseTime(const std::string& text, std::chrono::system_clock::time_point& out) {
   std::tm tm{};
   if (::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) == nullptr) return false;
+  // Years 1900-2200 only: system_clock's 64-bit nanoseconds overflow past 2262.
+  if (tm.tm_year < 0 || tm.tm_year > 300) return false;
   out = std::chrono::system_clock::from_time_t(::timegm(&tm));
   return true;
 }

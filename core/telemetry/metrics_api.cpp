@@ -93,6 +93,9 @@ std::optional<std::chrono::system_clock::time_point> ParseRfc3339(std::string_vi
       *second > 60) {
     return std::nullopt;
   }
+  // system_clock counts nanoseconds in 64 bits (years 1678 to 2262): a year outside that
+  // overflowed from_time_t (found by prometheus_response_fuzzer). No server writes such times.
+  if (*year < 1900 || *year > 2200) return std::nullopt;
   std::size_t pos = 19;
   std::int64_t nanos = 0;
   if (text[pos] == '.') {

@@ -1,5 +1,6 @@
 #include "core/telemetry/prometheus_client.h"
 
+#include "core/common/json_bounds.h"
 #include "core/telemetry/exposition.h"
 
 #include <nlohmann/json.hpp>
@@ -190,7 +191,11 @@ Result<QueryResult> ParseQueryResponse(long http_status, std::string_view body) 
     }
     return true;
   };
-  json envelope = json::parse(body, streaming, /*allow_exceptions=*/false);
+  if (const auto violation = JsonBoundsViolation(body)) {
+    return MakeError(ErrorCode::kApi, "HTTP " + std::to_string(http_status) +
+                                          " with a Prometheus API response that " + *violation);
+  }
+  json envelope = ParseJsonBounded(body, kDefaultJsonLimits, streaming);
   if (envelope.is_discarded() || !envelope.is_object()) {
     return MakeError(ErrorCode::kApi, "HTTP " + std::to_string(http_status) +
                                           " with a body that is not a Prometheus API response");
@@ -212,7 +217,9 @@ Result<QueryResult> ParseQueryResponse(long http_status, std::string_view body) 
 }
 
 std::optional<WallTime> WallTimeFromSeconds(double seconds) {
-  if (!std::isfinite(seconds) || std::fabs(seconds) > 1e11) return std::nullopt;
+  // system_clock counts nanoseconds in 64 bits, about +-292 years around 1970: the old bound of
+  // 1e11 s overflowed it (found by prometheus_response_fuzzer).
+  if (!std::isfinite(seconds) || std::fabs(seconds) > 9e9) return std::nullopt;
   // Whole milliseconds: Prometheus' precision, and about what a double carries at 1.7e9.
   auto ms = static_cast<std::int64_t>(std::llround(seconds * 1000.0));
   return WallTime(milliseconds(ms));

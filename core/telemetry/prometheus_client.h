@@ -75,7 +75,8 @@ class PrometheusClient {
 Result<QueryResult> ParseQueryResponse(long http_status, std::string_view body);
 
 // Unix seconds (a sample time, or the value of PromQL's timestamp()) as a time, rounded to
-// milliseconds; nullopt for NaN, infinities and values beyond year 5000.
+// milliseconds; nullopt for NaN, infinities and times more than 9e9 s from 1970 (beyond about
+// 1685 or 2255, where system_clock's nanoseconds overflow).
 std::optional<WallTime> WallTimeFromSeconds(double seconds);
 
 // Prometheus' time parameter form: Unix seconds with milliseconds ("1700000000.123").

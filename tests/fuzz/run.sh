@@ -47,6 +47,7 @@ fi
 max_len() {
   case $1 in
     yaml_fuzzer | config_fuzzer) echo 8192 ;;  # real manifests and configs are 1-6 KiB
+    kubeconfig_fuzzer) echo 8192 ;;  # one cluster + user with base64 certificates is ~5 KiB
     template_fuzzer) echo 4096 ;;
     pem_fuzzer) echo 4096 ;;  # a certificate with a few SANs is ~1 KiB of PEM
     scalars_fuzzer) echo 64 ;;

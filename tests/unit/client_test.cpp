@@ -60,6 +60,17 @@ TEST_F(ClientTest, InvalidJsonIsAnErrorNotAnException) {
   EXPECT_THAT(node.error().message, HasSubstr("not valid JSON"));
 }
 
+TEST_F(ClientTest, DeeplyNestedJsonIsAnError) {
+  const std::string deep =
+      R"({"kind": "Node", "x": )" + std::string(129, '[') + std::string(129, ']') + "}";
+  fake_->responses.push_back(HttpResponse{200, deep, {}});
+  Result<json> node = client_->Get("/api/v1/nodes/n1");
+  ASSERT_FALSE(node.ok());
+  EXPECT_EQ(node.error().code, ErrorCode::kApi);
+  EXPECT_THAT(node.error().message,
+              HasSubstr("GET /api/v1/nodes/n1 is nested deeper than 128 levels"));
+}
+
 TEST_F(ClientTest, RetriesServerErrorsWithJitteredExponentialBackoff) {
   fake_->responses.push_back(Reply(503, StatusBody(503, "ServiceUnavailable", "unavailable")));
   fake_->responses.push_back(Reply(500, StatusBody(500, "InternalError", "oops")));

@@ -6,6 +6,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace powerctl::manifests {
 namespace {
 
@@ -107,6 +110,41 @@ TEST(ConfigLoaderTest, CrossFieldChecks) {
   ConfigSources sources;
   sources.set_flags = {"extender.port=8080"};
   EXPECT_THAT(LoadConfig(sources).error().message, HasSubstr("must differ"));
+}
+
+// The inputs of tests/fuzz/corpus/config_fuzzer/regression-*: each was a crash, hang or
+// uncaught exception before, and must now be a clean kInvalidInput naming the line.
+TEST(ConfigLoaderTest, FuzzRegressionsAreCleanErrors) {
+  struct Case {
+    std::string text;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      // invalid-utf8-list-throws: yaml-cpp passed the byte through, and dumping it threw.
+      {"telemetry:\n  sensors:\n    ambient: [\"\xea\"]\n", "p.yaml:3:15: text is not valid UTF-8"},
+      // invalid-utf8-string
+      {"extender:\n urlPrefixPath: /\xea", "p.yaml:2:17: text is not valid UTF-8"},
+      // leading-comma-hang: yaml-cpp 0.7 reported empty documents at the ',' forever.
+      {",", "p.yaml:1:1: unexpected ','"},
+      // newline-in-string: would have broken the YAML and the ConfigMap powerctl writes.
+      {"predictor:\n  model:\n    signature: \"a\\nb\"\n",
+       "p.yaml:3: predictor.model.signature: must not contain control characters"},
+      // regex-stack-overflow-*: std::regex recursed once per character. The schema caps every
+      // value at 1024 characters now, and the validators are linear scanners (names_test).
+      {"extender:\n  image: " + std::string(100000, 'a') + "\n",
+       "p.yaml:2: extender.image: longer than 1024 characters"},
+      {"extender:\n  cpuRequest: \"" + std::string(100000, '1') + "\"\n",
+       "p.yaml:2: extender.cpuRequest: longer than 1024 characters"},
+      {"policies:\n- name: p\n  strategies:\n    scheduleonmetric:\n      rules:\n"
+       "      - metricname: " +
+           std::string(100000, 'a') + "\n        operator: LessThan\n",
+       "p.yaml:6: metricname: must match ^[a-zA-Z0-9_-]+$"},
+  };
+  for (const Case& c : cases) {
+    const Error error = ApplyError(c.text);
+    EXPECT_EQ(error.code, ErrorCode::kInvalidInput) << c.message;
+    EXPECT_THAT(error.message, HasSubstr(c.message));
+  }
 }
 
 TEST(ConfigSchemaTest, EnvVarNames) {

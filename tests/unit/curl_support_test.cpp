@@ -1,5 +1,7 @@
 #include "core/kube/curl_support.h"
 
+#include "core/common/json_bounds.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -91,6 +93,28 @@ TEST(StreamWriteTest, KeepsTheBodyOfAnErrorStatus) {
   std::string body = "{\"kind\":\"Status\"}\n";
   EXPECT_EQ(StreamWrite(body.data(), 1, body.size(), &state), body.size());
   EXPECT_EQ(state.error_body, body);
+}
+
+TEST(StreamWriteTest, HandsOverALineThatNeverEndsOnceItIsTooLong) {
+  std::vector<std::size_t> sizes;
+  std::function<bool(std::string_view)> on_line = [&](std::string_view line) {
+    sizes.push_back(line.size());
+    return false;  // as the watch does with an event it cannot parse
+  };
+  StreamState state;
+  state.status = 200;
+  state.on_line = &on_line;
+  std::string chunk(1 << 20, 'x');
+  std::size_t written = 0;
+  while (!state.stopped && written <= kKubeJsonLimits.max_bytes + chunk.size()) {
+    if (StreamWrite(chunk.data(), 1, chunk.size(), &state) == 0) break;
+    written += chunk.size();
+  }
+  EXPECT_TRUE(state.stopped);
+  ASSERT_EQ(sizes.size(), 1u);
+  EXPECT_GT(sizes[0], kKubeJsonLimits.max_bytes);
+  EXPECT_LE(sizes[0], kKubeJsonLimits.max_bytes + chunk.size());
+  EXPECT_TRUE(state.buffer.empty());
 }
 
 }  // namespace

@@ -103,5 +103,16 @@ TEST(DecisionFromEvent, ABrokenAnnotationIsInvalid) {
   EXPECT_NE(parsed.error().message.find("nodes[0].node"), std::string::npos);
 }
 
+TEST(DecisionFromEvent, HostileNestingIsRefusedBeforeParsing) {
+  // Anyone allowed to create Events can write this annotation.
+  std::string deep = R"({"nodes":)" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  json event = {{"reason", kReasonPowerScored},
+                {"metadata", {{"annotations", {{kDecisionAnnotation, deep}}}}}};
+  auto parsed = DecisionFromEvent(event);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.error().code, ErrorCode::kInvalidInput);
+  EXPECT_NE(parsed.error().message.find("nested too deeply"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace powerctl::extender

@@ -148,6 +148,16 @@ TEST(PredictHttpBatchTest, ParseModelJsonReadsNonFiniteTokensOutsideStrings) {
   EXPECT_TRUE(ParseModelJson("").is_discarded());
 }
 
+TEST(PredictHttpBatchTest, ParseModelJsonBoundsNesting) {
+  const std::string ok = R"({"predictions": )" + std::string(63, '[') + std::string(63, ']') + "}";
+  EXPECT_TRUE(ParseModelJson(ok).is_object());
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_TRUE(ParseModelJson(deep).is_discarded());
+  auto object = ModelResponseObject(deep);
+  ASSERT_FALSE(object.ok());
+  EXPECT_EQ(object.error().code, ErrorCode::kApi);
+}
+
 TEST(PredictHttpBatchTest, FloatsAreShortestRoundTrip) {
   std::string out;
   for (float v : {0.1f, 0.5f, 1.0f, 0.36f, 1e-7f, 123456.789f}) {

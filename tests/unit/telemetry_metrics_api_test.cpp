@@ -172,5 +172,24 @@ TEST(TelemetryMetricsParseTest, Rfc3339) {
   }
 }
 
+// prometheus_response_fuzzer: year 2424 overflowed system_clock's 64-bit nanoseconds (UBSan:
+// signed integer overflow in from_time_t); years outside 1900-2200 are rejected instead.
+TEST(TelemetryMetricsParseTest, Rfc3339YearsOutsideTheClockRange) {
+  for (const char* bad : {"2424-05-01T10:00:00Z", "9999-12-31T23:59:59Z", "0001-01-01T00:00:00Z",
+                          "1677-01-01T00:00:00Z", "2201-01-01T00:00:00Z"}) {
+    EXPECT_FALSE(ParseRfc3339(bad)) << bad;
+  }
+  EXPECT_TRUE(ParseRfc3339("1900-01-01T00:00:00Z"));
+  EXPECT_TRUE(ParseRfc3339("2200-12-31T23:59:59-23:59"));
+  const nlohmann::json node = {{"kind", "NodeMetrics"},
+                               {"metadata", {{"name", "node-a"}}},
+                               {"timestamp", "2424-05-01T10:00:00Z"},
+                               {"window", "20s"},
+                               {"usage", {{"cpu", "1"}, {"memory", "1Ki"}}}};
+  auto parsed = ParseNodeMetrics(node);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_THAT(parsed.error().message, HasSubstr("is not RFC 3339"));
+}
+
 }  // namespace
 }  // namespace powerctl::telemetry

@@ -37,6 +37,15 @@ TEST(PrometheusResponseTest, Vector) {
   EXPECT_TRUE(r->warnings.empty());
 }
 
+TEST(PrometheusResponseTest, NestingIsBounded) {
+  const std::string deep = R"({"status":"success","data":{"resultType":"vector","result":[)" +
+                           std::string(100000, '[') + std::string(100000, ']') + "]}}";
+  auto r = ParseQueryResponse(200, deep);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kApi);
+  EXPECT_THAT(r.error().message, HasSubstr("nested deeper than 64 levels"));
+}
+
 TEST(PrometheusResponseTest, Matrix) {
   auto r = ParseQueryResponse(
       200,
@@ -247,6 +256,15 @@ TEST(PrometheusClientTest, Helpers) {
   EXPECT_EQ(WallTimeFromSeconds(1.5)->time_since_epoch(), milliseconds(1500));
   EXPECT_FALSE(WallTimeFromSeconds(NAN));
   EXPECT_FALSE(WallTimeFromSeconds(1e300));
+  // prometheus_response_fuzzer: 11700000015 s (year 2340) overflowed system_clock.
+  EXPECT_FALSE(WallTimeFromSeconds(11700000015));
+  EXPECT_FALSE(WallTimeFromSeconds(-9.1e9));
+  EXPECT_EQ(WallTimeFromSeconds(9e9)->time_since_epoch(), milliseconds(9'000'000'000'000));
+  auto matrix = ParseQueryResponse(
+      200, R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{},)"
+           R"("values":[[1700000000,"240"],[11700000015,"241.5"]]}]}})");
+  ASSERT_FALSE(matrix.ok());
+  EXPECT_THAT(matrix.error().message, HasSubstr("a sample time is out of range"));
 }
 
 }  // namespace
