@@ -109,6 +109,7 @@ void BuildApp(CLI::App& app, CommandEnv& env) {
   RegisterExplain(app, env);
   RegisterScheduleServer(app, env);
   RegisterSimulate(app, env);
+  RegisterLb(app, env);
   RegisterCompletion(app, env);
   RegisterVersion(app, env);
   app.footer(

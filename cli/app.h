@@ -33,6 +33,7 @@ void RegisterLabel(CLI::App& app, CommandEnv& env);
 void RegisterCalibrate(CLI::App& app, CommandEnv& env);
 void RegisterDoctor(CLI::App& app, CommandEnv& env);
 void RegisterPredict(CLI::App& app, CommandEnv& env);
+void RegisterLb(CLI::App& app, CommandEnv& env);
 void RegisterScore(CLI::App& app, CommandEnv& env);
 void RegisterExplain(CLI::App& app, CommandEnv& env);
 void RegisterScheduleServer(CLI::App& app, CommandEnv& env);

@@ -7,7 +7,6 @@
 #include "core/common/http_client.h"
 #include "core/common/yaml.h"
 #include "core/explain/explain_pod.h"
-#include "core/kube/connection.h"
 
 #include <fmt/format.h>
 
@@ -115,17 +114,6 @@ void PrintReport(std::ostream& out, const explain::ExplainReport& r, bool wide) 
   }
 }
 
-// -n, else the kubeconfig context's namespace (as kubectl), else "default".
-std::string PodNamespace(const Context& ctx) {
-  if (!ctx.globals.namespace_.empty()) return ctx.globals.namespace_;
-  kube::ConnectionRequest request;
-  request.kubeconfig_flag = ctx.globals.kubeconfig;
-  request.context_flag = ctx.globals.context;
-  request.environment = ctx.environment;
-  auto connection = kube::ResolveConnection(request);
-  return connection.ok() && !connection->namespace_.empty() ? connection->namespace_ : "default";
-}
-
 int RunExplain(const Context& ctx, const ExplainFlags& flags) {
   auto format = ctx.Output(OutputFormat::kTable, {OutputFormat::kTable, OutputFormat::kWide,
                                                   OutputFormat::kJson, OutputFormat::kYaml});
@@ -136,7 +124,7 @@ int RunExplain(const Context& ctx, const ExplainFlags& flags) {
   auto source = predict::ParsePredictSource(flags.source);
   if (!source.ok()) return Fail(ctx, source.error());
   request.source = *source;
-  request.namespace_ = PodNamespace(ctx);
+  request.namespace_ = ObjectNamespace(ctx);
   // -n names the pod's namespace here, not powerctl's own (which comes from powerctl.yaml).
   Context config_ctx = ctx;
   config_ctx.globals.namespace_.clear();

@@ -22,4 +22,14 @@ Result<std::unique_ptr<kube::Client>> ConnectToCluster(const Context& ctx) {
   return std::make_unique<kube::Client>(std::move(transport), options);
 }
 
+std::string ObjectNamespace(const Context& ctx) {
+  if (!ctx.globals.namespace_.empty()) return ctx.globals.namespace_;
+  kube::ConnectionRequest request;
+  request.kubeconfig_flag = ctx.globals.kubeconfig;
+  request.context_flag = ctx.globals.context;
+  request.environment = ctx.environment;
+  auto connection = kube::ResolveConnection(request);
+  return connection.ok() && !connection->namespace_.empty() ? connection->namespace_ : "default";
+}
+
 }  // namespace powerctl::cli

@@ -5,9 +5,14 @@
 #include "core/kube/client.h"
 
 #include <memory>
+#include <string>
 
 namespace powerctl::cli {
 
 Result<std::unique_ptr<kube::Client>> ConnectToCluster(const Context& ctx);
+
+// The namespace of a named object: -n, else the kubeconfig context's namespace (as kubectl),
+// else "default".
+std::string ObjectNamespace(const Context& ctx);
 
 }  // namespace powerctl::cli

@@ -26,10 +26,12 @@ _powerctl() {
       "/why") path="why" ;;
       "/schedule-server") path="schedule-server" ;;
       "/simulate") path="simulate" ;;
+      "/lb") path="lb" ;;
       "/completion") path="completion" ;;
       "/version") path="version" ;;
       "label/nodes") path="label nodes" ;;
       "explain/pod") path="explain pod" ;;
+      "lb/weights") path="lb weights" ;;
     esac
   done
   case "$path|$prev" in
@@ -114,7 +116,7 @@ _powerctl() {
     "simulate|--export-snapshot") COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
   case "$path" in
-    "") words="init generate apply delete label calibrate doctor predict score explain why schedule-server simulate completion version -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
+    "") words="init generate apply delete label calibrate doctor predict score explain why schedule-server simulate lb completion version -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "init") words="-h --help --help-all --defaults --force --kube-version --scheduler-name --extender-image --predictor --tls-mode -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "generate") words="all namespace rbac secrets policies model extender scheduler -h --help --help-all --kube-version --output-dir --templates --out-of-cluster --extender-url --cert-dir -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "apply") words="all namespace rbac secrets policies model extender scheduler -h --help --help-all --kube-version --templates --cert-dir --dry-run --force-conflicts --rotate-certs --wait --timeout -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
@@ -129,6 +131,8 @@ _powerctl() {
     "explain pod") words="-h --help --help-all --no-recompute --source -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "schedule-server") words="-h --help --help-all --listen --ops-listen --tls-cert --tls-key --client-ca --insecure-http --url-prefix --drain-timeout --threads --lease-name --lease-namespace --identity --decision-events -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "simulate") words="-h --help --help-all --cluster --pods --workload --scorer --seeds --seed --load --prediction-error --report --export-snapshot -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
+    "lb") words="weights -h --help --help-all -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
+    "lb weights") words="-h --help --help-all -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "completion") words="bash zsh fish -h --help --help-all -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "version") words="-h --help --help-all --short -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
   esac

@@ -13,6 +13,7 @@ complete -c powerctl -n '__fish_use_subcommand' -a explain
 complete -c powerctl -n '__fish_use_subcommand' -a why
 complete -c powerctl -n '__fish_use_subcommand' -a schedule-server
 complete -c powerctl -n '__fish_use_subcommand' -a simulate
+complete -c powerctl -n '__fish_use_subcommand' -a lb
 complete -c powerctl -n '__fish_use_subcommand' -a completion
 complete -c powerctl -n '__fish_use_subcommand' -a version
 complete -c powerctl -s h -l help -d 'Print this help message and exit'
@@ -146,6 +147,11 @@ complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l load -x -d 'Cl
 complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l prediction-error -x -d 'How far off the predictors\' idle and max watts are, percent (default 10)'
 complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l report -r -F -d 'Also write an HTML report with charts'
 complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l export-snapshot -r -F -d 'Write a snapshot of the live cluster (- for stdout) instead of simulating'
+complete -c powerctl -n '__fish_seen_subcommand_from lb' -a weights
+complete -c powerctl -n '__fish_seen_subcommand_from lb' -s h -l help -d 'Print this help message and exit'
+complete -c powerctl -n '__fish_seen_subcommand_from lb' -l help-all -d 'Show help for every command'
+complete -c powerctl -n '__fish_seen_subcommand_from weights' -s h -l help -d 'Print this help message and exit'
+complete -c powerctl -n '__fish_seen_subcommand_from weights' -l help-all -d 'Show help for every command'
 complete -c powerctl -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'
 complete -c powerctl -n '__fish_seen_subcommand_from completion' -s h -l help -d 'Print this help message and exit'
 complete -c powerctl -n '__fish_seen_subcommand_from completion' -l help-all -d 'Show help for every command'

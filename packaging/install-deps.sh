@@ -14,6 +14,9 @@ TEST_PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev clang-format
   clang libclang-rt-14-dev
   python3 python3-yaml etcd-server openssl jq curl procps iproute2 bash-completion
+  # The lb-agent's network-namespace test (tests/integration/test_lb_netns.py): the nft tool
+  # loads a kube-proxy stand-in and lists what is left.
+  nftables
   prometheus prometheus-node-exporter wrk
   # Renders simulate's HTML report in tests (headless screenshots).
   chromium

@@ -115,6 +115,14 @@ struct ScoringSettings {
   int unknown_score = 5;  // 0..10 for nodes without a prediction
 };
 
+// `lb weights` and the lb-agent.
+struct LbSettings {
+  // CPU one request adds, for Services without the powerctl.io/cpu-per-request annotation
+  // (WAO v2's default for its waok8s.github.io/cpu-per-request).
+  std::string cpu_per_request = "100m";
+  int unknown_weight = 50;  // 1..100 for endpoints whose node has no prediction
+};
+
 struct PowerctlConfig {
   std::string namespace_ = "powerctl";
   std::string kubernetes_version = "1.30";
@@ -123,6 +131,7 @@ struct PowerctlConfig {
   PredictorSettings predictor;
   TelemetrySettings telemetry;
   ScoringSettings scoring;
+  LbSettings lb;
   std::vector<Policy> policies;
 };
 

@@ -407,6 +407,20 @@ std::vector<FieldSpec> MakeFields() {
        {},
        0,
        10});
+
+  add({"lb.cpuPerRequest",
+       "CPU one request adds, for Services without the powerctl.io/cpu-per-request annotation",
+       [](C& c) { return Ref(&c.lb.cpu_per_request); },
+       {},
+       0,
+       0,
+       CheckQuantity});
+  add({"lb.unknownWeight",
+       "Load-balancing weight (1..100) of endpoints whose node has no prediction",
+       [](C& c) { return Ref(&c.lb.unknown_weight); },
+       {},
+       1,
+       100});
   return f;
 }
 

@@ -53,7 +53,28 @@ std::string Describe(const manifests::PowerctlConfig& config,
                      config.predictor.backend);
 }
 
-Result<PowerReport> ComputeLocally(const std::vector<json>& node_objects, double cpu_added,
+Result<PowerReport> AskExtender(const std::vector<std::string>& names, const std::string& cpu_text,
+                                const manifests::PowerctlConfig& config,
+                                const PredictDependencies& deps) {
+  std::string path = ExtenderPredictionsPath(config, names, cpu_text);
+  auto document = deps.kube->Get(path);
+  const std::string who =
+      fmt::format("extender {}/{}", config.namespace_, manifests::NamesFor(config).extender);
+  if (!document.ok()) return WithContext(document.error(), who);
+  PowerReport report;
+  report.now = deps.clock.now();
+  auto contents = ParsePredictionDocument(*document, report.now);
+  if (!contents.ok()) return WithContext(contents.error(), who);
+  report.from_extender = true;
+  report.answered_by = who + " (through the API server's service proxy to its ops port)";
+  report.cpu_added = contents->cpu_added;
+  report.nodes = std::move(contents->nodes);
+  return report;
+}
+
+}  // namespace
+
+Result<PowerReport> PredictLocally(const std::vector<json>& node_objects, double cpu_added,
                                    const manifests::PowerctlConfig& config,
                                    const PredictDependencies& deps) {
   std::vector<telemetry::NodeInfo> infos;
@@ -92,27 +113,6 @@ Result<PowerReport> ComputeLocally(const std::vector<json>& node_objects, double
   report.nodes = PredictNodePower(facts, readings, config, *predictor.predictor, query);
   return report;
 }
-
-Result<PowerReport> AskExtender(const std::vector<std::string>& names, const std::string& cpu_text,
-                                const manifests::PowerctlConfig& config,
-                                const PredictDependencies& deps) {
-  std::string path = ExtenderPredictionsPath(config, names, cpu_text);
-  auto document = deps.kube->Get(path);
-  const std::string who =
-      fmt::format("extender {}/{}", config.namespace_, manifests::NamesFor(config).extender);
-  if (!document.ok()) return WithContext(document.error(), who);
-  PowerReport report;
-  report.now = deps.clock.now();
-  auto contents = ParsePredictionDocument(*document, report.now);
-  if (!contents.ok()) return WithContext(contents.error(), who);
-  report.from_extender = true;
-  report.answered_by = who + " (through the API server's service proxy to its ops port)";
-  report.cpu_added = contents->cpu_added;
-  report.nodes = std::move(contents->nodes);
-  return report;
-}
-
-}  // namespace
 
 Result<PredictSource> ParsePredictSource(const std::string& text) {
   if (text == "auto") return PredictSource::kAuto;
@@ -160,7 +160,7 @@ Result<PowerReport> ReportPower(const PredictRequest& request,
     if (answer.ok() || request.source == PredictSource::kExtender) return answer;
     extender_failure = answer.error().message;
   }
-  POWERCTL_TRY(report, ComputeLocally(node_objects, *cores, config, deps));
+  POWERCTL_TRY(report, PredictLocally(node_objects, *cores, config, deps));
   if (!extender_failure.empty()) {
     report.warnings.push_back("the extender did not answer (" + extender_failure +
                               "); computed locally");

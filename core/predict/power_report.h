@@ -56,6 +56,14 @@ Result<PowerReport> ReportPower(const PredictRequest& request,
                                 const manifests::PowerctlConfig& config,
                                 const PredictDependencies& deps);
 
+// Computes here, from powerctl.yaml's telemetry and predictor settings, for these Node
+// objects: what `predict --source local` does, also used by `lb weights` for the nodes behind
+// a Service. Fails when the telemetry sources or the predictor cannot be set up or no
+// readings come back; per-node problems are in each NodePower's error.
+Result<PowerReport> PredictLocally(const std::vector<nlohmann::json>& node_objects,
+                                   double cpu_added, const manifests::PowerctlConfig& config,
+                                   const PredictDependencies& deps);
+
 // The service proxy path to the extender's ops JSON (exposed for tests and `explain`).
 std::string ExtenderPredictionsPath(const manifests::PowerctlConfig& config,
                                     const std::vector<std::string>& nodes, const std::string& cpu);

@@ -503,6 +503,7 @@ class FakeApiServer : public HttpTransport {
                                                   "rbac.authorization.k8s.io",
                                                   "apiextensions.k8s.io",
                                                   "coordination.k8s.io",
+                                                  "discovery.k8s.io",
                                                   "authorization.k8s.io"};
     if (builtin.count(target.group) > 0) return true;
     if (target.group == "metrics.k8s.io") return serve_metrics_;
