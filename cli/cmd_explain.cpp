@@ -125,10 +125,7 @@ int RunExplain(const Context& ctx, const ExplainFlags& flags) {
   if (!source.ok()) return Fail(ctx, source.error());
   request.source = *source;
   request.namespace_ = ObjectNamespace(ctx);
-  // -n names the pod's namespace here, not powerctl's own (which comes from powerctl.yaml).
-  Context config_ctx = ctx;
-  config_ctx.globals.namespace_.clear();
-  auto config = config_ctx.LoadConfig();
+  auto config = LoadConfigForObjectCommand(ctx);  // -n is the object's namespace here
   if (!config.ok()) return Fail(ctx, config.error());
   auto client = ConnectToCluster(ctx);
   if (!client.ok()) return Fail(ctx, client.error());

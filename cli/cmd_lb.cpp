@@ -60,11 +60,7 @@ int RunLbWeights(const Context& ctx, const LbWeightsFlags& flags) {
   auto format = ctx.Output(OutputFormat::kTable, {OutputFormat::kTable, OutputFormat::kWide,
                                                   OutputFormat::kJson, OutputFormat::kYaml});
   if (!format.ok()) return Fail(ctx, format.error());
-  // -n names the Service's namespace here, not powerctl's own (which comes from powerctl.yaml
-  // and places the default model server).
-  Context config_ctx = ctx;
-  config_ctx.globals.namespace_.clear();
-  auto config = config_ctx.LoadConfig();
+  auto config = LoadConfigForObjectCommand(ctx);  // -n is the object's namespace here
   if (!config.ok()) return Fail(ctx, config.error());
   auto client = ConnectToCluster(ctx);
   if (!client.ok()) return Fail(ctx, client.error());

@@ -15,4 +15,8 @@ Result<std::unique_ptr<kube::Client>> ConnectToCluster(const Context& ctx);
 // else "default".
 std::string ObjectNamespace(const Context& ctx);
 
+// powerctl.yaml for commands whose -n names the object's namespace (a pod, a Service), not
+// powerctl's own: the config's namespace (where the extender and model server live) is kept.
+Result<manifests::PowerctlConfig> LoadConfigForObjectCommand(const Context& ctx);
+
 }  // namespace powerctl::cli

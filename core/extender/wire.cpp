@@ -1,5 +1,6 @@
 #include "core/extender/wire.h"
 
+#include "core/common/json_bounds.h"
 #include "core/extender/wire_internal.h"
 
 #include <algorithm>
@@ -36,27 +37,10 @@ json* FindMutable(json& object, std::string_view key) {
   return FindIn(object, key);
 }
 
-// Nesting depth of arrays/objects, counted outside strings, without building anything.
+// The HTTP server already capped the size; the depth check keeps recursion over the value
+// (copies, lookups, dumps) shallow.
 bool WithinDepth(std::string_view text, int limit) {
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > limit) return false;
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-  return true;
+  return !JsonBoundsViolation(text, JsonLimits{limit, text.size()});
 }
 
 Result<json> ParseObject(std::string_view body, std::string_view what) {
