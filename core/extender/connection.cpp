@@ -44,7 +44,6 @@ class Connection {
   }
   void set_id(std::uint64_t id) { id_ = id; }
 
-  // Runs on the connection's strand: closes the socket, which aborts the pending operation.
   // Runs on the connection's strand. Busy connections are left to finish (unless `all`). An
   // idle one has its pending read cancelled; Run() then still serves a request whose bytes
   // had already arrived (the client believes it delivered it) and closes otherwise.
@@ -84,6 +83,7 @@ class Connection {
         beast::get_lowest_layer(stream_).expires_after(limits.idle_timeout);
         auto [ec, n] = co_await stream_.async_read_some(buffer_.prepare(4096), kNoThrow);
         if (ec == net::error::operation_aborted && state_->draining && next_request_waiting()) {
+          beast::get_lowest_layer(stream_).expires_after(limits.read_timeout);  // bytes are there
           std::tie(ec, n) = co_await stream_.async_read_some(buffer_.prepare(4096), kNoThrow);
         }
         if (ec) break;
