@@ -50,7 +50,9 @@ Result<Target> MakeTarget(const ClusterConnection& connection) {
 }
 
 size_t AppendBody(char* data, size_t size, size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
+  auto* body = static_cast<std::string*>(user);
+  if (body->size() + size * count > kMaxResponseBodyBytes) return 0;  // CURLE_WRITE_ERROR
+  body->append(data, size * count);
   return size * count;
 }
 

@@ -50,7 +50,11 @@ struct Target {
 // kInvalidInput for a server that is not an http(s) URL or a bad tls-server-name.
 Result<Target> MakeTarget(const ClusterConnection& connection);
 
-// CURLOPT_WRITEFUNCTION appending to a std::string.
+// The largest response body kept (lists are paged, so real ones stay far below): a server that
+// sends more fails the request instead of exhausting memory.
+inline constexpr std::size_t kMaxResponseBodyBytes = 64 << 20;
+// CURLOPT_WRITEFUNCTION appending to a std::string, up to kMaxResponseBodyBytes (then libcurl
+// stops with CURLE_WRITE_ERROR).
 size_t AppendBody(char* data, size_t size, size_t count, void* user);
 // CURLOPT_HEADERFUNCTION filling a std::map with lower-cased names (repeats joined by ", ").
 size_t CollectHeader(char* data, size_t size, size_t count, void* user);

@@ -43,6 +43,7 @@ class CurlTransport : public HttpTransport {
       HttpResponse response;
       std::string failure;
       bool cancelled = false;
+      bool too_large = false;
       auto start = Clock::now();
       {
         std::lock_guard lock(mu_);
@@ -59,14 +60,20 @@ class CurlTransport : public HttpTransport {
         if (rc == CURLE_OK) {
           curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &response.status);
         } else if (rc == CURLE_ABORTED_BY_CALLBACK) {
-          cancelled = true;  // only the cancel flag's progress callback aborts
+          cancelled = true;                    // only the cancel flag's progress callback aborts
+        } else if (rc == CURLE_WRITE_ERROR) {  // only AppendBody's cap refuses to write
+          too_large = true;
+          failure = request.method + " " + target_.display + request.path +
+                    ": the response is larger than " +
+                    std::to_string(curl::kMaxResponseBodyBytes >> 20) + " MiB";
         } else {
           failure = curl::NetworkMessage(rc, handle, error_buffer_, target_.display);
         }
       }
       if (cancelled) return Cancel(request, start);
       LogRequest(request, response.status, failure, start);
-      if (!failure.empty()) return MakeError(ErrorCode::kNetwork, failure);
+      if (!failure.empty())  // a body over the cap is the server's answer: not worth retrying
+        return MakeError(too_large ? ErrorCode::kApi : ErrorCode::kNetwork, failure);
       if (response.status == 401 && attempt == 0 && credentials_.Invalidate(credential.token)) {
         POWERCTL_TRY(refreshed, credentials_.Get());
         credential = std::move(refreshed);

@@ -395,6 +395,16 @@ TEST_F(CurlTransportTest, LogsNeitherCredentialsNorBodies) {
   EXPECT_THAT(log, Not(HasSubstr("Authorization")));
 }
 
+TEST_F(CurlTransportTest, AResponseOverTheCapFailsWithoutRetrying) {
+  auto transport = Make(Connection(Files().tls.port()));
+  ASSERT_NE(transport, nullptr);
+  Result<HttpResponse> response = Send(*transport, "GET", "/huge");
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().code, ErrorCode::kApi);
+  EXPECT_THAT(response.error().message, HasSubstr("larger than 64 MiB"));
+  EXPECT_EQ(Echo(*transport)["method"], "GET");  // the transport still works
+}
+
 TEST_F(CurlTransportTest, InvalidServerUrl) {
   for (std::string server : {"ftp://example.com", "not a url", ""}) {
     ClusterConnection connection;

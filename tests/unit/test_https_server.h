@@ -31,7 +31,8 @@ namespace powerctl::testsupport {
 // Routes: /echo (the request as JSON), /auth (401 unless the bearer token is the one in
 // DIR/expected_token), /stream (3 events split across chunks, then a last line without a
 // newline), /endless (an event every 50ms), /idle (a stream that stays silent for 30s, like an
-// idle watch), /slow (answers after 3s), /status/N.
+// idle watch), /slow (answers after 3s), /status/N, /huge (a chunked body of 80 MiB, more
+// than the transport keeps).
 inline constexpr char kServerScript[] = R"py(
 import http.server, json, os, ssl, sys, time
 
@@ -114,6 +115,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
             time.sleep(3)
             try:
                 self.reply(200, {})
+            except OSError:
+                self.close_connection = True
+        elif path.startswith("/huge"):
+            self.start_stream()
+            try:
+                block = b"[" + b" " * (1 << 20)
+                for _ in range(80):
+                    self.chunk(block)
+                self.chunk(b"")
             except OSError:
                 self.close_connection = True
         elif path.startswith("/status/"):
