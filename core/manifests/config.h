@@ -121,6 +121,11 @@ struct LbSettings {
   // (WAO v2's default for its waok8s.github.io/cpu-per-request).
   std::string cpu_per_request = "100m";
   int unknown_weight = 50;  // 1..100 for endpoints whose node has no prediction
+  // The lb-agent: nftables (its own table, ahead of kube-proxy) or ipvs (the weights of
+  // kube-proxy's IPVS real servers, where kube-proxy runs in IPVS mode with wrr).
+  std::string mode = "nftables";
+  std::string resync_interval = "30s";  // predictions and Services are re-read this often
+  int ops_port = 9447;                  // the agent's /healthz, /readyz, /metrics, /status
 };
 
 struct PowerctlConfig {

@@ -421,6 +421,23 @@ std::vector<FieldSpec> MakeFields() {
        {},
        1,
        100});
+  add({"lb.mode",
+       "How the lb-agent balances: nftables (a table of its own) or ipvs (kube-proxy's weights)",
+       [](C& c) { return Ref(&c.lb.mode); },
+       {"nftables", "ipvs"}});
+  add({"lb.resyncInterval",
+       "How often the lb-agent re-reads predictions and Services (it also follows watches)",
+       [](C& c) { return Ref(&c.lb.resync_interval); },
+       {},
+       0,
+       0,
+       CheckDuration});
+  add({"lb.opsPort",
+       "The lb-agent's plain HTTP port for /healthz, /readyz, /metrics and /status",
+       [](C& c) { return Ref(&c.lb.ops_port); },
+       {},
+       1,
+       65535});
   return f;
 }
 
