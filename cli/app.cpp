@@ -110,6 +110,7 @@ void BuildApp(CLI::App& app, CommandEnv& env) {
   RegisterScheduleServer(app, env);
   RegisterSimulate(app, env);
   RegisterLb(app, env);
+  RegisterLbAgent(app, env);
   RegisterCompletion(app, env);
   RegisterVersion(app, env);
   app.footer(

@@ -34,6 +34,7 @@ void RegisterCalibrate(CLI::App& app, CommandEnv& env);
 void RegisterDoctor(CLI::App& app, CommandEnv& env);
 void RegisterPredict(CLI::App& app, CommandEnv& env);
 void RegisterLb(CLI::App& app, CommandEnv& env);
+void RegisterLbAgent(CLI::App& app, CommandEnv& env);
 void RegisterScore(CLI::App& app, CommandEnv& env);
 void RegisterExplain(CLI::App& app, CommandEnv& env);
 void RegisterScheduleServer(CLI::App& app, CommandEnv& env);

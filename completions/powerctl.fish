@@ -14,6 +14,7 @@ complete -c powerctl -n '__fish_use_subcommand' -a why
 complete -c powerctl -n '__fish_use_subcommand' -a schedule-server
 complete -c powerctl -n '__fish_use_subcommand' -a simulate
 complete -c powerctl -n '__fish_use_subcommand' -a lb
+complete -c powerctl -n '__fish_use_subcommand' -a lb-agent
 complete -c powerctl -n '__fish_use_subcommand' -a completion
 complete -c powerctl -n '__fish_use_subcommand' -a version
 complete -c powerctl -s h -l help -d 'Print this help message and exit'
@@ -152,6 +153,12 @@ complete -c powerctl -n '__fish_seen_subcommand_from lb' -s h -l help -d 'Print 
 complete -c powerctl -n '__fish_seen_subcommand_from lb' -l help-all -d 'Show help for every command'
 complete -c powerctl -n '__fish_seen_subcommand_from weights' -s h -l help -d 'Print this help message and exit'
 complete -c powerctl -n '__fish_seen_subcommand_from weights' -l help-all -d 'Show help for every command'
+complete -c powerctl -n '__fish_seen_subcommand_from lb-agent' -s h -l help -d 'Print this help message and exit'
+complete -c powerctl -n '__fish_seen_subcommand_from lb-agent' -l help-all -d 'Show help for every command'
+complete -c powerctl -n '__fish_seen_subcommand_from lb-agent' -l node -x -d 'This node\'s name (default $NODE_NAME, else hostname)'
+complete -c powerctl -n '__fish_seen_subcommand_from lb-agent' -l ops-listen -x -d 'Ops port address for probes, metrics and status (default 0.0.0.0:<lb.opsPort>)'
+complete -c powerctl -n '__fish_seen_subcommand_from lb-agent' -l resync -x -d 'How often predictions are re-read (default lb.resyncInterval, 30s)'
+complete -c powerctl -n '__fish_seen_subcommand_from lb-agent' -l mode -x -d 'nftables or ipvs (default lb.mode, nftables)'
 complete -c powerctl -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'
 complete -c powerctl -n '__fish_seen_subcommand_from completion' -s h -l help -d 'Print this help message and exit'
 complete -c powerctl -n '__fish_seen_subcommand_from completion' -l help-all -d 'Show help for every command'

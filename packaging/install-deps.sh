@@ -17,6 +17,9 @@ TEST_PKGS=(
   # The lb-agent's network-namespace test (tests/integration/test_lb_netns.py): the nft tool
   # loads a kube-proxy stand-in and lists what is left.
   nftables
+  # The lb-agent's `--mode ipvs` runs ipvsadm (core/lb/ipvs_admin.h); its unit tests use shell
+  # stand-ins, tests/integration/test_lb_ipvs.py the real tool on kernels with IPVS.
+  ipvsadm
   prometheus prometheus-node-exporter wrk
   # Renders simulate's HTML report in tests (headless screenshots).
   chromium

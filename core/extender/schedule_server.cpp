@@ -1,20 +1,16 @@
 #include "core/extender/schedule_server.h"
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/signal_set.hpp>
+#include "core/extender/stop_waiter.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <cctype>
-#include <csignal>
 #include <optional>
 
 namespace powerctl::extender {
 namespace {
-
-namespace net = boost::asio;
 
 const std::vector<double> kLatencyBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
                                              0.1,   0.25,   0.5,   1,    2.5,   5};
@@ -38,37 +34,6 @@ std::function<void(const RequestRecord&)> Recorder(MetricsRegistry& metrics,
       log->debug("{} {} {} -> {} in {:.1f}ms", server, r.method, path, r.status, seconds * 1000);
   };
 }
-
-// Installs the SIGTERM/SIGINT handlers when constructed (before the servers start, so a
-// signal right after the start line is never lost) and waits for one of them or `stop`.
-class StopWaiter {
- public:
-  StopWaiter(bool handle_signals, const std::stop_token& stop) : signals_(io_) {
-    if (handle_signals) {
-      signals_.add(SIGTERM);
-      signals_.add(SIGINT);
-    }
-    signals_.async_wait([this](const boost::system::error_code& ec, int signal) {
-      if (!ec) reason_ = signal == SIGTERM ? "SIGTERM" : "SIGINT";
-    });
-    if (stop.stop_possible()) {
-      on_stop_.emplace(
-          stop, std::function<void()>([this] { net::post(io_, [this] { signals_.cancel(); }); }));
-    }
-  }
-
-  // Blocks until a signal or `stop`; returns what stopped it.
-  std::string Wait() {
-    io_.run();
-    return reason_;
-  }
-
- private:
-  net::io_context io_{1};
-  net::signal_set signals_;
-  std::string reason_ = "stop requested";
-  std::optional<std::stop_callback<std::function<void()>>> on_stop_;
-};
 
 }  // namespace
 

@@ -34,6 +34,11 @@ class Balancer {
   virtual Status Remove() = 0;
   // Ports of the last Program() call that the balancer could not take, with the reason.
   virtual std::vector<SkippedPort> Skipped() const { return {}; }
+  // True when the kernel can drift from what Program() set without the agent doing anything
+  // (kube-proxy sets IPVS weights back to 1 when it restarts): the agent then calls Program()
+  // at every sync, even with unchanged weights, and Program() writes only what differs. False
+  // for a table of the agent's own, which only the agent changes.
+  virtual bool MayDrift() const { return false; }
 };
 
 std::unique_ptr<Balancer> MakeNftBalancer(std::unique_ptr<NftExecutor> nft);

@@ -1,5 +1,6 @@
 #include "core/lb/endpoints.h"
 
+#include "core/common/names.h"
 #include "core/kube/json_fields.h"
 
 #include <fmt/format.h>
@@ -32,12 +33,37 @@ ServiceEndpoint NodeOf(const json& endpoint, const std::string& api_version) {
   return out;
 }
 
+Result<std::vector<EndpointPort>> ParsePorts(const json& slice, const std::string& name) {
+  std::vector<EndpointPort> out;
+  const json* ports = FindField(slice, {"ports"});
+  if (ports == nullptr || ports->is_null()) return out;
+  if (!ports->is_array()) return BadSlice(name, "ports is not a list");
+  for (const json& port : *ports) {
+    if (!port.is_object()) return BadSlice(name, "a port is not an object");
+    EndpointPort p;
+    p.name = StringField(port, {"name"});
+    std::string protocol = StringField(port, {"protocol"});
+    if (!protocol.empty()) p.protocol = protocol;
+    const json* number = FindField(port, {"port"});
+    if (number != nullptr && !number->is_null()) {
+      if (!number->is_number_integer() || number->get<long long>() < 1 ||
+          number->get<long long>() > 65535) {
+        return BadSlice(name, "port \"" + p.name + "\" is not a number in 1..65535");
+      }
+      p.port = number->get<int>();
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<SliceEndpoints> ParseEndpointSlice(const json& slice, const std::string& api_version) {
   std::string name = StringField(slice, {"metadata", "name"});
   const json* endpoints = FindField(slice, {"endpoints"});
   SliceEndpoints out;
+  POWERCTL_TRY(ports, ParsePorts(slice, name));
   // A slice without endpoints has `endpoints: null` or no key at all.
   if (endpoints == nullptr || endpoints->is_null()) return out;
   if (!endpoints->is_array()) return BadSlice(name, "endpoints is not a list");
@@ -59,6 +85,7 @@ Result<SliceEndpoints> ParseEndpointSlice(const json& slice, const std::string& 
       e.pod = StringField(endpoint, {"targetRef", "name"});
     }
     e.slice = name;
+    e.ports = ports;
     out.ready.push_back(std::move(e));
   }
   return out;
@@ -90,6 +117,43 @@ Result<ServiceEndpoints> DiscoverEndpoints(kube::Client& kube, const std::string
     // While a controller moves an endpoint between slices it may be listed in both.
     for (ServiceEndpoint& e : parsed.ready) {
       if (seen.insert(e.address).second) out.ready.push_back(std::move(e));
+    }
+  }
+  return out;
+}
+
+Result<std::vector<json>> FetchEndpointNodes(kube::Client& kube,
+                                             const std::vector<ServiceEndpoint>& endpoints,
+                                             std::size_t list_threshold) {
+  std::set<std::pair<std::string, bool>> wanted;  // (name or hostname, is hostname)
+  for (const ServiceEndpoint& e : endpoints) {
+    if (!e.node.empty()) wanted.emplace(e.node, e.node_is_hostname);
+  }
+  if (wanted.empty()) return std::vector<json>{};
+  if (wanted.size() > list_threshold) return kube.List("/api/v1/nodes");
+  std::vector<json> out;
+  std::set<std::string> have;
+  auto add = [&](json node) {
+    if (have.insert(StringField(node, {"metadata", "name"})).second) out.push_back(std::move(node));
+  };
+  for (const auto& [value, is_hostname] : wanted) {
+    // The values come from EndpointSlices anyone with edit rights in a namespace can write:
+    // only a valid label value goes into a selector, only a valid name into a path.
+    if (is_hostname && ValidateLabelValue(value).empty()) {
+      kube::ListOptions options;
+      options.label_selector = std::string(kHostnameKey) + "=" + value;
+      POWERCTL_TRY(labelled, kube.List("/api/v1/nodes", options));
+      if (!labelled.empty()) {
+        for (json& node : labelled) add(std::move(node));
+        continue;
+      }
+    }
+    if (!ValidateDnsSubdomain(value).empty()) continue;
+    auto node = kube.Get("/api/v1/nodes/" + value);
+    if (node.ok()) {
+      add(std::move(*node));
+    } else if (node.error().code != ErrorCode::kNotFound) {
+      return node.error();
     }
   }
   return out;

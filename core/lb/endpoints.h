@@ -19,12 +19,22 @@ namespace powerctl::lb {
 inline constexpr const char* kServiceNameLabel = "kubernetes.io/service-name";
 inline constexpr const char* kHostnameKey = "kubernetes.io/hostname";
 
+// A port of an EndpointSlice: the Service port of the same name (and protocol) is served on
+// `port` at every endpoint of the slice.
+struct EndpointPort {
+  std::string name;  // "" for a Service's single unnamed port
+  int port = 0;      // 0: the slice names no port (the Service port is used as is)
+  std::string protocol = "TCP";
+  bool operator==(const EndpointPort&) const = default;
+};
+
 struct ServiceEndpoint {
   std::string address;  // the first address (the API says they are fungible)
   std::string node;     // node name or, when `node_is_hostname`, a hostname label value
   bool node_is_hostname = false;
-  std::string pod;    // targetRef name when it is a Pod
-  std::string slice;  // the EndpointSlice it came from
+  std::string pod;                  // targetRef name when it is a Pod
+  std::string slice;                // the EndpointSlice it came from
+  std::vector<EndpointPort> ports;  // the slice's ports
 };
 
 struct SliceEndpoints {
@@ -48,6 +58,14 @@ struct ServiceEndpoints {
 // server does not serve v1 (404), so 1.20 clusters work without a version probe.
 Result<ServiceEndpoints> DiscoverEndpoints(kube::Client& kube, const std::string& namespace_,
                                            const std::string& service);
+
+// The Node objects behind `endpoints` (by name, or by the kubernetes.io/hostname label), for
+// NodeResolver: one GET per node for a few nodes, one List of every node past
+// `list_threshold` distinct nodes. Nodes that do not exist are left out (NodeResolver then
+// resolves their endpoints to "").
+Result<std::vector<nlohmann::json>> FetchEndpointNodes(
+    kube::Client& kube, const std::vector<ServiceEndpoint>& endpoints,
+    std::size_t list_threshold = 20);
 
 // Node names for endpoints, by name or through the kubernetes.io/hostname label of `nodes`
 // (Node objects). Returns the node name, or "" when no node matches.

@@ -30,8 +30,10 @@ struct BalancedService {
     std::string ip;  // IPv4
     int port = 0;    // the target port on the endpoint
     int weight = 0;  // 1..kMaxEndpointWeight
+    bool operator==(const Endpoint&) const = default;
   };
   std::vector<Endpoint> endpoints;  // empty: no rule, kube-proxy answers as it does today
+  bool operator==(const BalancedService&) const = default;
 };
 
 // ErrorCode::kInvalidInput naming the Service and the first bad field: names that are not

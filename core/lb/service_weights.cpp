@@ -70,18 +70,27 @@ Result<ServiceWeights> ComputeServiceWeights(const std::string& namespace_,
   if (std::string why = ValidateDnsLabel(namespace_); !why.empty()) {
     return MakeError(ErrorCode::kInvalidInput, "namespace \"" + namespace_ + "\": " + why);
   }
-  ServiceWeights out;
-  out.namespace_ = namespace_;
-  out.service = service;
-  out.now = deps.clock.now();
   POWERCTL_TRY(service_object, GetService(*deps.kube, namespace_, service));
+  return ComputeWeightsForService(service_object, config, deps);
+}
+
+Result<ServiceWeights> ComputeWeightsForService(const json& service_object,
+                                                const manifests::PowerctlConfig& config,
+                                                const predict::PredictDependencies& deps) {
+  if (deps.kube == nullptr || deps.http == nullptr) {
+    return MakeError(ErrorCode::kInternal, "ComputeWeightsForService: missing dependencies");
+  }
+  ServiceWeights out;
+  out.namespace_ = kube::StringField(service_object, {"metadata", "namespace"});
+  out.service = kube::StringField(service_object, {"metadata", "name"});
+  out.now = deps.clock.now();
   if (Status cpu = ReadCpuPerRequest(service_object, config, out); !cpu.ok()) return cpu.error();
-  POWERCTL_TRY(found, DiscoverEndpoints(*deps.kube, namespace_, service));
+  POWERCTL_TRY(found, DiscoverEndpoints(*deps.kube, out.namespace_, out.service));
   out.slice_api = found.api_version;
   out.not_ready = found.not_ready;
   if (found.ready.empty()) return out;
 
-  POWERCTL_TRY(nodes, deps.kube->List("/api/v1/nodes"));
+  POWERCTL_TRY(nodes, FetchEndpointNodes(*deps.kube, found.ready));
   NodeResolver resolver(nodes);
   std::set<std::string> used;  // the nodes behind the endpoints
   for (ServiceEndpoint& e : found.ready) {

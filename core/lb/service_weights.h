@@ -52,6 +52,11 @@ Result<ServiceWeights> ComputeServiceWeights(const std::string& namespace_,
                                              const manifests::PowerctlConfig& config,
                                              const predict::PredictDependencies& deps);
 
+// The same for a Service object already read (the lb-agent has them from its watch).
+Result<ServiceWeights> ComputeWeightsForService(const nlohmann::json& service,
+                                                const manifests::PowerctlConfig& config,
+                                                const predict::PredictDependencies& deps);
+
 // {"kind": "ServiceWeights", "service": ..., "endpoints": [...]} for -o json|yaml.
 nlohmann::json ServiceWeightsToJson(const ServiceWeights& weights);
 

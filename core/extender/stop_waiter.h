@@ -1,0 +1,28 @@
+#pragma once
+// Waiting for the end of a long-running command (schedule-server, lb-agent): SIGTERM, SIGINT
+// or a stop_token. The handlers are installed when the waiter is constructed (before the
+// servers start, so a signal right after the start line is never lost).
+
+#include <memory>
+#include <stop_token>
+#include <string>
+
+namespace powerctl::extender {
+
+class StopWaiter {
+ public:
+  StopWaiter(bool handle_signals, const std::stop_token& stop);
+  ~StopWaiter();
+  StopWaiter(const StopWaiter&) = delete;
+  StopWaiter& operator=(const StopWaiter&) = delete;
+
+  // Blocks until a signal or `stop`; returns what stopped it ("SIGTERM", "SIGINT" or
+  // "stop requested"). Call once.
+  std::string Wait();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace powerctl::extender

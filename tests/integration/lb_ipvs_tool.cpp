@@ -1,0 +1,77 @@
+// Drives core/lb's ipvs Balancer for tests/integration/test_lb_ipvs.py, in place of the
+// lb-agent's watch loop (built only with the tests; not part of the powerctl binary).
+//
+//   lb_ipvs_tool program SERVICES.json   Program() with the Services in the file, then print
+//                                        the skipped ports ("skipped SERVICE: REASON")
+//   lb_ipvs_tool remove SERVICES.json    Program() then Remove(): a fresh process has nothing
+//                                        to undo, so it first takes over the weights the file
+//                                        describes, as the agent would have set them
+//
+// SERVICES.json: the format of lb_nft_tool ([{"namespace", "name", "cluster_ip", "port",
+// "protocol", "endpoints": [{"ip", "port", "weight"}]}]). ipvsadm is taken from PATH.
+// Exit 0 on success; otherwise "error: MESSAGE" on stderr and exit 1 (2 for usage).
+#include "core/lb/ipvs_admin.h"
+#include "core/lb/ipvs_balancer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace lb = powerctl::lb;
+
+namespace {
+
+std::vector<lb::BalancedService> Load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  const auto doc = nlohmann::json::parse(in);
+  std::vector<lb::BalancedService> out;
+  for (const auto& j : doc) {
+    lb::BalancedService s;
+    s.namespace_name = j.at("namespace").get<std::string>();
+    s.name = j.at("name").get<std::string>();
+    s.cluster_ip = j.at("cluster_ip").get<std::string>();
+    s.port = j.at("port").get<int>();
+    s.protocol = j.value("protocol", "TCP");
+    for (const auto& e : j.at("endpoints")) {
+      s.endpoints.push_back(
+          {e.at("ip").get<std::string>(), e.at("port").get<int>(), e.at("weight").get<int>()});
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+int Fail(const std::string& message) {
+  std::cerr << "error: " << message << "\n";
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() != 2 || (args[0] != "program" && args[0] != "remove")) {
+    std::cerr << "usage: lb_ipvs_tool program FILE | remove FILE\n";
+    return 2;
+  }
+  if (!lb::KernelHasIpvs()) return Fail("kernel has no IPVS (/proc/net/ip_vs missing)");
+  try {
+    auto balancer = lb::MakeIpvsBalancer(lb::MakeIpvsadmAdmin());
+    auto s = balancer->Program(Load(args[1]));
+    if (!s.ok()) return Fail(s.error().message);
+    for (const auto& skipped : balancer->Skipped()) {
+      std::cout << "skipped " << skipped.service << ": " << skipped.reason << "\n";
+    }
+    if (args[0] == "remove") {
+      s = balancer->Remove();
+      if (!s.ok()) return Fail(s.error().message);
+    }
+  } catch (const std::exception& e) {
+    return Fail(e.what());
+  }
+  return 0;
+}
