@@ -3,16 +3,13 @@
 
 #include "core/common/encoding.h"
 #include "core/common/json_bounds.h"
+#include "core/common/subprocess.h"
 #include "core/kube/connection.h"
 #include "core/kube/connection_internal.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,22 +17,15 @@
 #include <cerrno>
 #include <optional>
 #include <string_view>
-#include <system_error>
-#include <thread>
 
 namespace powerctl::kube {
 namespace {
 
 using Json = nlohmann::json;
-using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kMaxStdoutBytes = 4 << 20;
 constexpr std::size_t kStderrKeptBytes = 64 << 10;
 constexpr std::size_t kStderrQuotedChars = 500;
-
-std::string SystemError(const char* what, int error) {
-  return fmt::format("{}: {}", what, std::generic_category().message(error));
-}
 
 // The last ~500 characters of stderr, trimmed, not starting inside a UTF-8 sequence.
 std::string StderrTail(const std::string& text) {
@@ -72,117 +62,6 @@ std::optional<std::string> FindExecutable(const std::string& command,
     if (colon == std::string_view::npos) return std::nullopt;
     dirs.remove_prefix(colon + 1);
   }
-}
-
-struct Outcome {
-  std::string out;
-  std::string err;
-  int status = 0;
-  bool reaped = false;
-  bool timed_out = false;
-  bool stdout_too_large = false;
-};
-
-void CloseAll(std::initializer_list<int> fds) {
-  for (int fd : fds) {
-    if (fd >= 0) ::close(fd);
-  }
-}
-
-// Spawns `path` in its own process group (so a timeout can kill everything it started) with
-// stdin on /dev/null, and collects both pipes with poll so neither can fill up and block it.
-Result<Outcome> Spawn(const std::string& path, const std::vector<std::string>& argv_strings,
-                      const std::vector<std::string>& env_strings,
-                      std::chrono::milliseconds timeout) {
-  int out_pipe[2] = {-1, -1};
-  int err_pipe[2] = {-1, -1};
-  // O_CLOEXEC everywhere: other threads may spawn concurrently and must not inherit these.
-  const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (devnull < 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
-    const int e = errno;
-    CloseAll({devnull, out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]});
-    return MakeError(ErrorCode::kIo, SystemError("cannot create pipes for exec plugin", e));
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, devnull, STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t mask;
-  sigemptyset(&mask);
-  posix_spawnattr_setsigmask(&attr, &mask);
-  // Ignored signals survive exec; a plugin must not inherit, say, our SIG_IGN for SIGPIPE.
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  for (int sig : {SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&defaults, sig);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> argv;
-  for (const std::string& arg : argv_strings) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (const std::string& var : env_strings) envp.push_back(const_cast<char*>(var.c_str()));
-  envp.push_back(nullptr);
-  pid_t pid = -1;
-  const int spawned = ::posix_spawn(&pid, path.c_str(), &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  CloseAll({devnull, out_pipe[1], err_pipe[1]});
-  if (spawned != 0) {
-    CloseAll({out_pipe[0], err_pipe[0]});
-    return MakeError(spawned == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
-                     SystemError("cannot run", spawned));
-  }
-
-  Outcome outcome;
-  const Clock::time_point deadline = Clock::now() + timeout;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  while ((fds[0].fd >= 0 || fds[1].fd >= 0) && !outcome.timed_out) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) {
-      outcome.timed_out = true;
-      break;
-    }
-    const int ready = ::poll(fds, 2, static_cast<int>(std::min<long long>(left.count(), 60000)));
-    if (ready < 0 && errno != EINTR) break;
-    for (int i = 0; i < 2 && ready > 0; ++i) {
-      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-      char buffer[65536];
-      const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
-      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-      if (n <= 0) {
-        ::close(fds[i].fd);
-        fds[i].fd = -1;
-        continue;
-      }
-      std::string& sink = i == 0 ? outcome.out : outcome.err;
-      sink.append(buffer, static_cast<std::size_t>(n));
-      if (i == 1 && sink.size() > 2 * kStderrKeptBytes)
-        sink.erase(0, sink.size() - kStderrKeptBytes);
-      if (i == 0 && sink.size() > kMaxStdoutBytes) outcome.stdout_too_large = true;
-    }
-    if (outcome.stdout_too_large) break;
-  }
-  CloseAll({fds[0].fd, fds[1].fd});
-  // Both pipes are closed, so the plugin is exiting; still bound the wait by the deadline.
-  while (!outcome.timed_out && !outcome.stdout_too_large) {
-    const pid_t done = ::waitpid(pid, &outcome.status, WNOHANG);
-    if (done == pid || (done < 0 && errno == ECHILD)) {
-      outcome.reaped = done == pid;
-      return outcome;
-    }
-    if (done < 0 && errno != EINTR) break;
-    if (Clock::now() >= deadline) outcome.timed_out = true;
-    if (!outcome.timed_out) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  ::kill(-pid, SIGKILL);
-  while (::waitpid(pid, &outcome.status, 0) < 0 && errno == EINTR) {
-  }
-  return outcome;
 }
 
 // RFC 3339 as metav1.Time parses it: 2006-01-02T15:04:05[.frac](Z|+hh:mm|-hh:mm).
@@ -346,8 +225,16 @@ Result<ExecCredential> RunExecPlugin(const ExecConfig& exec, const ClusterConnec
   argv.insert(argv.end(), exec.args.begin(), exec.args.end());
 
   std::optional<std::string> path = FindExecutable(exec.command, environment);
-  Result<Outcome> ran = path ? Spawn(*path, argv, env_strings, timeout)
-                             : Result<Outcome>(MakeError(ErrorCode::kNotFound, "not in PATH"));
+  SubprocessRequest request;
+  request.argv = std::move(argv);
+  request.env = std::move(env_strings);
+  request.timeout = timeout;
+  request.max_stdout_bytes = kMaxStdoutBytes;
+  request.stderr_kept_bytes = kStderrKeptBytes;
+  if (path) request.program = *path;
+  Result<SubprocessOutcome> ran =
+      path ? RunSubprocess(request)
+           : Result<SubprocessOutcome>(MakeError(ErrorCode::kNotFound, "not in PATH"));
   if (!ran.ok() && ran.error().code == ErrorCode::kNotFound) {
     return MakeError(ErrorCode::kNotFound,
                      fmt::format("exec plugin {}: executable not found{}", name, hint));
@@ -355,7 +242,7 @@ Result<ExecCredential> RunExecPlugin(const ExecConfig& exec, const ClusterConnec
   if (!ran.ok())
     return MakeError(ran.error().code,
                      fmt::format("exec plugin {}: {}", name, ran.error().message));
-  const Outcome& outcome = *ran;
+  const SubprocessOutcome& outcome = *ran;
   if (outcome.timed_out) {
     return MakeError(ErrorCode::kNetwork, fmt::format("exec plugin {} timed out after {:g}s", name,
                                                       static_cast<double>(timeout.count()) / 1000));

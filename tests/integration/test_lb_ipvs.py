@@ -14,44 +14,14 @@ import tempfile
 import time
 import unittest
 
+import netns_topology
+from netns_topology import ENDPOINTS, EP_PORT, VIP_PORT, endpoint_ip
+
 TOOL = os.environ.get("LB_IPVS_TOOL") or os.path.join(
     os.path.dirname(__file__), "..", "..", "build", "tests", "lb_ipvs_tool")
-VIP, VIP_PORT, RR_PORT, EP_PORT = "10.96.0.10", 80, 81, 8080
-ENDPOINTS = ["ep1", "ep2", "ep3"]
+VIP, RR_PORT = "10.96.0.10", 81
 REQUESTS = 3000
 TOLERANCE = 5.0  # percentage points
-
-SERVER = r"""
-import http.server, sys
-name = sys.argv[1].encode()
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(name)))
-        self.end_headers()
-        self.wfile.write(name)
-    def log_message(self, *args):
-        pass
-http.server.ThreadingHTTPServer(("0.0.0.0", int(sys.argv[2])), H).serve_forever()
-"""
-
-# One new TCP connection per request; prints {"ep1": n, ..., "failed": n} as JSON.
-CLIENT = r"""
-import collections, json, socket, sys
-host, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-counts = collections.Counter()
-for _ in range(n):
-    try:
-        with socket.create_connection((host, port), timeout=2) as s:
-            s.sendall(b"GET / HTTP/1.0\r\nHost: x\r\n\r\n")
-            data = b""
-            while chunk := s.recv(4096):
-                data += chunk
-        counts[data.split(b"\r\n\r\n", 1)[1].decode()] += 1
-    except OSError:
-        counts["failed"] += 1
-print(json.dumps(counts))
-"""
 
 
 def skip_reason():
@@ -59,19 +29,10 @@ def skip_reason():
         subprocess.run(["modprobe", "-q", "ip_vs"], capture_output=True)  # as kube-proxy does
     if not os.path.exists("/proc/net/ip_vs"):
         return "kernel has no IPVS (/proc/net/ip_vs missing)"
-    if os.geteuid() != 0:
-        return "needs root (network namespaces and IPVS); run ctest as root to include it"
-    for tool in ("ip", "ipvsadm"):
-        if shutil.which(tool) is None:
-            return f"needs `{tool}` (packaging/install-deps.sh installs iproute2 and ipvsadm)"
-    if not os.path.exists(TOOL):
-        return f"{TOOL} not built"
-    probe = f"pcipvsprobe{os.getpid()}"
-    r = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
-    if r.returncode != 0:
-        return f"cannot create network namespaces here: {r.stderr.strip()}"
-    subprocess.run(["ip", "netns", "del", probe], check=True)
-    return None
+    why = netns_topology.skip_reason("ipvsadm")
+    if why is None and not os.path.exists(TOOL):
+        why = f"{TOOL} not built"
+    return why
 
 
 SKIP = skip_reason()
@@ -82,23 +43,26 @@ class LbIpvsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="powerctl-ipvs-")
-        cls.prefix = f"pcipvs{os.getpid()}"
-        cls.client = f"{cls.prefix}-client"
-        cls.namespaces = []
-        cls.servers = []
+        cls.net = netns_topology.NetnsTopology(f"pcipvs{os.getpid()}")
+        cls.client = cls.net.client
         try:
-            cls._build_topology()
+            # kube-proxy's layout: the cluster IP on a dummy device (kube-ipvs0), one virtual
+            # server per Service port, masquerading real servers at weight 1. The namespace's
+            # IPVS table goes with the namespace.
+            cls._run("ip", "-n", cls.client, "link", "add", "kube-ipvs0", "type", "dummy")
+            cls._run("ip", "-n", cls.client, "addr", "add", f"{VIP}/32", "dev", "kube-ipvs0")
+            for port, scheduler in ((VIP_PORT, "wrr"), (RR_PORT, "rr")):
+                cls.ipvsadm("-A", "-t", f"{VIP}:{port}", "-s", scheduler)
+                for i in range(1, len(ENDPOINTS) + 1):
+                    cls.ipvsadm("-a", "-t", f"{VIP}:{port}", "-r", f"{endpoint_ip(i)}:{EP_PORT}",
+                                "-m", "-w", "1")
         except BaseException:
             cls.tearDownClass()
             raise
 
     @classmethod
     def tearDownClass(cls):
-        for proc in cls.servers:
-            proc.kill()
-            proc.wait()
-        for ns in cls.namespaces:  # the namespace's IPVS table goes with it
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        cls.net.close()
         shutil.rmtree(cls.tmp, True)
 
     @classmethod
@@ -106,64 +70,18 @@ class LbIpvsTest(unittest.TestCase):
         return subprocess.run(list(args), check=True, capture_output=True, text=True).stdout
 
     @classmethod
-    def _ip(cls, *args):
-        cls._run("ip", *args)
-
-    @classmethod
     def ipvsadm(cls, *args):
         return cls._run("ip", "netns", "exec", cls.client, "ipvsadm", *args)
 
     @classmethod
-    def _build_topology(cls):
-        # client: one veth per endpoint host (10.0.i.1/24 <-> 10.0.i.2/24); the endpoints route
-        # back through it, as pods' replies pass the node that masqueraded them.
-        cls._ip("netns", "add", cls.client)
-        cls.namespaces.append(cls.client)
-        cls._ip("-n", cls.client, "link", "set", "lo", "up")
-        for i, name in enumerate(ENDPOINTS, start=1):
-            ns = f"{cls.prefix}-{name}"
-            cls._ip("netns", "add", ns)
-            cls.namespaces.append(ns)
-            cls._ip("link", "add", f"c{i}", "netns", cls.client, "type", "veth", "peer", "name",
-                    "eth0", "netns", ns)
-            cls._ip("-n", cls.client, "addr", "add", f"10.0.{i}.1/24", "dev", f"c{i}")
-            cls._ip("-n", cls.client, "link", "set", f"c{i}", "up")
-            cls._ip("-n", ns, "addr", "add", f"10.0.{i}.2/24", "dev", "eth0")
-            cls._ip("-n", ns, "link", "set", "eth0", "up")
-            cls._ip("-n", ns, "link", "set", "lo", "up")
-            cls._ip("-n", ns, "route", "add", "default", "via", f"10.0.{i}.1")
-            cls.servers.append(subprocess.Popen(
-                ["ip", "netns", "exec", ns, sys.executable, "-c", SERVER, name, str(EP_PORT)],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        # kube-proxy's layout: the cluster IP on a dummy device (kube-ipvs0), one virtual server
-        # per Service port, masquerading real servers at weight 1.
-        cls._ip("-n", cls.client, "link", "add", "kube-ipvs0", "type", "dummy")
-        cls._ip("-n", cls.client, "addr", "add", f"{VIP}/32", "dev", "kube-ipvs0")
-        cls._run("ip", "netns", "exec", cls.client, "sysctl", "-qw", "net.ipv4.ip_forward=1")
-        for port, scheduler in ((VIP_PORT, "wrr"), (RR_PORT, "rr")):
-            cls.ipvsadm("-A", "-t", f"{VIP}:{port}", "-s", scheduler)
-            for i in range(1, len(ENDPOINTS) + 1):
-                cls.ipvsadm("-a", "-t", f"{VIP}:{port}", "-r", f"10.0.{i}.2:{EP_PORT}", "-m",
-                            "-w", "1")
-        deadline = time.monotonic() + 20
-        for i, name in enumerate(ENDPOINTS, start=1):
-            while cls.requests(f"10.0.{i}.2", EP_PORT, 1).get(name) != 1:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"HTTP server in {name} did not answer")
-                time.sleep(0.1)
-
-    @classmethod
     def requests(cls, host, port, n):
-        out = subprocess.run(["ip", "netns", "exec", cls.client, sys.executable, "-c", CLIENT,
-                              host, str(port), str(n)],
-                             check=True, capture_output=True, text=True, timeout=300).stdout
-        return json.loads(out)
+        return cls.net.requests(host, port, n)
 
     def tool(self, command, weights, port=VIP_PORT):
         services = [{
             "namespace": "default", "name": "web", "cluster_ip": VIP, "port": port,
             "protocol": "TCP",
-            "endpoints": [{"ip": f"10.0.{i}.2", "port": EP_PORT, "weight": w}
+            "endpoints": [{"ip": endpoint_ip(i), "port": EP_PORT, "weight": w}
                           for i, w in enumerate(weights, start=1)],
         }]
         path = os.path.join(self.tmp, "services.json")
@@ -178,7 +96,7 @@ class LbIpvsTest(unittest.TestCase):
             parts = line.split()
             if parts[:3] == ["-a", "-t", f"{VIP}:{port}"]:
                 out[parts[4]] = int(parts[parts.index("-w") + 1])
-        return [out[f"10.0.{i}.2:{EP_PORT}"] for i in range(1, len(ENDPOINTS) + 1)]
+        return [out[f"{endpoint_ip(i)}:{EP_PORT}"] for i in range(1, len(ENDPOINTS) + 1)]
 
     def assertSplit(self, weights, port=VIP_PORT):
         start = time.monotonic()
