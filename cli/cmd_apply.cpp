@@ -124,8 +124,10 @@ void RegisterApply(CLI::App& app, CommandEnv& env) {
       "powerctl. Permissions are checked first: without them nothing is changed. Existing TLS "
       "Secrets\n"
       "are kept unless --rotate-certs. The Kubernetes version comes from the server unless given.\n"
+      "The lb-agent (component lb) is opt-in: `all` leaves it out.\n"
       "Examples:\n"
       "  powerctl apply -c powerctl.yaml --wait\n"
+      "  powerctl apply lb --wait\n"
       "  powerctl apply scheduler --dry-run=server");
   cmd->add_option("components", flags->components, "Components to apply (default all)")
       ->type_name("COMPONENT");
@@ -142,7 +144,7 @@ void RegisterApply(CLI::App& app, CommandEnv& env) {
                 "Take over fields another manager owns");
   cmd->add_flag("--rotate-certs", flags->rotate_certs,
                 "Replace the TLS Secrets with new key material");
-  cmd->add_flag("--wait", flags->wait, "Wait until the Deployments have rolled out");
+  cmd->add_flag("--wait", flags->wait, "Wait until the Deployments and DaemonSets have rolled out");
   cmd->add_option("--timeout", flags->timeout, "How long --wait waits (default 5m)")
       ->type_name("DURATION");
   env.hints.values["apply"] = env.hints.values["generate"];

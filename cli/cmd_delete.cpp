@@ -65,9 +65,11 @@ void RegisterDelete(CLI::App& app, CommandEnv& env) {
       app.add_subcommand("delete", "Remove what powerctl applied (found by its labels)");
   cmd->footer(
       "Deletes objects labelled app.kubernetes.io/managed-by=powerctl of the given components, in\n"
-      "reverse dependency order. The TASPolicy CRD stays unless --include-crds.\n"
+      "reverse dependency order. The TASPolicy CRD stays unless --include-crds. `all` (the\n"
+      "default) also deletes the lb-agent (lb), which `apply all` leaves out.\n"
       "Examples:\n"
       "  powerctl delete --wait\n"
+      "  powerctl delete lb\n"
       "  powerctl delete scheduler extender --dry-run=server");
   cmd->add_option("components", flags->components, "Components to delete (default all)")
       ->type_name("COMPONENT");

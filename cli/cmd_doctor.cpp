@@ -78,7 +78,8 @@ void RegisterDoctor(CLI::App& app, CommandEnv& env) {
   cmd->footer(
       "Checks, in order: api-reachable, permissions, scheduler-ready, scheduler-lease, "
       "extender-ready,\n"
-      "model-ready, node-labels, telemetry. Each failure comes with a fix line.\n"
+      "model-ready, node-labels, telemetry, lb-agent (only when the lb-agent DaemonSet exists).\n"
+      "Each failure comes with a fix line.\n"
       "Exit codes: 0 no failures (warnings allowed), 3 a check failed.");
   cmd->callback([&env] { env.exit_code = RunDoctor(env.ctx); });
 }

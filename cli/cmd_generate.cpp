@@ -104,11 +104,13 @@ void RegisterGenerate(CLI::App& app, CommandEnv& env) {
   CLI::App* cmd =
       app.add_subcommand("generate", "Render the manifests of a power-aware scheduling setup");
   cmd->footer(
-      "Components: all (default), namespace, rbac, secrets, policies, model, extender, scheduler.\n"
-      "`all` includes model only when predictor.backend is tfserving-grpc or tfserving-rest.\n"
+      "Components: all (default), namespace, rbac, secrets, policies, model, extender, scheduler,\n"
+      "lb. `all` includes model only when predictor.backend is tfserving-grpc or tfserving-rest,\n"
+      "and never lb (the lb-agent DaemonSet, its RBAC and ConfigMap): ask for it by name.\n"
       "Examples:\n"
       "  powerctl generate all --kube-version 1.30 > powerctl.yaml.out\n"
       "  powerctl generate scheduler rbac -c powerctl.yaml --output-dir manifests/\n"
+      "  powerctl generate lb | kubectl apply -f -\n"
       "  powerctl generate scheduler --out-of-cluster --kubeconfig sched.kubeconfig \\\n"
       "      --extender-url https://127.0.0.1:8443/scheduler --output-dir out/");
   cmd->add_option("components", flags->components, "Components to render")->type_name("COMPONENT");

@@ -180,6 +180,12 @@ Result<json> Client::Get(const std::string& path) {
   return DoJson(MakeRequest("GET", path), true);
 }
 
+Result<json> Client::GetProxied(const std::string& path, std::chrono::milliseconds timeout) {
+  HttpRequest request = MakeRequest("GET", path);
+  request.timeout = timeout;
+  return DoJson(std::move(request), false);
+}
+
 Result<std::string> Client::ListPages(const std::string& path, const ListOptions& options,
                                       const std::function<bool(json&)>& on_item,
                                       const std::function<void()>& on_restart, bool* stopped) {

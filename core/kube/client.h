@@ -71,6 +71,11 @@ class Client {
   Client(std::unique_ptr<HttpTransport> transport, ClientOptions options);
 
   Result<json> Get(const std::string& path);
+  // A GET the API server forwards to a workload (.../pods/NAME:PORT/proxy/...): a 5xx is the
+  // workload's answer or "cannot reach it" (a dial timeout, on a firewalled node port, takes
+  // the API server 30s), not a passing API server problem, so it is not retried, and
+  // `timeout` bounds the whole request.
+  Result<json> GetProxied(const std::string& path, std::chrono::milliseconds timeout);
   Result<std::vector<json>> List(const std::string& path, const ListOptions& options = {});
   Result<json> Create(const std::string& collection_path, const json& object, bool dry_run = false);
   // PUT: replaces the object. With metadata.resourceVersion set, the server refuses (409,

@@ -9,7 +9,7 @@ namespace {
 
 constexpr Component kOrder[] = {Component::kNamespace, Component::kRbac,  Component::kSecrets,
                                 Component::kPolicies,  Component::kModel, Component::kExtender,
-                                Component::kScheduler};
+                                Component::kScheduler, Component::kLb};
 
 }  // namespace
 
@@ -29,6 +29,8 @@ std::string_view ComponentName(Component c) {
       return "extender";
     case Component::kScheduler:
       return "scheduler";
+    case Component::kLb:
+      return "lb";
   }
   return "unknown";
 }
@@ -52,6 +54,8 @@ Result<std::vector<Component>> ResolveComponents(const std::vector<std::string>&
     if (name == "all") {
       for (Component c : kOrder) {
         if (c == Component::kModel && !PredictorNeedsModelServer(config)) continue;
+        // The lb-agent programs every node's nftables: the admin asks for it by name.
+        if (c == Component::kLb) continue;
         // Without TLS there is no key material to hold.
         if (c == Component::kSecrets && config.extender.tls_mode == "insecure") continue;
         wanted.push_back(c);

@@ -26,6 +26,11 @@ Status CheckRequiredFields(const GenerateRequest& request,
     return MakeError(ErrorCode::kInvalidInput,
                      "extender.image is required to generate the extender component");
   }
+  if (has(Component::kLb) && c.extender.image.empty()) {
+    return MakeError(ErrorCode::kInvalidInput,
+                     "extender.image is required to generate the lb component (the lb-agent runs "
+                     "the same powerctl image)");
+  }
   if (has(Component::kModel) && c.predictor.model.image.empty() &&
       c.predictor.model.persistent_volume_claim.empty()) {
     return MakeError(ErrorCode::kInvalidInput,

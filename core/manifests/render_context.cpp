@@ -83,12 +83,15 @@ ObjectNames NamesFor(const PowerctlConfig& config) {
   names.extender_lease = "powerctl-extender";
   names.model = "powerctl-model";
   names.model_config_map = "powerctl-model-config";
+  names.lb_agent = "powerctl-lb-agent";
+  names.lb_config_map = "powerctl-lb-agent-config";
   // RBAC object names may contain ':', namespace names may not, so "powerctl:<part>:<ns>"
   // and "powerctl:<part>:<ns>:<role>" are distinct for every namespace. The namespace is
   // the install (the instance label `delete` selects by); the scheduler's name is not part
   // of the name, so renaming the scheduler updates these bindings instead of adding more.
   const std::string& ns = config.namespace_;
   names.extender_cluster_role = "powerctl:extender:" + ns;
+  names.lb_cluster_role = "powerctl:lb-agent:" + ns;
   names.scheduler_kube_scheduler = "powerctl:scheduler:" + ns + ":kube-scheduler";
   names.scheduler_volume_scheduler = "powerctl:scheduler:" + ns + ":volume-scheduler";
   names.scheduler_auth_reader = "powerctl:scheduler:" + ns + ":auth-reader";
@@ -222,6 +225,21 @@ json BuildRenderContext(const PowerctlConfig& config, const RenderOptions& optio
   ctx["model"] = model;
   ctx["secrets"] = secrets;
   ctx["policies"] = PoliciesContext(config);
+
+  // The lb-agent runs the extender's image (one powerctl binary) with the same powerctl.yaml,
+  // in a ConfigMap of its own so `apply lb` needs nothing of the extender component.
+  json lb;
+  lb["name"] = names.lb_agent;
+  lb["serviceAccount"] = names.lb_agent;
+  lb["clusterRole"] = names.lb_cluster_role;
+  lb["configMap"] = names.lb_config_map;
+  lb["image"] = e.image;
+  lb["opsPort"] = config.lb.ops_port;
+  lb["opsPortText"] = std::to_string(config.lb.ops_port);
+  // The agent predicts as `predict --source local` does: NodeMetrics are read only when
+  // they are the CPU source, so only then does its ClusterRole grant them.
+  lb["metricsApi"] = config.telemetry.cpu_source == "metrics-api";
+  ctx["lb"] = lb;
   return ctx;
 }
 

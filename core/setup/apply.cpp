@@ -402,9 +402,11 @@ Result<ApplyReport> Apply(kube::Client& client, const ApplyRequest& request,
         if (kind == "CustomResourceDefinition") crd_to_create = true;
       }
     }
-    if (kind == "Deployment")
+    if (kind == "Deployment" || kind == "DaemonSet") {
       deployments.push_back(
-          {o["metadata"].value("namespace", ""), o["metadata"].value("name", "")});
+          {o["metadata"].value("namespace", ""), o["metadata"].value("name", ""),
+           kind == "DaemonSet" ? WorkloadKind::kDaemonSet : WorkloadKind::kDeployment});
+    }
     if (observer.applied) observer.applied(applied);
     report.objects.push_back(std::move(applied));
   }

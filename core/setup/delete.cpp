@@ -29,6 +29,8 @@ std::vector<std::string_view> KindsOf(manifests::Component c) {
       return {"RoleBinding", "Role", "ClusterRoleBinding", "ClusterRole", "ServiceAccount"};
     case manifests::Component::kNamespace:
       return {"Namespace"};
+    case manifests::Component::kLb:
+      return {"DaemonSet", "ConfigMap", "ClusterRoleBinding", "ClusterRole", "ServiceAccount"};
   }
   return {};
 }
@@ -98,11 +100,13 @@ Result<DeleteReport> Delete(kube::Client& client, const DeleteRequest& request,
   POWERCTL_TRY(components, manifests::ResolveComponents(request.components, request.config));
   if (request.components.empty() || std::find(request.components.begin(), request.components.end(),
                                               "all") != request.components.end()) {
-    // `all` deletes secrets and the model too, whatever the current config enables.
+    // `all` deletes secrets, the model and the lb-agent too, whatever the current config
+    // enables or `apply all` applies: deleting the namespace would take the agent's
+    // namespaced objects anyway, and leave its ClusterRole and binding behind.
     components = {manifests::Component::kNamespace, manifests::Component::kRbac,
                   manifests::Component::kSecrets,   manifests::Component::kPolicies,
                   manifests::Component::kModel,     manifests::Component::kExtender,
-                  manifests::Component::kScheduler};
+                  manifests::Component::kScheduler, manifests::Component::kLb};
   }
   POWERCTL_TRY(objects, FindObjects(client, request, components));
   POWERCTL_TRY(missing, MissingPermissions(client, DeleteChecks(objects)));

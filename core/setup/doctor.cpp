@@ -6,6 +6,7 @@
 #include "core/manifests/components.h"
 #include "core/manifests/render_context.h"
 #include "core/setup/access.h"
+#include "core/setup/doctor_lb.h"
 #include "core/setup/label_nodes.h"
 #include "core/setup/rollout.h"
 #include "core/telemetry/metrics_api.h"
@@ -253,8 +254,8 @@ bool DoctorReport::failed() const {
 
 const std::vector<std::string>& DoctorCheckIds() {
   static const std::vector<std::string> ids = {
-      "api-reachable",  "permissions", "scheduler-ready", "scheduler-lease",
-      "extender-ready", "model-ready", "node-labels",     "telemetry"};
+      "api-reachable", "permissions", "scheduler-ready", "scheduler-lease", "extender-ready",
+      "model-ready",   "node-labels", "telemetry",       kLbAgentCheckId};
   return ids;
 }
 
@@ -306,6 +307,7 @@ DoctorReport RunDoctor(const DoctorInput& in) {
   }
   report.checks.push_back(CheckNodeLabels(client));
   report.checks.push_back(CheckTelemetry(client, config));
+  report.checks.push_back(CheckLbAgent(client, config));
   return report;
 }
 

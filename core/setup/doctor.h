@@ -1,6 +1,6 @@
 #pragma once
 // `powerctl doctor`: preflight and health checks with stable IDs. Later issues add
-// checks (model, telemetry, extender endpoints, load balancer) to the same list.
+// checks to the same list; the lb-agent's is in doctor_lb.h.
 
 #include "core/common/result.h"
 #include "core/kube/client.h"

@@ -18,9 +18,9 @@ std::string SelectorString(const json& match_labels) {
   return out;
 }
 
-// The most useful sentence about why pods of a Deployment are not available.
-std::string PodProblem(kube::Client& client, const std::string& ns, const json& deployment) {
-  json labels = deployment["spec"]["selector"].value("matchLabels", json::object());
+// The most useful sentence about why pods of a Deployment or DaemonSet are not available.
+std::string PodProblem(kube::Client& client, const std::string& ns, const json& workload) {
+  json labels = workload["spec"]["selector"].value("matchLabels", json::object());
   kube::ListOptions options;
   options.label_selector = SelectorString(labels);
   auto pods = client.List(kube::CollectionPath(*kube::FindResourceType("Pod"), ns), options);
@@ -48,33 +48,46 @@ std::string PodProblem(kube::Client& client, const std::string& ns, const json& 
 // What the replica counts say is left to do, in the order a rollout does it (as kubectl
 // rollout status does): new replicas to create, old ones to terminate, updated ones to become
 // available.
-std::string ReplicaCounts(const RolloutProgress& p, int total) {
+// A DaemonSet counts pods (one per node) rather than replicas.
+std::string ReplicaCounts(const RolloutProgress& p, int total, const char* unit) {
   if (p.updated < p.replicas) {
-    return fmt::format("{} of {} replicas updated", p.updated, p.replicas);
+    return fmt::format("{} of {} {}s updated", p.updated, p.replicas, unit);
   }
   if (total > p.updated) {
     int old = total - p.updated;
-    return fmt::format("{} old replica{} pending termination", old, old == 1 ? "" : "s");
+    return fmt::format("{} old {}{} pending termination", old, unit, old == 1 ? "" : "s");
   }
-  return fmt::format("{} of {} updated replicas available", p.available, p.replicas);
+  return fmt::format("{} of {} updated {}s available", p.available, p.replicas, unit);
 }
 
 }  // namespace
 
 Result<RolloutProgress> InspectRollout(kube::Client& client, const DeploymentRef& ref) {
+  bool daemon_set = ref.kind == WorkloadKind::kDaemonSet;
+  const char* kind = daemon_set ? "DaemonSet" : "Deployment";
   std::string path =
-      kube::CollectionPath(*kube::FindResourceType("Deployment"), ref.namespace_) + "/" + ref.name;
-  POWERCTL_TRY(deployment, client.Get(path));
+      kube::CollectionPath(*kube::FindResourceType(kind), ref.namespace_) + "/" + ref.name;
+  POWERCTL_TRY(workload, client.Get(path));
   RolloutProgress p;
-  p.name = "deployment/" + ref.name;
-  const json& spec = deployment["spec"];
-  const json& status = deployment.value("status", json::object());
-  p.replicas = spec.value("replicas", 1);
-  p.updated = status.value("updatedReplicas", 0);
-  p.available = status.value("availableReplicas", 0);
-  int total = status.value("replicas", 0);
+  p.name = (daemon_set ? "daemonset/" : "deployment/") + ref.name;
+  const json& spec = workload["spec"];
+  const json& status = workload.value("status", json::object());
+  int total = 0;
+  if (daemon_set) {
+    // A DaemonSet has no replica count: the controller says how many nodes should run it.
+    // Old pods are replaced in place, node by node, so there is no surplus to wait for.
+    p.replicas = status.value("desiredNumberScheduled", 0);
+    p.updated = status.value("updatedNumberScheduled", 0);
+    p.available = status.value("numberAvailable", 0);
+    total = p.replicas;
+  } else {
+    p.replicas = spec.value("replicas", 1);
+    p.updated = status.value("updatedReplicas", 0);
+    p.available = status.value("availableReplicas", 0);
+    total = status.value("replicas", 0);
+  }
   bool observed =
-      status.value("observedGeneration", 0) >= deployment["metadata"].value("generation", 0);
+      status.value("observedGeneration", 0) >= workload["metadata"].value("generation", 0);
   p.done = observed && p.updated == p.replicas && p.available == p.replicas && total == p.replicas;
   if (!p.done) {
     for (const json& c : status.value("conditions", json::array())) {
@@ -83,10 +96,11 @@ Result<RolloutProgress> InspectRollout(kube::Client& client, const DeploymentRef
         p.waiting_for = c.value("message", "");
       }
     }
-    if (p.waiting_for.empty()) p.waiting_for = PodProblem(client, ref.namespace_, deployment);
+    if (p.waiting_for.empty()) p.waiting_for = PodProblem(client, ref.namespace_, workload);
     if (p.waiting_for.empty() && !observed)
       p.waiting_for = "the controller has not seen the change yet";
-    if (p.waiting_for.empty()) p.waiting_for = ReplicaCounts(p, total);
+    if (p.waiting_for.empty())
+      p.waiting_for = ReplicaCounts(p, total, daemon_set ? "pod" : "replica");
   }
   return p;
 }

@@ -26,13 +26,15 @@ class DoctorTest(ClusterTest):
         doc = json.loads(after.stdout)
         checks = {c["id"]: c for c in doc["checks"]}
         self.assertEqual(list(checks), ["api-reachable", "permissions", "scheduler-ready", "scheduler-lease",
-                                        "extender-ready", "model-ready", "node-labels", "telemetry"])
+                                        "extender-ready", "model-ready", "node-labels", "telemetry",
+                                        "lb-agent"])
         self.assertEqual(checks["api-reachable"]["status"], "PASS")
         self.assertIn("v1.20.2", checks["api-reachable"]["message"])
         self.assertEqual(checks["permissions"]["status"], "PASS")
         self.assertEqual(checks["scheduler-ready"]["status"], "PASS")
         self.assertEqual(checks["extender-ready"]["status"], "PASS")
         self.assertEqual(checks["model-ready"]["status"], "SKIP")
+        self.assertEqual(checks["lb-agent"]["status"], "SKIP")  # `apply all` leaves the agent out
         # The fake kubelet runs no real kube-scheduler in that Deployment: nobody holds its lease.
         self.assertEqual(checks["scheduler-lease"]["status"], "FAIL")
         self.assertTrue(checks["scheduler-lease"]["fix"])

@@ -174,6 +174,64 @@ class GenerateTest(TempDirTest):
         r = run("generate", "extender", "--set", "extender.image=")
         self.assertUsageError(r, "extender.image is required")
 
+    def test_lb_is_opt_in_and_its_daemonset_runs_root_with_net_admin_only(self):
+        self.assertFalse(any("lb-agent" in o["metadata"]["name"] for o in self.generate("all")))
+        objects = self.generate("lb", "-n", "energy", "--set", "lb.opsPort=9500")
+        self.assertEqual([(o["kind"], o["metadata"]["name"]) for o in objects], [
+            ("ServiceAccount", "powerctl-lb-agent"),
+            ("ClusterRole", "powerctl:lb-agent:energy"),
+            ("ClusterRoleBinding", "powerctl:lb-agent:energy"),
+            ("ConfigMap", "powerctl-lb-agent-config"),
+            ("DaemonSet", "powerctl-lb-agent")])
+        for o in objects:
+            labels = o["metadata"]["labels"]
+            self.assertEqual(labels["app.kubernetes.io/component"], "lb", o["metadata"]["name"])
+            self.assertEqual(labels["app.kubernetes.io/instance"], "energy", o["metadata"]["name"])
+        ds = objects[-1]
+        self.assertEqual(ds["spec"]["updateStrategy"],
+                         {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}})
+        self.assertEqual(ds["spec"]["selector"]["matchLabels"],
+                         {"app.kubernetes.io/name": "powerctl", "app.kubernetes.io/component": "lb-agent"})
+        pod = ds["spec"]["template"]["spec"]
+        self.assertTrue(pod["hostNetwork"])
+        self.assertEqual(pod["dnsPolicy"], "ClusterFirstWithHostNet")
+        self.assertEqual(pod["tolerations"], [{"operator": "Exists"}])
+        self.assertEqual(pod["serviceAccountName"], "powerctl-lb-agent")
+        c = pod["containers"][0]
+        self.assertEqual(c["image"], "localhost/powerctl:0.1.0")  # extender.image
+        self.assertEqual(c["args"], ["lb-agent", "--config=/etc/powerctl/powerctl.yaml",
+                                     "--ops-listen=0.0.0.0:9500"])
+        self.assertEqual(c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"], "spec.nodeName")
+        self.assertEqual(c["ports"], [{"name": "ops", "containerPort": 9500, "protocol": "TCP"}])
+        sc = c["securityContext"]
+        self.assertEqual(sc["runAsUser"], 0)
+        self.assertFalse(sc["allowPrivilegeEscalation"])
+        self.assertTrue(sc["readOnlyRootFilesystem"])
+        self.assertEqual(sc["capabilities"], {"drop": ["ALL"], "add": ["NET_ADMIN"]})
+        self.assertEqual(pod["securityContext"]["seccompProfile"], {"type": "RuntimeDefault"})
+        cm = objects[3]
+        self.assertEqual(yaml.safe_load(cm["data"]["powerctl.yaml"])["lb"]["opsPort"], 9500)
+        # Read-only RBAC: nothing but get, list and watch.
+        rules = objects[1]["rules"]
+        for rule in rules:
+            self.assertTrue(set(rule["verbs"]) <= {"get", "list", "watch"}, rule)
+        self.assertIn({"apiGroups": ["metrics.k8s.io"], "resources": ["nodes"], "verbs": ["get", "list"]},
+                      rules)
+        # With CPU from Prometheus, NodeMetrics are not read, so not granted.
+        rules = self.generate("lb", "--set", "telemetry.cpuSource=prometheus")[1]["rules"]
+        self.assertEqual([r["apiGroups"] for r in rules], [[""], ["discovery.k8s.io"], [""]])
+
+    def test_lb_pods_roll_when_the_config_changes(self):
+        def config_hash(*args):
+            ds = self.generate("lb", *args)[-1]
+            return ds["spec"]["template"]["metadata"]["annotations"]["powerctl.io/config-hash"]
+        self.assertEqual(config_hash(), config_hash())
+        self.assertNotEqual(config_hash(), config_hash("--set", "lb.unknownWeight=10"))
+
+    def test_lb_needs_the_powerctl_image(self):
+        r = run("generate", "lb", "--set", "extender.image=")
+        self.assertUsageError(r, "extender.image is required to generate the lb component")
+
     def test_policies_render_tas_policies(self):
         cfg = self.write("p.yaml", """
 policies:

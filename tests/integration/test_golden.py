@@ -11,7 +11,7 @@ import unittest
 from support import SOURCE_DIR, run
 
 VERSIONS = ["1.20", "1.21", "1.22", "1.23", "1.24", "1.25", "1.29", "1.30", "1.34"]
-COMPONENTS = ["namespace", "rbac", "secrets", "policies", "model", "extender", "scheduler"]
+COMPONENTS = ["namespace", "rbac", "secrets", "policies", "model", "extender", "scheduler", "lb"]
 GOLDEN = os.path.join(SOURCE_DIR, "tests", "fixtures", "golden")
 CONFIG = os.path.join(GOLDEN, "powerctl.yaml")
 CERTS = os.path.join(SOURCE_DIR, "tests", "fixtures", "tls")

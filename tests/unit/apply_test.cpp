@@ -700,5 +700,57 @@ TEST_F(ApplyTest, ComponentsLimitWhatIsApplied) {
   EXPECT_FALSE(server_.Has(kExtenderPath));
 }
 
+constexpr char kLbAgentPath[] = "/apis/apps/v1/namespaces/powerctl/daemonsets/powerctl-lb-agent";
+
+TEST_F(ApplyTest, AllLeavesTheLbAgentOut) {
+  auto report = Run(Request());
+  ASSERT_TRUE(report.ok()) << report.error().message;
+
+  for (const AppliedObject& o : report->objects) EXPECT_THAT(o.name, Not(HasSubstr("lb-agent")));
+  EXPECT_FALSE(server_.Has(kLbAgentPath));
+}
+
+TEST_F(ApplyTest, LbAppliesTheAgentsObjectsAndWaitsForItsDaemonSet) {
+  ApplyOnce();  // the namespace
+  for (const char* node : {"n1", "n2"}) server_.Put(kube::fake::NodeObject(node));
+  server_.SetDeploymentsAvailable(false);
+  clock_.on_sleep = [this] {
+    if (clock_.sleeps.size() == 2) server_.SetDeploymentsAvailable(true);
+  };
+  ApplyRequest request = Request();
+  request.components = {"lb"};
+  request.wait = true;
+  auto report = Run(request);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+
+  std::vector<std::string> names;
+  for (const AppliedObject& o : report->objects) names.push_back(o.name);
+  EXPECT_THAT(names, ::testing::ElementsAre("serviceaccount/powerctl-lb-agent",
+                                            "clusterrole/powerctl:lb-agent:powerctl",
+                                            "clusterrolebinding/powerctl:lb-agent:powerctl",
+                                            "configmap/powerctl-lb-agent-config",
+                                            "daemonset/powerctl-lb-agent"));
+  EXPECT_TRUE(server_.Has(kLbAgentPath));
+  // Polled until both nodes' agents were available, reporting the DaemonSet by its kind.
+  EXPECT_EQ(clock_.sleeps.size(), 2u);
+  ASSERT_FALSE(progress_.empty());
+  ASSERT_EQ(progress_.front().size(), 1u);
+  EXPECT_EQ(progress_.front()[0].name, "daemonset/powerctl-lb-agent");
+  EXPECT_FALSE(progress_.front()[0].done);
+  EXPECT_EQ(progress_.front()[0].replicas, 2);
+  EXPECT_EQ(progress_.front()[0].available, 0);
+  EXPECT_THAT(progress_.front()[0].waiting_for, HasSubstr(FakeApiServer::kDefaultUnschedulable));
+  EXPECT_TRUE(progress_.back()[0].done);
+  EXPECT_EQ(progress_.back()[0].available, 2);
+}
+
+TEST_F(ApplyTest, LbWithoutTheNamespaceFailsNamingIt) {
+  ApplyRequest request = Request();
+  request.components = {"lb"};
+  auto report = Run(request);
+  ASSERT_FALSE(report.ok());
+  EXPECT_THAT(report.error().message, HasSubstr("namespaces \"powerctl\" not found"));
+}
+
 }  // namespace
 }  // namespace powerctl::setup

@@ -105,6 +105,23 @@ TEST_F(ClientTest, HonoursRetryAfterCapped) {
   EXPECT_THAT(sleeps_, ElementsAre(ms(3000), ms(30000)));
 }
 
+TEST_F(ClientTest, AProxiedGetIsNotRetriedOnServerErrorsAndCarriesItsTimeout) {
+  fake_->responses.push_back(
+      Reply(503, StatusBody(503, "ServiceUnavailable", "error trying to reach service: dial tcp")));
+  Result<json> status =
+      client_->GetProxied("/api/v1/namespaces/p/pods/a:9447/proxy/status", ms(10000));
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(fake_->requests.size(), 1u);
+  EXPECT_TRUE(sleeps_.empty());
+  EXPECT_EQ(Request(0).timeout, ms(10000));
+  EXPECT_THAT(status.error().message, HasSubstr("error trying to reach service"));
+
+  fake_->responses.push_back(Reply(200, {{"kind", "LbAgentStatus"}}));
+  status = client_->GetProxied("/api/v1/namespaces/p/pods/a:9447/proxy/status", ms(10000));
+  ASSERT_TRUE(status.ok()) << status.error().message;
+  EXPECT_EQ((*status)["kind"], "LbAgentStatus");
+}
+
 TEST_F(ClientTest, CreateIsNotRetriedOnServerErrors) {
   fake_->responses.push_back(Reply(503, StatusBody(503, "ServiceUnavailable", "etcd is down")));
   Result<json> created = client_->Create("/api/v1/namespaces/ns/configmaps", json::object());

@@ -388,9 +388,11 @@ class DeleteAfterApplyTest : public ::testing::Test {
   }
 
   // Applies the configuration for namespace `ns`; returns the paths of what it applied.
-  std::vector<std::string> ApplyInstance(const std::string& ns) {
+  std::vector<std::string> ApplyInstance(const std::string& ns,
+                                         std::vector<std::string> components = {}) {
     ApplyRequest request;
     request.config = Config(ns);
+    request.components = std::move(components);
     request.kube_version = KubeVersion::Parse("1.30").value();
     auto report = Apply(*client_, request, {}, clock_.clock());
     EXPECT_TRUE(report.ok()) << report.error().message;
@@ -401,9 +403,11 @@ class DeleteAfterApplyTest : public ::testing::Test {
     return paths;
   }
 
-  Result<DeleteReport> DeleteInstance(const std::string& ns) {
+  Result<DeleteReport> DeleteInstance(const std::string& ns,
+                                      std::vector<std::string> components = {}) {
     DeleteRequest request;
     request.config = Config(ns);
+    request.components = std::move(components);
     return Delete(*client_, request, nullptr, clock_.clock());
   }
 
@@ -448,6 +452,36 @@ TEST_F(DeleteAfterApplyTest, DeletingASecondInstallLeavesTheFirstInPlace) {
   ASSERT_TRUE(report.ok()) << report.error().message;
 
   for (const std::string& path : first) EXPECT_TRUE(server_.Has(path)) << path;
+}
+
+TEST_F(DeleteAfterApplyTest, DeleteLbRemovesTheAgentsObjectsClusterScopedToo) {
+  std::vector<std::string> setup = ApplyInstance("powerctl");
+  std::vector<std::string> agent = ApplyInstance("powerctl", {"lb"});
+  ASSERT_EQ(agent.size(), 5u);
+  auto report = DeleteInstance("powerctl", {"lb"});
+  ASSERT_TRUE(report.ok()) << report.error().message;
+
+  std::vector<std::string> deleted;
+  for (const DeletedObject& o : report->objects) deleted.push_back(o.name);
+  // What depends on the others goes first: the DaemonSet before its config and RBAC.
+  EXPECT_THAT(deleted, ::testing::ElementsAre("daemonset/powerctl-lb-agent",
+                                              "configmap/powerctl-lb-agent-config",
+                                              "clusterrolebinding/powerctl:lb-agent:powerctl",
+                                              "clusterrole/powerctl:lb-agent:powerctl",
+                                              "serviceaccount/powerctl-lb-agent"));
+  for (const std::string& path : agent) EXPECT_FALSE(server_.Has(path)) << path;
+  for (const std::string& path : setup) EXPECT_TRUE(server_.Has(path)) << path;
+}
+
+TEST_F(DeleteAfterApplyTest, DeleteAllRemovesTheLbAgentThatApplyAllLeftOut) {
+  ApplyInstance("powerctl");
+  std::vector<std::string> agent = ApplyInstance("powerctl", {"lb"});
+  auto report = DeleteInstance("powerctl");
+  ASSERT_TRUE(report.ok()) << report.error().message;
+
+  for (const std::string& path : agent) EXPECT_FALSE(server_.Has(path)) << path;
+  EXPECT_EQ(server_.Paths(), (std::set<std::string>{"/api/v1/namespaces/default",
+                                                    "/api/v1/namespaces/kube-system", kCrdPath}));
 }
 
 }  // namespace

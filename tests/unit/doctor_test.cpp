@@ -1,5 +1,6 @@
 #include "core/setup/doctor.h"
 
+#include "core/setup/doctor_lb.h"
 #include "tests/unit/fake_api_server.h"
 
 #include <gmock/gmock.h>
@@ -121,7 +122,7 @@ TEST_F(DoctorTest, AnApiThatAnswersVersionWithAnErrorFailsAndSkipsTheRest) {
   EXPECT_TRUE(report.failed());
 }
 
-TEST_F(DoctorTest, AHealthyClusterPassesEveryCheckAndSkipsTheModelForTheBuiltinPredictor) {
+TEST_F(DoctorTest, AHealthyClusterPassesEveryCheckAndSkipsTheModelAndTheOptionalLbAgent) {
   DoctorReport report = Run();
 
   EXPECT_THAT(Ids(report), ElementsAreArray(DoctorCheckIds()));
@@ -129,6 +130,11 @@ TEST_F(DoctorTest, AHealthyClusterPassesEveryCheckAndSkipsTheModelForTheBuiltinP
     if (c.id == "model-ready") {
       EXPECT_EQ(c.status, CheckStatus::kSkip) << c.message;
       EXPECT_THAT(c.message, HasSubstr("builtin"));
+    } else if (c.id == "lb-agent") {
+      EXPECT_EQ(c.status, CheckStatus::kSkip) << c.message;
+      EXPECT_EQ(c.message,
+                "no DaemonSet powerctl/powerctl-lb-agent: the lb-agent is optional (powerctl "
+                "apply lb)");
     } else {
       EXPECT_EQ(c.status, CheckStatus::kPass) << c.id << ": " << c.message;
       EXPECT_EQ(c.fix, "") << c.id;
@@ -302,6 +308,172 @@ TEST_F(DoctorTest, AMissingPermissionWarnsAndNamesIt) {
   EXPECT_THAT(check.message, HasSubstr("patch secrets in namespace powerctl"));
   EXPECT_FALSE(check.fix.empty());
   EXPECT_FALSE(report.failed());  // a warning is not a failure
+}
+
+// ---- lb-agent ---------------------------------------------------------------------------------
+
+// The /status an agent on `node` answers: two Services balanced, unless changed.
+json AgentStatus(const std::string& node) {
+  return json::parse(R"({"apiVersion":"powerctl.io/v1alpha1","kind":"LbAgentStatus",
+    "node":")" + node +
+                     R"(","mode":"nftables","synced":true,"lastSync":"2026-11-25T15:00:00Z",
+    "lastError":"","services":[
+      {"namespace":"shop","name":"web","state":"balanced","reason":"",
+       "ports":[{"port":80,"protocol":"TCP","endpoints":[
+         {"address":"10.1.0.1","port":8080,"node":"n1","weight":100,"basis":"predicted"}]}]},
+      {"namespace":"shop","name":"api","state":"balanced","reason":"","ports":[]}]})");
+}
+
+class DoctorLbAgentTest : public DoctorTest {
+ protected:
+  // The DaemonSet after both nodes exist, so it runs a pod on each; each answers AgentStatus.
+  DoctorLbAgentTest() {
+    server_.Put(AgentDaemonSet());
+    for (const char* node : {"n1", "n2"}) SetStatus(node, AgentStatus(node));
+  }
+
+  static json AgentDaemonSet() {
+    json labels = {{"app.kubernetes.io/name", "powerctl"},
+                   {"app.kubernetes.io/component", "lb-agent"}};
+    return {{"apiVersion", "apps/v1"},
+            {"kind", "DaemonSet"},
+            {"metadata", {{"name", "powerctl-lb-agent"}, {"namespace", "powerctl"}}},
+            {"spec",
+             {{"selector", {{"matchLabels", labels}}},
+              {"template", {{"metadata", {{"labels", labels}}}}}}}};
+  }
+
+  // The fake names the DaemonSet's pods powerctl-lb-agent-<node>; lb.opsPort is 9447.
+  static std::string StatusPath(const std::string& node) {
+    return "/api/v1/namespaces/powerctl/pods/powerctl-lb-agent-" + node + ":9447/proxy/status";
+  }
+  void SetStatus(const std::string& node, const json& status) {
+    server_.SetRawResponse(StatusPath(node), 200, status.dump());
+  }
+};
+
+TEST(DoctorLbAgentPathTest, StatusGoesThroughThePodProxyToTheOpsPort) {
+  EXPECT_EQ(LbAgentStatusPath("power", "powerctl-lb-agent-abcde", 9447),
+            "/api/v1/namespaces/power/pods/powerctl-lb-agent-abcde:9447/proxy/status");
+}
+
+TEST_F(DoctorLbAgentTest, EveryAgentSyncedPassesCountingNodesAndDistinctServices) {
+  DoctorReport report = Run();
+
+  const CheckResult& check = Check(report, "lb-agent");
+  EXPECT_EQ(check.status, CheckStatus::kPass) << check.message;
+  EXPECT_EQ(check.message, "2 nodes balancing 2 Services");
+  EXPECT_EQ(check.fix, "");
+  EXPECT_EQ(server_.RequestsTo("GET", StatusPath("n1")).size(), 1u);
+  EXPECT_EQ(server_.RequestsTo("GET", StatusPath("n2")).size(), 1u);
+  EXPECT_THAT(server_.MutatingRequests(), IsEmpty());
+}
+
+TEST_F(DoctorLbAgentTest, TheOpsPortComesFromTheConfigWhenThePodDeclaresNone) {
+  input_.config.lb.ops_port = 9999;
+  Run();
+  EXPECT_EQ(server_.RequestsTo("GET", StatusPath("n1")).size(), 0u);
+  EXPECT_EQ(
+      server_
+          .RequestsTo("GET",
+                      "/api/v1/namespaces/powerctl/pods/powerctl-lb-agent-n1:9999/proxy/status")
+          .size(),
+      1u);
+}
+
+TEST_F(DoctorLbAgentTest, AProgrammingErrorFailsNamingTheNodeAndTheError) {
+  json status = AgentStatus("n2");
+  status["lastError"] = "Error: Could not process rule: Operation not permitted";
+  SetStatus("n2", status);
+  DoctorReport report = Run();
+
+  const CheckResult& check = Check(report, "lb-agent");
+  EXPECT_EQ(check.status, CheckStatus::kFail);
+  EXPECT_EQ(check.message,
+            "1 node balancing 2 Services; node n2: programming failed: kube-proxy carries the "
+            "traffic: Error: Could not process rule: Operation not permitted");
+  EXPECT_EQ(check.fix, "kubectl -n powerctl logs powerctl-lb-agent-n2");
+  EXPECT_TRUE(report.failed());
+}
+
+TEST_F(DoctorLbAgentTest, SkippedServicesWarnOnceEachWithTheReason) {
+  for (const char* node : {"n1", "n2"}) {
+    json status = AgentStatus(node);
+    status["services"][1]["state"] = "skipped";
+    status["services"][1]["reason"] = "IPv6 ClusterIP: kube-proxy balances it";
+    SetStatus(node, status);
+  }
+  DoctorReport report = Run();
+
+  const CheckResult& check = Check(report, "lb-agent");
+  EXPECT_EQ(check.status, CheckStatus::kWarn);
+  EXPECT_EQ(check.message,
+            "2 nodes balancing 1 Service; Services skipped, kube-proxy balances them: shop/api "
+            "(IPv6 ClusterIP: kube-proxy balances it)");
+  EXPECT_EQ(check.fix, "powerctl lb weights api -n shop (what the agent sees of it)");
+  EXPECT_FALSE(report.failed());
+}
+
+TEST_F(DoctorLbAgentTest, AFailedServiceFailsNamingItsNodes) {
+  json status = AgentStatus("n1");
+  status["services"][0]["state"] = "failed";
+  status["services"][0]["reason"] = "no endpoint address";
+  SetStatus("n1", status);
+  const CheckResult check = Check(Run(), "lb-agent");
+
+  EXPECT_EQ(check.status, CheckStatus::kFail);
+  EXPECT_THAT(check.message, HasSubstr("Service shop/web failed: no endpoint address on n1"));
+}
+
+TEST_F(DoctorLbAgentTest, AgentsNotReadyFailNamingTheirNodes) {
+  server_.SetDeploymentsAvailable(false);
+  DoctorReport report = Run();
+
+  const CheckResult& check = Check(report, "lb-agent");
+  EXPECT_EQ(check.status, CheckStatus::kFail);
+  EXPECT_EQ(check.message,
+            "0 nodes balancing 0 Services; 0/2 agents ready; not ready on n1 (pod "
+            "powerctl-lb-agent-n1, Pending); n2 (pod powerctl-lb-agent-n2, Pending)");
+  EXPECT_EQ(check.fix, "kubectl -n powerctl describe daemonset powerctl-lb-agent");
+  // Pending pods are not asked for their status.
+  EXPECT_THAT(server_.RequestsTo("GET", StatusPath("n1")), IsEmpty());
+}
+
+TEST_F(DoctorLbAgentTest, AStatusThatCannotBeReadWarnsWithTheApiServersAnswer) {
+  server_.SetRawResponse(StatusPath("n1"), 403,
+                         R"({"kind":"Status","apiVersion":"v1","status":"Failure",)"
+                         R"("message":"pods \"powerctl-lb-agent-n1\" is forbidden",)"
+                         R"("reason":"Forbidden","code":403})");
+  DoctorReport report = Run();
+
+  const CheckResult& check = Check(report, "lb-agent");
+  EXPECT_EQ(check.status, CheckStatus::kWarn);
+  EXPECT_THAT(check.message, HasSubstr("1 node balancing 2 Services; node n1: /status not "
+                                       "readable through the API server: "));
+  EXPECT_THAT(check.message, HasSubstr("forbidden"));
+  EXPECT_THAT(check.fix, HasSubstr("get pods/proxy"));
+}
+
+TEST_F(DoctorLbAgentTest, AStatusOfTheWrongShapeWarnsNamingTheField) {
+  json status = AgentStatus("n1");
+  status["synced"] = "yes";
+  SetStatus("n1", status);
+  const CheckResult check = Check(Run(), "lb-agent");
+
+  EXPECT_EQ(check.status, CheckStatus::kWarn);
+  EXPECT_THAT(check.message, HasSubstr("node n1: lb-agent status: synced is not true or false"));
+}
+
+TEST_F(DoctorLbAgentTest, AnAgentThatHasNotSyncedYetWarns) {
+  json status = AgentStatus("n1");
+  status["synced"] = false;
+  status["lastSync"] = nullptr;
+  status["services"] = json::array();
+  SetStatus("n1", status);
+  const CheckResult check = Check(Run(), "lb-agent");
+
+  EXPECT_EQ(check.status, CheckStatus::kWarn);
+  EXPECT_EQ(check.message, "1 node balancing 2 Services; node n1: no sync finished yet");
 }
 
 }  // namespace

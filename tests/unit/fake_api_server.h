@@ -12,7 +12,8 @@
 //
 // Controllers are simulated on write: CRDs become Established, Deployments are available (or,
 // with SetDeploymentsAvailable(false), have a Pending pod whose PodScheduled=False message says
-// why).
+// why), and DaemonSets run one such pod on each Node stored before them. Paths the object
+// routes do not serve (e.g. a pod's proxy) answer what SetRawResponse says.
 
 #include "core/common/clock.h"
 #include "core/kube/client.h"
@@ -251,6 +252,10 @@ class FakeApiServer : public HttpTransport {
       }
     }
     if (recorded.path == "/version" && recorded.method == "GET") return Reply(200, version_);
+    if (auto raw = raw_responses_.find(recorded.path);
+        raw != raw_responses_.end() && recorded.method == "GET") {
+      return raw->second;
+    }
     if (recorded.IsAccessReview() && recorded.method == "POST") return AccessReview(recorded);
     internal::Target target = internal::ParseTarget(recorded.path);
     if (!target.resource) return NotFoundPath();
@@ -342,12 +347,15 @@ class FakeApiServer : public HttpTransport {
     return paths;
   }
 
-  // Deployments become available at once (the default), or stay unavailable with a Pending
-  // pod the scheduler cannot place. Re-evaluates the Deployments already stored.
+  // Deployments and DaemonSets become available at once (the default), or stay unavailable
+  // with Pending pods the scheduler cannot place. Re-evaluates those already stored.
   void SetDeploymentsAvailable(bool available) {
     deployments_available_ = available;
+    auto workload = [](const json& o) {
+      return o.value("kind", "") == "Deployment" || o.value("kind", "") == "DaemonSet";
+    };
     for (auto& [path, object] : objects_) {
-      if (object.value("kind", "") != "Deployment") continue;
+      if (!workload(object)) continue;
       json updated = object;
       Simulate(updated);
       if (updated != object) {
@@ -355,11 +363,11 @@ class FakeApiServer : public HttpTransport {
         object = updated;
       }
     }
-    std::vector<json> deployments;
+    std::vector<json> workloads;
     for (const auto& [path, object] : objects_) {
-      if (object.value("kind", "") == "Deployment") deployments.push_back(object);
+      if (workload(object)) workloads.push_back(object);
     }
-    for (const json& d : deployments) SyncPods(d);
+    for (const json& w : workloads) SyncPods(w);
   }
   void SetUnschedulableMessage(std::string message) { unschedulable_ = std::move(message); }
   // CRDs stored from now on become Established (the default) or not.
@@ -386,6 +394,10 @@ class FakeApiServer : public HttpTransport {
     failures_.push_back({path_prefix, status, method, message});
   }
   void ClearFailures() { failures_.clear(); }
+  // GET of exactly this path (without the query) answers this status and body as they are.
+  void SetRawResponse(const std::string& path, long status, std::string body) {
+    raw_responses_[path] = HttpResponse{status, std::move(body), {}};
+  }
 
   // ---- requests ---------------------------------------------------------------------------
 
@@ -572,41 +584,70 @@ class FakeApiServer : public HttpTransport {
       status["readyReplicas"] = deployments_available_ ? replicas : 0;
       status["availableReplicas"] = deployments_available_ ? replicas : 0;
     }
+    if (kind == "DaemonSet") {
+      int nodes = static_cast<int>(NodeNames().size());
+      json& status = object["status"];
+      status["observedGeneration"] = object["metadata"].value("generation", 1);
+      status["desiredNumberScheduled"] = nodes;
+      status["currentNumberScheduled"] = nodes;
+      status["updatedNumberScheduled"] = nodes;
+      status["numberReady"] = deployments_available_ ? nodes : 0;
+      status["numberAvailable"] = deployments_available_ ? nodes : 0;
+      status["numberMisscheduled"] = 0;
+    }
   }
 
-  // The pod of a Deployment: Running when Deployments are available, else Pending and
-  // unschedulable.
-  void SyncPods(const json& deployment) {
-    if (deployment.value("kind", "") != "Deployment") return;
-    const json& meta = deployment["metadata"];
+  std::vector<std::string> NodeNames() const {
+    std::vector<std::string> names;
+    for (const auto& [path, object] : objects_) {
+      if (object.value("kind", "") == "Node") names.push_back(object["metadata"].value("name", ""));
+    }
+    return names;
+  }
+
+  // The pod of a Deployment, or one per node of a DaemonSet: Running when Deployments are
+  // available, else Pending and unschedulable.
+  void SyncPods(const json& workload) {
+    std::string kind = workload.value("kind", "");
+    if (kind != "Deployment" && kind != "DaemonSet") return;
+    const json& meta = workload["metadata"];
     std::string ns = meta.value("namespace", "");
-    std::string name = meta.value("name", "") + "-7d4b9c8f6-x2x9q";
-    json labels = deployment["spec"]
+    json labels = workload["spec"]
                       .value("template", json::object())
                       .value("metadata", json::object())
                       .value("labels", json::object());
-    json pod = {{"apiVersion", "v1"},
-                {"kind", "Pod"},
-                {"metadata", {{"name", name}, {"namespace", ns}, {"labels", labels}}}};
-    if (deployments_available_) {
-      pod["status"] = {{"phase", "Running"},
-                       {"conditions", json::array({{{"type", "PodScheduled"}, {"status", "True"}},
-                                                   {{"type", "Ready"}, {"status", "True"}}})}};
+    std::vector<std::pair<std::string, std::string>> pods;  // name, node
+    if (kind == "Deployment") {
+      pods.emplace_back(meta.value("name", "") + "-7d4b9c8f6-x2x9q", "");
     } else {
-      pod["status"] = {{"phase", "Pending"},
-                       {"conditions", json::array({{{"type", "PodScheduled"},
-                                                    {"status", "False"},
-                                                    {"reason", "Unschedulable"},
-                                                    {"message", unschedulable_}}})}};
+      for (const std::string& node : NodeNames())
+        pods.emplace_back(meta.value("name", "") + "-" + node, node);
     }
-    std::string path = "/api/v1/namespaces/" + ns + "/pods/" + name;
-    auto it = objects_.find(path);
-    if (it == objects_.end()) {
-      AddServerFields(pod, "");
-      objects_[path] = pod;
-    } else if (it->second["status"] != pod["status"]) {
-      it->second["status"] = pod["status"];
-      Bump(it->second);
+    for (const auto& [name, node] : pods) {
+      json pod = {{"apiVersion", "v1"},
+                  {"kind", "Pod"},
+                  {"metadata", {{"name", name}, {"namespace", ns}, {"labels", labels}}}};
+      if (!node.empty()) pod["spec"] = {{"nodeName", node}};
+      if (deployments_available_) {
+        pod["status"] = {{"phase", "Running"},
+                         {"conditions", json::array({{{"type", "PodScheduled"}, {"status", "True"}},
+                                                     {{"type", "Ready"}, {"status", "True"}}})}};
+      } else {
+        pod["status"] = {{"phase", "Pending"},
+                         {"conditions", json::array({{{"type", "PodScheduled"},
+                                                      {"status", "False"},
+                                                      {"reason", "Unschedulable"},
+                                                      {"message", unschedulable_}}})}};
+      }
+      std::string path = "/api/v1/namespaces/" + ns + "/pods/" + name;
+      auto it = objects_.find(path);
+      if (it == objects_.end()) {
+        AddServerFields(pod, "");
+        objects_[path] = pod;
+      } else if (it->second["status"] != pod["status"]) {
+        it->second["status"] = pod["status"];
+        Bump(it->second);
+      }
     }
   }
 
@@ -863,6 +904,7 @@ class FakeApiServer : public HttpTransport {
   std::vector<RecordedRequest> requests_;
   std::vector<Denial> denials_;
   std::vector<Failure> failures_;
+  std::map<std::string, HttpResponse> raw_responses_;
   json version_ = {{"gitVersion", "v1.20.2"}, {"major", "1"}, {"minor", "20"}};
   std::string unschedulable_ = kDefaultUnschedulable;
   bool deployments_available_ = true;

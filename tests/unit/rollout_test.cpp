@@ -294,5 +294,113 @@ TEST_F(RolloutTest, WaitReturnsAnApiErrorAtOnce) {
   EXPECT_THAT(clock_.sleeps, IsEmpty());
 }
 
+// ---- DaemonSets ---------------------------------------------------------------------------------
+
+constexpr char kAgent[] = "powerctl-lb-agent";
+
+struct DaemonSetStatus {
+  int observed_generation = 1;
+  int desired = 3;
+  int updated = 3;
+  int available = 3;
+};
+
+json DaemonSetObject(int generation, const DaemonSetStatus& s) {
+  json labels = {{"app.kubernetes.io/name", "powerctl"},
+                 {"app.kubernetes.io/component", "lb-agent"}};
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "DaemonSet"},
+          {"metadata", {{"name", kAgent}, {"namespace", kNs}, {"generation", generation}}},
+          {"spec",
+           {{"selector", {{"matchLabels", labels}}},
+            {"template", {{"metadata", {{"labels", labels}}}}}}},
+          {"status",
+           {{"observedGeneration", s.observed_generation},
+            {"desiredNumberScheduled", s.desired},
+            {"currentNumberScheduled", s.desired},
+            {"updatedNumberScheduled", s.updated},
+            {"numberReady", s.available},
+            {"numberAvailable", s.available}}}};
+}
+
+// A Running pod of the lb-agent DaemonSet (matched by its selector).
+json AgentPod() {
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"name", "powerctl-lb-agent-x"},
+        {"namespace", kNs},
+        {"labels",
+         {{"app.kubernetes.io/name", "powerctl"}, {"app.kubernetes.io/component", "lb-agent"}}}}},
+      {"status", {{"phase", "Running"}}}};
+}
+
+TEST_F(RolloutTest, ADaemonSetIsDoneWhenEveryNodesPodIsUpdatedAndAvailable) {
+  server_.PutExactly(DaemonSetObject(2, {2, 3, 3, 3}));
+  auto p = InspectRollout(*client_, {kNs, kAgent, WorkloadKind::kDaemonSet});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+
+  EXPECT_TRUE(p->done);
+  EXPECT_EQ(p->name, "daemonset/powerctl-lb-agent");
+  EXPECT_EQ(p->replicas, 3);  // desiredNumberScheduled
+  EXPECT_EQ(p->updated, 3);
+  EXPECT_EQ(p->available, 3);
+}
+
+TEST_F(RolloutTest, ADaemonSetWaitsForTheControllerToObserveItsGeneration) {
+  server_.PutExactly(DaemonSetObject(3, {2, 3, 3, 3}));
+  server_.PutExactly(AgentPod());
+  auto p = InspectRollout(*client_, {kNs, kAgent, WorkloadKind::kDaemonSet});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+
+  EXPECT_FALSE(p->done);
+  EXPECT_EQ(p->waiting_for, "the controller has not seen the change yet");
+}
+
+TEST_F(RolloutTest, ADaemonSetWaitsForPodsToBeUpdatedThenAvailableCountingPods) {
+  server_.PutExactly(DaemonSetObject(2, {2, 3, 1, 3}));
+  auto updating = InspectRollout(*client_, {kNs, kAgent, WorkloadKind::kDaemonSet});
+  ASSERT_TRUE(updating.ok()) << updating.error().message;
+  EXPECT_FALSE(updating->done);
+  // No pods are listed here, so the counts are what is left to say.
+  EXPECT_EQ(updating->waiting_for, "no pods created yet");
+
+  server_.PutExactly(AgentPod());
+  updating = InspectRollout(*client_, {kNs, kAgent, WorkloadKind::kDaemonSet});
+  ASSERT_TRUE(updating.ok()) << updating.error().message;
+  EXPECT_EQ(updating->waiting_for, "1 of 3 pods updated");
+
+  server_.PutExactly(DaemonSetObject(2, {2, 3, 3, 2}));
+  auto p = InspectRollout(*client_, {kNs, kAgent, WorkloadKind::kDaemonSet});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_FALSE(p->done);
+  EXPECT_EQ(p->waiting_for, "2 of 3 updated pods available");
+}
+
+TEST_F(RolloutTest, ADaemonSetForNoNodesIsDoneOnceObserved) {
+  server_.PutExactly(DaemonSetObject(1, {1, 0, 0, 0}));
+  auto p = InspectRollout(*client_, {kNs, kAgent, WorkloadKind::kDaemonSet});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+
+  EXPECT_TRUE(p->done);
+}
+
+TEST_F(RolloutTest, WaitTimeoutNamesTheDaemonSetAndItsUnschedulablePod) {
+  server_.SetDeploymentsAvailable(false);
+  server_.Put(kube::fake::NodeObject("n1"));
+  json ds = DaemonSetObject(1, {});
+  ds.erase("status");
+  server_.Put(ds);
+  Status status = WaitForRollouts(*client_, {{kNs, kAgent, WorkloadKind::kDaemonSet}},
+                                  std::chrono::seconds(5), clock_.clock(), nullptr);
+  ASSERT_FALSE(status.ok());
+
+  EXPECT_EQ(status.error().message,
+            "timed out after 5s waiting for rollout; daemonset/powerctl-lb-agent 0/1 "
+            "available: pod powerctl-lb-agent-n1 unschedulable: " +
+                std::string(FakeApiServer::kDefaultUnschedulable));
+}
+
 }  // namespace
 }  // namespace powerctl::setup
