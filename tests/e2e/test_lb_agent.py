@@ -350,6 +350,26 @@ telemetry:
         self.assertIn("removing the rules", agent.log())
         self.assertSplit([1, 1, 1], "kube-proxy stand-in")
 
+    def test_no_predictions_give_equal_weights(self):
+        # Prometheus unreachable (nothing listens on port 1 of the root side of the veth):
+        # every endpoint gets lb.unknownWeight, the Service is still balanced, and says why.
+        with open(self.config, "w") as f:
+            f.write(f"""apiVersion: powerctl.io/v1alpha1
+kind: PowerctlConfig
+telemetry:
+  cpuSource: prometheus
+  temperatureSource: prometheus
+  prometheusUrl: http://{ROOT_IP}:1
+""")
+        agent = self.start_agent()
+        weights = wait_for("the agent's weights", lambda: self.weights(agent))
+        self.assertEqual(weights, [50, 50, 50])
+        service = [s for s in agent.status()["services"] if s["namespace"] == self.ns][0]
+        self.assertIn("equal weights", service["reason"])
+        self.assertEqual({e["basis"] for e in service["ports"][0]["endpoints"]}, {"unknown"})
+        self.assertSplit(weights, "lb-agent")
+        self.assertEqual(agent.stop(), 0, agent.log())
+
     def test_a_table_the_kernel_refuses_leaves_the_traffic_to_kube_proxy(self):
         # Another program holds a table of the agent's name (nft's "owner" flag): the kernel
         # refuses the agent's transaction with EPERM, as it would any rule it cannot take.
