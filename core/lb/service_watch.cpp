@@ -115,8 +115,14 @@ bool ServiceWatch::HandleService(const kube::WatchEvent& event) {
     } else {
       seen_.insert(key);
       // Status-only updates (load-balancer ingress) leave spec and annotations alone.
-      changed = it == services_.end() || it->second["spec"] != event.object["spec"] ||
-                it->second["metadata"]["annotations"] != event.object["metadata"]["annotations"];
+      auto part = [](const json& o, std::initializer_list<std::string_view> path) {
+        const json* p = kube::FindField(o, path);
+        return p == nullptr ? json() : *p;
+      };
+      changed = it == services_.end() ||
+                part(it->second, {"spec"}) != part(event.object, {"spec"}) ||
+                part(it->second, {"metadata", "annotations"}) !=
+                    part(event.object, {"metadata", "annotations"});
       services_[key] = event.object;
     }
     if (!listed_) changed = false;  // the end of the list triggers one sync for all of it
