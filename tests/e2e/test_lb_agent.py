@@ -344,6 +344,12 @@ telemetry:
                              content_type="application/merge-patch+json")
         wait_for("the table to return", lambda: "powerctl-lb" in self.tables())
 
+        # The DaemonSet limits the agent to 128Mi: its peak after all of the above stays well below.
+        with open(f"/proc/{agent.proc.pid}/status") as f:
+            peak_kib = int(next(line for line in f if line.startswith("VmHWM:")).split()[1])
+        print(f"\n  lb-agent peak RSS {peak_kib / 1024:.1f} MiB", file=sys.stderr)
+        self.assertLess(peak_kib, 96 * 1024)
+
         self.assertEqual(agent.stop(), 0, agent.log())
         self.assertNotIn("powerctl-lb", self.tables())
         self.assertIn("kube-proxy-standin", self.tables())
