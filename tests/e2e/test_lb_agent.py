@@ -312,12 +312,16 @@ telemetry:
             f'endpoint="{endpoint_ip(3)}:{EP_PORT}"}}'), 26)
         self.assertEqual(json.loads(agent.get("/readyz"))["ready"], True)
 
-        # Resyncs every 2 s find the same weights: nothing is written.
-        programmed = agent.metric('powerctl_lb_syncs_total{result="programmed"}')
-        unchanged = agent.metric('powerctl_lb_syncs_total{result="unchanged"}') or 0
-        wait_for("two unchanged resyncs", lambda: (agent.metric(
-            'powerctl_lb_syncs_total{result="unchanged"}') or 0) >= unchanged + 2, timeout=20)
-        self.assertEqual(agent.metric('powerctl_lb_syncs_total{result="programmed"}'), programmed)
+        # Resyncs every 2 s find the same weights: nothing is written. (On a loaded machine a
+        # Prometheus query can time out, which legitimately changes the weights for one sync and
+        # back: such a window is retried, a clean one must come.)
+        def quiet_window():
+            programmed = agent.metric('powerctl_lb_syncs_total{result="programmed"}')
+            unchanged = agent.metric('powerctl_lb_syncs_total{result="unchanged"}') or 0
+            wait_for("two unchanged resyncs", lambda: (agent.metric(
+                'powerctl_lb_syncs_total{result="unchanged"}') or 0) >= unchanged + 2, timeout=20)
+            return agent.metric('powerctl_lb_syncs_total{result="programmed"}') == programmed
+        self.assertTrue(any(quiet_window() for _ in range(3)), agent.log())
 
         # The third node's model now says a request costs what it costs on the first.
         self.cluster.request("PATCH", f"/api/v1/nodes/{self.nodes[2]}",
