@@ -104,6 +104,7 @@ Result<AgentStatusSummary> AgentStatusFromJson(const json& doc) {
   }
   AgentStatusSummary out;
   POWERCTL_TRY(node, StringField(doc, "node", "", true));
+  if (node.empty()) return Invalid("node must not be empty");  // doctor names agents by node
   POWERCTL_TRY(mode, StringField(doc, "mode", "", false));
   POWERCTL_TRY(last_error, StringField(doc, "lastError", "", false));
   out.node = std::move(node);

@@ -101,6 +101,8 @@ TEST(LbAgentStatusTest, RefusesOtherDocumentsNamingWhatIsWrong) {
       {R"({"apiVersion":"v1","kind":"Status"})", "not a powerctl.io/v1alpha1/LbAgentStatus"},
       {head + R"("synced":true})", "node is missing"},
       {head + R"("node":7,"synced":true})", "node is not a string"},
+      // Found by agent_status_fuzzer (corpus regression-empty-node): doctor names agents by node.
+      {head + R"("node":"","synced":true})", "node must not be empty"},
       {head + R"("node":"n"})", "synced is not true or false"},
       {head + R"("node":"n","synced":true,"lastSync":5})", "lastSync is not a string or null"},
       {head + R"("node":"n","synced":true,"services":{}})", "services is not a list"},
