@@ -19,10 +19,6 @@ std::string Key(const std::string& ns, const std::string& name) {
   return ns + "/" + name;
 }
 
-std::string PortLabel(const BalancedService& s) {
-  return fmt::format("{}/{}:{}/{}", s.namespace_name, s.name, s.port, s.protocol);
-}
-
 std::string Rfc3339(std::chrono::system_clock::time_point t) {
   std::time_t seconds = std::chrono::system_clock::to_time_t(t);
   std::tm utc{};

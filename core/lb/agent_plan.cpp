@@ -5,19 +5,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <arpa/inet.h>
-
 namespace powerctl::lb {
 namespace {
 
 using json = nlohmann::json;
 using kube::FindField;
 using kube::StringField;
-
-bool IsIpv4(const std::string& text) {
-  in_addr addr{};
-  return inet_pton(AF_INET, text.c_str(), &addr) == 1;
-}
 
 struct ServicePort {
   std::string name;
@@ -78,7 +71,7 @@ std::string LeftToKubeProxy(const json& service) {
   if (type == "ExternalName") return "type ExternalName has no cluster IP";
   std::string cluster_ip = StringField(service, {"spec", "clusterIP"});
   if (cluster_ip.empty() || cluster_ip == "None") return "headless Service: no cluster IP";
-  if (!IsIpv4(cluster_ip)) {
+  if (CanonicalIpv4(cluster_ip).empty()) {
     return fmt::format("cluster IP {} is not IPv4: the agent balances IPv4 only", cluster_ip);
   }
   if (StringField(service, {"spec", "sessionAffinity"}) == "ClientIP") {
@@ -122,7 +115,7 @@ PlannedService PlanService(const json& service, const ServiceWeights& weights) {
     balanced.protocol = port.protocol;
     for (const EndpointRow& row : weights.endpoints) {
       int target = TargetPort(row.endpoint, port);
-      if (target == 0 || !IsIpv4(row.endpoint.address)) continue;
+      if (target == 0 || CanonicalIpv4(row.endpoint.address).empty()) continue;
       balanced.endpoints.push_back({row.endpoint.address, target, row.weight.weight});
     }
     if (balanced.endpoints.empty()) {

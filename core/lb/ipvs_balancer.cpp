@@ -41,10 +41,6 @@ IpvsServiceKey KeyOf(const BalancedService& s) {
   return key;
 }
 
-std::string Label(const BalancedService& s) {
-  return fmt::format("{}/{}:{}/{}", s.namespace_name, s.name, s.port, s.protocol);
-}
-
 const IpvsRealServer* Find(const std::map<IpvsServiceKey, const IpvsVirtualServer*>& index,
                            const RealServerKey& key) {
   const auto vs = index.find(key.service);
@@ -77,7 +73,7 @@ class IpvsBalancer final : public Balancer {
       if (!claimed.insert(KeyOf(s)).second) {
         return Undo(MakeError(ErrorCode::kInvalidInput,
                               fmt::format("load-balanced Service {}: another Service has {}",
-                                          Label(s), IpvsServiceLabel(KeyOf(s)))));
+                                          PortLabel(s), IpvsServiceLabel(KeyOf(s)))));
       }
     }
     auto table = admin_->List();
@@ -89,16 +85,17 @@ class IpvsBalancer final : public Balancer {
     for (const BalancedService& s : services) {
       const auto vs = index.find(KeyOf(s));
       if (vs == index.end()) {
-        skipped_.push_back({Label(s), fmt::format("no IPVS virtual server for {}: is kube-proxy "
-                                                  "in IPVS mode?",
-                                                  IpvsServiceLabel(KeyOf(s)))});
+        skipped_.push_back(
+            {PortLabel(s), fmt::format("no IPVS virtual server for {}: is kube-proxy "
+                                       "in IPVS mode?",
+                                       IpvsServiceLabel(KeyOf(s)))});
         continue;
       }
       if (vs->second->scheduler != "wrr") {
         skipped_.push_back(
-            {Label(s), fmt::format("scheduler is {}, not wrr: weights would be ignored; set "
-                                   "kube-proxy's ipvs.scheduler to wrr",
-                                   vs->second->scheduler)});
+            {PortLabel(s), fmt::format("scheduler is {}, not wrr: weights would be ignored; set "
+                                       "kube-proxy's ipvs.scheduler to wrr",
+                                       vs->second->scheduler)});
         continue;
       }
       for (const auto& e : s.endpoints) {

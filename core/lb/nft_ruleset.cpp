@@ -16,28 +16,13 @@ namespace {
 // nft refuses longer comments.
 constexpr std::size_t kMaxCommentBytes = 128;
 
-// The canonical dotted quad of an IPv4 address, or "" when `text` is not one. Only what
-// inet_pton accepts (four decimal octets, no leading zeros, nothing else) gets into the
-// ruleset, so an address can never carry nft syntax with it.
-std::string CanonicalIpv4(const std::string& text) {
-  in_addr addr{};
-  if (inet_pton(AF_INET, text.c_str(), &addr) != 1) return "";
-  char buf[INET_ADDRSTRLEN] = {};
-  if (inet_ntop(AF_INET, &addr, buf, sizeof buf) == nullptr) return "";
-  return buf;
-}
-
 bool ValidPort(int port) {
   return port >= 1 && port <= 65535;
 }
 
-std::string ServiceLabel(const BalancedService& s) {
-  return fmt::format("{}/{}:{}/{}", s.namespace_name, s.name, s.port, s.protocol);
-}
-
 Error Invalid(const BalancedService& s, const std::string& what) {
   return MakeError(ErrorCode::kInvalidInput,
-                   fmt::format("load-balanced Service {}: {}", ServiceLabel(s), what));
+                   fmt::format("load-balanced Service {}: {}", PortLabel(s), what));
 }
 
 // The nft payload keyword for the transport header's destination port.
@@ -68,7 +53,7 @@ std::string RenderRule(const BalancedService& s) {
   std::string excluded;
   for (const auto& ip : sources) excluded += (excluded.empty() ? "" : ", ") + ip;
   // Names are checked to be DNS labels, so the comment cannot contain a quote.
-  std::string comment = ServiceLabel(s).substr(0, kMaxCommentBytes);
+  std::string comment = PortLabel(s).substr(0, kMaxCommentBytes);
   return fmt::format(
       "\t\tip saddr != {{ {} }} ip daddr {} {} {} dnat ip to numgen random mod {} map {{ {} }} "
       "comment \"{}\"\n",
@@ -83,6 +68,19 @@ std::string TableHeader() {
 }
 
 }  // namespace
+
+std::string PortLabel(const BalancedService& s) {
+  return fmt::format("{}/{}:{}/{}", s.namespace_name, s.name, s.port, s.protocol);
+}
+
+// Only a canonical address gets into the ruleset, so an address can never carry nft syntax.
+std::string CanonicalIpv4(const std::string& text) {
+  in_addr addr{};
+  if (inet_pton(AF_INET, text.c_str(), &addr) != 1) return "";
+  char buf[INET_ADDRSTRLEN] = {};
+  if (inet_ntop(AF_INET, &addr, buf, sizeof buf) == nullptr) return "";
+  return buf;
+}
 
 Status ValidateService(const BalancedService& s) {
   if (auto why = ValidateDnsLabel(s.namespace_name); !why.empty()) {

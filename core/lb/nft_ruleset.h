@@ -36,6 +36,13 @@ struct BalancedService {
   bool operator==(const BalancedService&) const = default;
 };
 
+// "namespace/name:port/protocol": how logs, errors, comments and skipped ports name a port.
+std::string PortLabel(const BalancedService& service);
+
+// The canonical dotted quad of an IPv4 address, or "" when `text` is not one (only what
+// inet_pton accepts: four decimal octets, no leading zeros, nothing else).
+std::string CanonicalIpv4(const std::string& text);
+
 // ErrorCode::kInvalidInput naming the Service and the first bad field: names that are not
 // Kubernetes names, addresses that are not IPv4 dotted quads, ports outside 1..65535,
 // protocols other than TCP/UDP, weights outside 1..100, an endpoint listed twice.

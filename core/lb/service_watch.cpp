@@ -115,14 +115,13 @@ bool ServiceWatch::HandleService(const kube::WatchEvent& event) {
     } else {
       seen_.insert(key);
       // Status-only updates (load-balancer ingress) leave spec and annotations alone.
-      auto part = [](const json& o, std::initializer_list<std::string_view> path) {
-        const json* p = kube::FindField(o, path);
-        return p == nullptr ? json() : *p;
+      // Compared in place (no copies): absent on both sides is the same.
+      auto same = [&](std::initializer_list<std::string_view> path) {
+        const json* before = kube::FindField(it->second, path);
+        const json* after = kube::FindField(event.object, path);
+        return before == nullptr ? after == nullptr : after != nullptr && *before == *after;
       };
-      changed = it == services_.end() ||
-                part(it->second, {"spec"}) != part(event.object, {"spec"}) ||
-                part(it->second, {"metadata", "annotations"}) !=
-                    part(event.object, {"metadata", "annotations"});
+      changed = it == services_.end() || !same({"spec"}) || !same({"metadata", "annotations"});
       services_[key] = event.object;
     }
     if (!listed_) changed = false;  // the end of the list triggers one sync for all of it

@@ -1,8 +1,11 @@
 """Shared pieces of the end-to-end tests: the cluster, powerctl, applying manifests."""
+import http.server
+import json
 import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import unittest
 
 import yaml
@@ -47,6 +50,42 @@ def powerctl(*args, env=None, check=True, timeout=120):
     if check and r.returncode != 0:
         raise AssertionError(f"powerctl {' '.join(args)} exited {r.returncode}:\n{r.stderr}")
     return r
+
+
+class JsonDocumentServer:
+    """Serves `document` (replaceable at any time) as JSON to GET requests whose path starts with
+    `path_prefix`, 404 otherwise, on address:port (port 0: a free one), recording every path:
+    a stand-in for powerctl's ops ports behind the API server's service and pod proxies."""
+
+    def __init__(self, address, path_prefix, document=None):
+        self.document = document if document is not None else {}
+        self.paths = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (http.server's name)
+                outer.paths.append(self.path)
+                if not self.path.startswith(path_prefix):
+                    self.send_error(404)
+                    return
+                body = json.dumps(outer.document).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer((address, 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def load_docs(text):

@@ -136,6 +136,12 @@ scrape_configs:
         return cl.wait_for(lambda: self.query(promql), timeout, f"Prometheus series {promql}",
                            diagnose=self.logs)
 
+    def wait_for_cpu(self, *nodes, timeout=60):
+        """Waits until each node's CPU rate (two scrapes of its job) can be computed."""
+        for node in nodes or self.node_names:
+            self.wait_for_series(
+                f'rate(node_cpu_seconds_total{{mode="idle",instance="{node}:9100"}}[1m])', timeout)
+
     def logs(self):
         return "\n".join(f"--- {name}\n{cl.tail(os.path.join(self.dir, name + '.log'))}" for name, _ in self.procs)
 

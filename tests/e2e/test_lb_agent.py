@@ -205,24 +205,25 @@ class LbAgentTest(ClusterTest):
                                      annotations={"powerctl.io/idle-watts": "100",
                                                   "powerctl.io/max-watts": str(max_watts)})
             self.addCleanup(self.cluster.delete_node, name)
-        for name in self.nodes:
-            self.stack.wait_for_series(
-                f'rate(node_cpu_seconds_total{{mode="idle",instance="{name}:9100"}}[1m])')
+        self.stack.wait_for_cpu()
         self.kubeconfig = self.write_kubeconfig()
         self.config = os.path.join(self.tmp, "powerctl.yaml")
+        self.write_config(f"http://{ROOT_IP}:{self.prom_forward.port}")
+        remove = self.net.install_kube_proxy_standin(
+            self.make_service(), os.path.join(self.tmp, "kube-proxy.nft"))
+        self.addCleanup(remove)
+        self.addCleanup(self.remove_leftover_table)
+
+    def write_config(self, prometheus_url):
         with open(self.config, "w") as f:
             f.write(f"""apiVersion: powerctl.io/v1alpha1
 kind: PowerctlConfig
 telemetry:
   cpuSource: prometheus
   temperatureSource: prometheus
-  prometheusUrl: http://{ROOT_IP}:{self.prom_forward.port}
+  prometheusUrl: {prometheus_url}
   maxAge: 1m
 """)
-        remove = self.net.install_kube_proxy_standin(
-            self.make_service(), os.path.join(self.tmp, "kube-proxy.nft"))
-        self.addCleanup(remove)
-        self.addCleanup(self.remove_leftover_table)
 
     def write_kubeconfig(self):
         """The admin kubeconfig, pointed at the forwarder; the certificate names localhost."""
@@ -363,14 +364,7 @@ telemetry:
     def test_no_predictions_give_equal_weights(self):
         # Prometheus unreachable (nothing listens on port 1 of the root side of the veth):
         # every endpoint gets lb.unknownWeight, the Service is still balanced, and says why.
-        with open(self.config, "w") as f:
-            f.write(f"""apiVersion: powerctl.io/v1alpha1
-kind: PowerctlConfig
-telemetry:
-  cpuSource: prometheus
-  temperatureSource: prometheus
-  prometheusUrl: http://{ROOT_IP}:1
-""")
+        self.write_config(f"http://{ROOT_IP}:1")
         agent = self.start_agent()
         weights = wait_for("the agent's weights", lambda: self.weights(agent))
         self.assertEqual(weights, [50, 50, 50])

@@ -7,14 +7,12 @@ kubelet reports every pod bound to its nodes Running and Ready, DaemonSet pods i
 reads an agent's /status through the real pod proxy (a node whose address is this machine's,
 where the test serves the agent's /status); delete removes everything, cluster-scoped RBAC too.
 """
-import http.server
 import json
 import os
-import threading
 import unittest
 
 import cluster as cl
-from e2e_support import ClusterTest, powerctl
+from e2e_support import ClusterTest, JsonDocumentServer, powerctl
 from metrics_apiservice import routable_address
 
 NS = "lb-e2e"
@@ -39,37 +37,6 @@ extender:
 lb:
   opsPort: {ops_port}
 """
-
-
-class FakeAgentStatus:
-    """Answers GET /status as an lb-agent would, on addr:port (port 0: a free one)."""
-
-    def __init__(self, addr):
-        self.document = {}
-        self.requests = []
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 (http.server's name)
-                outer.requests.append(self.path)
-                body = json.dumps(outer.document).encode()
-                self.send_response(200 if self.path == "/status" else 404)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer((addr, 0), Handler)
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def agent_status(node, last_error="", services=()):
@@ -189,8 +156,8 @@ class LbDeployTest(ClusterTest):
         addr = routable_address()
         if addr is None:
             self.skipTest("no non-loopback IPv4 address: the API server refuses to proxy to loopback")
-        fake = FakeAgentStatus(addr)
-        self.addCleanup(fake.stop)
+        fake = JsonDocumentServer(addr, "/status")
+        self.addCleanup(fake.close)
         self._write_config(fake.port)
         # A node whose InternalIP is this machine: its agent pod (hostNetwork) gets that address,
         # so the API server's proxy to POD:PORT reaches the fake agent.
@@ -212,7 +179,7 @@ class LbDeployTest(ClusterTest):
                       "Error: Could not process rule: No such file", check["message"])
         self.assertEqual(check["fix"], f"kubectl -n {NS} logs {local_pod['metadata']['name']}")
         self.assertEqual(r.returncode, 3)
-        self.assertIn("/status", fake.requests)
+        self.assertIn("/status", fake.paths)
 
         fake.document = agent_status("lb-e2e-local", services=[
             {"namespace": "shop", "name": "web", "state": "balanced", "reason": "", "ports": [

@@ -2,17 +2,15 @@
 node_exporter (real CPU counters, ipmi series through its textfile collector), metrics.k8s.io
 through the API server's aggregation layer, and an extender ops port behind the API server's
 service proxy."""
-import http.server
 import json
 import os
 import socket
-import threading
 import unittest
 import uuid
 
 import cluster
 import prometheus_stack
-from e2e_support import ClusterTest, powerctl
+from e2e_support import ClusterTest, JsonDocumentServer, powerctl
 from metrics_apiservice import MetricsApiService, routable_address
 
 TEMPERATURES = {"Ambient": 23, "CPU1": 41, "CPU2": 44.5}
@@ -23,41 +21,6 @@ RANGES = {"ambient/min": "10", "ambient/max": "40", "cpu1/min": "20", "cpu1/max"
 def builtin_watts(idle, peak, u, temps, curve=1.0, factor=0.1):
     t = sum(min(max(x, 0.0), 1.0) for x in temps) / 3
     return idle + (peak - idle) * min(max(u, 0.0), 1.0) ** curve * (1 + factor * t)
-
-
-class OpsServer:
-    """Serves a fixed PowerPrediction document on GET /v1/predictions, as the extender's ops
-    port does, on an address the API server's service proxy may dial (not loopback)."""
-
-    def __init__(self, address, document):
-        self.document = document
-        self.paths = []
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                outer.paths.append(self.path)
-                if not self.path.startswith("/v1/predictions"):
-                    self.send_error(404)
-                    return
-                body = json.dumps(outer.document).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer((address, 0), Handler)
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @unittest.skipUnless(prometheus_stack.available(), "Debian's prometheus and prometheus-node-exporter are needed")
@@ -216,7 +179,7 @@ telemetry:
                          *self.config())
         document = json.loads(local.stdout)
         del document["answeredBy"]
-        ops = OpsServer(address, document)
+        ops = JsonDocumentServer(address, "/v1/predictions", document)
         self.addCleanup(ops.close)
         self.cluster.request("POST", "/api/v1/namespaces",
                              {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}})

@@ -12,45 +12,13 @@
 // Exit 0 on success; otherwise "error: MESSAGE" on stderr and exit 1 (2 for usage).
 #include "core/lb/ipvs_admin.h"
 #include "core/lb/ipvs_balancer.h"
+#include "tests/integration/lb_tool_services.h"
 
-#include <nlohmann/json.hpp>
-
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
 namespace lb = powerctl::lb;
-
-namespace {
-
-std::vector<lb::BalancedService> Load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  const auto doc = nlohmann::json::parse(in);
-  std::vector<lb::BalancedService> out;
-  for (const auto& j : doc) {
-    lb::BalancedService s;
-    s.namespace_name = j.at("namespace").get<std::string>();
-    s.name = j.at("name").get<std::string>();
-    s.cluster_ip = j.at("cluster_ip").get<std::string>();
-    s.port = j.at("port").get<int>();
-    s.protocol = j.value("protocol", "TCP");
-    for (const auto& e : j.at("endpoints")) {
-      s.endpoints.push_back(
-          {e.at("ip").get<std::string>(), e.at("port").get<int>(), e.at("weight").get<int>()});
-    }
-    out.push_back(std::move(s));
-  }
-  return out;
-}
-
-int Fail(const std::string& message) {
-  std::cerr << "error: " << message << "\n";
-  return 1;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
@@ -58,20 +26,20 @@ int main(int argc, char** argv) {
     std::cerr << "usage: lb_ipvs_tool program FILE | remove FILE\n";
     return 2;
   }
-  if (!lb::KernelHasIpvs()) return Fail("kernel has no IPVS (/proc/net/ip_vs missing)");
+  if (!lb::KernelHasIpvs()) return lb_tool::Fail("kernel has no IPVS (/proc/net/ip_vs missing)");
   try {
     auto balancer = lb::MakeIpvsBalancer(lb::MakeIpvsadmAdmin());
-    auto s = balancer->Program(Load(args[1]));
-    if (!s.ok()) return Fail(s.error().message);
+    auto s = balancer->Program(lb_tool::LoadServices(args[1]));
+    if (!s.ok()) return lb_tool::Fail(s.error().message);
     for (const auto& skipped : balancer->Skipped()) {
       std::cout << "skipped " << skipped.service << ": " << skipped.reason << "\n";
     }
     if (args[0] == "remove") {
       s = balancer->Remove();
-      if (!s.ok()) return Fail(s.error().message);
+      if (!s.ok()) return lb_tool::Fail(s.error().message);
     }
   } catch (const std::exception& e) {
-    return Fail(e.what());
+    return lb_tool::Fail(e.what());
   }
   return 0;
 }

@@ -15,10 +15,8 @@
 #include "core/lb/nft_executor.h"
 #include "core/lb/nft_program.h"
 #include "core/lb/nft_ruleset.h"
+#include "tests/integration/lb_tool_services.h"
 
-#include <nlohmann/json.hpp>
-
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -27,27 +25,6 @@
 namespace lb = powerctl::lb;
 
 namespace {
-
-std::vector<lb::BalancedService> Load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  const auto doc = nlohmann::json::parse(in);
-  std::vector<lb::BalancedService> out;
-  for (const auto& j : doc) {
-    lb::BalancedService s;
-    s.namespace_name = j.at("namespace").get<std::string>();
-    s.name = j.at("name").get<std::string>();
-    s.cluster_ip = j.at("cluster_ip").get<std::string>();
-    s.port = j.at("port").get<int>();
-    s.protocol = j.value("protocol", "TCP");
-    for (const auto& e : j.at("endpoints")) {
-      s.endpoints.push_back(
-          {e.at("ip").get<std::string>(), e.at("port").get<int>(), e.at("weight").get<int>()});
-    }
-    out.push_back(std::move(s));
-  }
-  return out;
-}
 
 // Appends a jump to a chain that does not exist to the applied ruleset: nft parses it and
 // the kernel refuses the transaction, so the previous table stays until Program removes it.
@@ -66,11 +43,6 @@ class BreakApply final : public lb::NftExecutor {
   std::unique_ptr<lb::NftExecutor> real_;
 };
 
-int Fail(const std::string& message) {
-  std::cerr << "error: " << message << "\n";
-  return 1;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -79,23 +51,23 @@ int main(int argc, char** argv) {
     if (args.size() == 1 && args[0] == "remove") {
       auto nft = lb::MakeLibnftablesExecutor();
       auto s = lb::RemoveNftTable(*nft);
-      return s.ok() ? 0 : Fail(s.error().message);
+      return s.ok() ? 0 : lb_tool::Fail(s.error().message);
     }
     const bool broken = args.size() == 3 && args[2] == "--break-apply";
     if ((args.size() == 2 || broken) && args[0] == "program") {
       std::unique_ptr<lb::NftExecutor> nft = lb::MakeLibnftablesExecutor();
       if (broken) nft = std::make_unique<BreakApply>(std::move(nft));
-      auto s = lb::ProgramNftTable(*nft, Load(args[1]));
-      return s.ok() ? 0 : Fail(s.error().message);
+      auto s = lb::ProgramNftTable(*nft, lb_tool::LoadServices(args[1]));
+      return s.ok() ? 0 : lb_tool::Fail(s.error().message);
     }
     if (args.size() == 2 && args[0] == "render") {
-      auto text = lb::RenderNftRuleset(Load(args[1]));
-      if (!text.ok()) return Fail(text.error().message);
+      auto text = lb::RenderNftRuleset(lb_tool::LoadServices(args[1]));
+      if (!text.ok()) return lb_tool::Fail(text.error().message);
       std::cout << *text;
       return 0;
     }
   } catch (const std::exception& e) {
-    return Fail(e.what());
+    return lb_tool::Fail(e.what());
   }
   std::cerr << "usage: lb_nft_tool program FILE [--break-apply] | remove | render FILE\n";
   return 2;

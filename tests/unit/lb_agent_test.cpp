@@ -4,25 +4,14 @@
 #include "tests/unit/fake_api_server.h"
 #include "tests/unit/telemetry_test_support.h"
 
-#include <fmt/chrono.h>
-#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
-#include <ctime>
 
 namespace powerctl::lb {
 namespace {
 
 using json = nlohmann::json;
 using ::testing::HasSubstr;
-
-std::string NowRfc3339() {
-  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", tm);
-}
 
 class RecordingBalancer final : public Balancer {
  public:
@@ -70,7 +59,7 @@ class LbAgentTest : public ::testing::Test {
                   {{"apiVersion", "metrics.k8s.io/v1beta1"},
                    {"kind", "NodeMetrics"},
                    {"metadata", {{"name", name}}},
-                   {"timestamp", NowRfc3339()},
+                   {"timestamp", telemetry_test::NowRfc3339()},
                    {"window", "20s"},
                    {"usage", {{"cpu", "1"}, {"memory", "1Gi"}}}});
   }

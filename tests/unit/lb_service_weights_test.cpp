@@ -2,13 +2,10 @@
 #include "tests/unit/fake_api_server.h"
 #include "tests/unit/telemetry_test_support.h"
 
-#include <fmt/chrono.h>
-#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <ctime>
 #include <string>
 
 namespace powerctl::lb {
@@ -16,14 +13,6 @@ namespace {
 
 using json = nlohmann::json;
 using ::testing::HasSubstr;
-
-// NodeMetrics timestamps are wall-clock times, judged against max_age (2m).
-std::string NowRfc3339() {
-  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", tm);
-}
 
 class LbServiceWeightsTest : public ::testing::Test {
  protected:
@@ -54,7 +43,7 @@ class LbServiceWeightsTest : public ::testing::Test {
                   {{"apiVersion", "metrics.k8s.io/v1beta1"},
                    {"kind", "NodeMetrics"},
                    {"metadata", {{"name", name}}},
-                   {"timestamp", NowRfc3339()},
+                   {"timestamp", telemetry_test::NowRfc3339()},
                    {"window", "20s"},
                    {"usage", {{"cpu", used}, {"memory", "1Gi"}}}});
   }

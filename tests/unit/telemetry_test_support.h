@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <ctime>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -24,6 +25,16 @@
 #include <vector>
 
 namespace powerctl::telemetry_test {
+
+// Now as an RFC 3339 UTC timestamp, as NodeMetrics carry it (judged against telemetry.maxAge).
+inline std::string NowRfc3339() {
+  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32] = {};
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
 
 // Answers every request with `handler` and records the requests. Thread-safe.
 class FakeHttp : public HttpClient {
