@@ -195,9 +195,11 @@ bool NodeCache::Handle(Kind kind, const kube::WatchEvent& event) {
   if (watches_[kind].resyncing) watches_[kind].seen.insert(key);
   if (kind == kNodes) {
     if (deleted) {
-      nodes_.erase(key);
+      if (nodes_.erase(key) > 0) index_.reset();
     } else {
-      nodes_[key] = WithPodsLocked(NodeStateFromJson(event.object));
+      NodePtr& slot = nodes_[key];
+      if (slot == nullptr) index_.reset();  // a node joined
+      slot = WithPodsLocked(NodeStateFromJson(event.object));
     }
     dirty_nodes_.erase(key);  // published with its current pods, or gone
   } else if (kind == kPods) {
@@ -237,7 +239,11 @@ void NodeCache::ListDelivered(Kind kind) {
           it = w.seen.count(it->first) > 0 ? std::next(it) : map.erase(it);
         }
       };
-      if (kind == kNodes) prune(nodes_);
+      if (kind == kNodes) {
+        std::size_t before = nodes_.size();
+        prune(nodes_);
+        if (nodes_.size() != before) index_.reset();
+      }
       if (kind == kPods) {
         std::vector<std::string> gone;
         for (const auto& [key, pod] : pods_) {
@@ -306,6 +312,11 @@ std::shared_ptr<const ClusterSnapshot> NodeCache::Snapshot() const {
   auto snapshot = std::make_shared<ClusterSnapshot>();
   snapshot->nodes.reserve(nodes_.size());
   for (const auto& [name, node] : nodes_) snapshot->nodes.push_back(node);
+  if (index_ == nullptr) {
+    snapshot->IndexNodes();
+    index_ = snapshot->index;
+  }
+  snapshot->index = index_;
   snapshot->pod_count = pods_.size();
   snapshot->pod_groups = groups_;
   snapshot->policies = policies_;

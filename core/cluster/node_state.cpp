@@ -54,23 +54,41 @@ auto NodeLowerBound(Nodes& nodes, std::string_view name) {
 
 }  // namespace
 
-const NodeState* ClusterSnapshot::FindNode(std::string_view name) const {
+std::size_t ClusterSnapshot::FindNodePosition(std::string_view name) const {
+  if (index != nullptr) {
+    auto found = index->find(name);
+    return found == index->end() ? kNoNode : found->second;
+  }
   auto it = NodeLowerBound(nodes, name);
-  return it != nodes.end() && (*it)->name == name ? it->get() : nullptr;
+  return it != nodes.end() && (*it)->name == name ? static_cast<std::size_t>(it - nodes.begin())
+                                                  : kNoNode;
+}
+
+const NodeState* ClusterSnapshot::FindNode(std::string_view name) const {
+  std::size_t at = FindNodePosition(name);
+  return at == kNoNode ? nullptr : nodes[at].get();
 }
 
 NodePtr ClusterSnapshot::FindNodePtr(std::string_view name) const {
-  auto it = NodeLowerBound(nodes, name);
-  return it != nodes.end() && (*it)->name == name ? *it : nullptr;
+  std::size_t at = FindNodePosition(name);
+  return at == kNoNode ? nullptr : nodes[at];
+}
+
+void ClusterSnapshot::IndexNodes() {
+  auto built = std::make_shared<NodeIndex>();
+  built->reserve(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) built->emplace(nodes[i]->name, i);
+  index = std::move(built);
 }
 
 void ClusterSnapshot::PutNode(NodeState node) {
   auto it = NodeLowerBound(nodes, node.name);
   auto shared = std::make_shared<const NodeState>(std::move(node));
   if (it != nodes.end() && (*it)->name == shared->name) {
-    *it = std::move(shared);
+    *it = std::move(shared);  // positions unchanged: the index still holds
   } else {
     nodes.insert(it, std::move(shared));
+    index.reset();
   }
 }
 

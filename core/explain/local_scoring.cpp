@@ -82,6 +82,7 @@ std::shared_ptr<const cluster::ClusterSnapshot> SnapshotOf(const ClusterObjects&
     }
     snapshot->PutNode(std::move(node));
   }
+  snapshot->IndexNodes();
   for (auto& [key, members] : groups) {
     snapshot->pod_groups[key] =
         std::make_shared<const std::vector<cluster::PodInfo>>(std::move(members));

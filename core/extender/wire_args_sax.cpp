@@ -1,6 +1,8 @@
 #include "core/extender/wire_internal.h"
 
 #include <new>
+#include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -128,9 +130,107 @@ class ArgsSax {
   bool in_names_ = false;
 };
 
+bool IsJsonSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+std::size_t SkipSpace(std::string_view body, std::size_t i) {
+  while (i < body.size() && IsJsonSpace(body[i])) ++i;
+  return i;
+}
+
+// The index after the string that opens at body[i] (a quote), or npos when it does not end.
+// `plain`: the string has no escapes, control bytes or non-ASCII bytes, so its raw bytes are
+// its value.
+std::size_t SkipString(std::string_view body, std::size_t i, bool* plain) {
+  *plain = true;
+  for (++i; i < body.size(); ++i) {
+    const auto c = static_cast<unsigned char>(body[i]);
+    if (c == '"') return i + 1;
+    if (c == '\\') {
+      *plain = false;
+      ++i;  // the escaped byte cannot end the string
+    } else if (c < 0x20 || c >= 0x80) {
+      *plain = false;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// A plain array of plain strings at body[i] (a '['): the names, and the index after it.
+std::optional<std::size_t> PlainStringArray(std::string_view body, std::size_t i,
+                                            std::vector<std::string>& names) {
+  i = SkipSpace(body, i + 1);
+  if (i < body.size() && body[i] == ']') return i + 1;
+  while (i < body.size() && body[i] == '"') {
+    bool plain = false;
+    const std::size_t end = SkipString(body, i, &plain);
+    if (end == std::string_view::npos || !plain) return std::nullopt;
+    names.emplace_back(body.substr(i + 1, end - i - 2));
+    i = SkipSpace(body, end);
+    if (i < body.size() && body[i] == ']') return i + 1;
+    if (i >= body.size() || body[i] != ',') return std::nullopt;
+    i = SkipSpace(body, i + 1);
+  }
+  return std::nullopt;
+}
+
+// Where the root object's "NodeNames" value is, when it is an array of plain strings: the
+// SAX parser need not see it (nlohmann's lexer reads a byte at a time, and 5,000 names are a
+// fifth of a 5,000-node prioritize). Only a key spelled exactly so counts; any other
+// spelling, a second one or a malformed body is left to the SAX parse, which decides as
+// before. The scan need not validate: it removes only a well-formed array from a place a
+// value stands, so the rest parses (or fails) exactly as the whole body would.
+struct NamesArray {
+  std::size_t begin = 0;  // the '['
+  std::size_t end = 0;    // after the ']'
+  std::vector<std::string> names;
+};
+
+std::optional<NamesArray> FindPlainNodeNames(std::string_view body) {
+  std::size_t i = SkipSpace(body, 0);
+  if (i >= body.size() || body[i] != '{') return std::nullopt;
+  int depth = 0;
+  bool expect_key = false;
+  while (i < body.size()) {
+    const char c = body[i];
+    if (c == '"') {
+      bool plain = false;
+      const std::size_t end = SkipString(body, i, &plain);
+      if (end == std::string_view::npos) return std::nullopt;
+      const bool key = depth == 1 && expect_key;
+      expect_key = false;
+      if (key && body.substr(i, end - i) == "\"NodeNames\"") {
+        std::size_t colon = SkipSpace(body, end);
+        if (colon >= body.size() || body[colon] != ':') return std::nullopt;
+        std::size_t value = SkipSpace(body, colon + 1);
+        if (value >= body.size() || body[value] != '[') return std::nullopt;
+        NamesArray found;
+        found.begin = value;
+        std::optional<std::size_t> after = PlainStringArray(body, value, found.names);
+        if (!after) return std::nullopt;
+        found.end = *after;
+        return found;
+      }
+      i = end;
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      ++depth;
+      expect_key = c == '{' && depth == 1;
+    } else if (c == '}' || c == ']') {
+      if (--depth <= 0) return std::nullopt;
+    } else if (c == ',' && depth == 1) {
+      expect_key = true;
+    }
+    ++i;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
-bool ParseArgsFast(std::string_view body, ArgsDocument& out) {
+bool ParseArgsSax(std::string_view body, ArgsDocument& out) {
   ArgsSax sax;
   try {
     if (!json::sax_parse(body, &sax) || sax.gave_up || !sax.root.is_object()) return false;
@@ -142,6 +242,17 @@ bool ParseArgsFast(std::string_view body, ArgsDocument& out) {
   out.root = std::move(sax.root);
   out.names = std::move(sax.names);
   out.names_present = sax.names_present;
+  return true;
+}
+
+bool ParseArgsFast(std::string_view body, ArgsDocument& out) {
+  std::optional<NamesArray> names = FindPlainNodeNames(body);
+  if (!names) return ParseArgsSax(body, out);
+  std::string rest;
+  rest.reserve(body.size() - (names->end - names->begin) + 2);
+  rest.append(body.substr(0, names->begin)).append("[]").append(body.substr(names->end));
+  if (!ParseArgsSax(rest, out)) return false;
+  out.names = std::move(names->names);
   return true;
 }
 

@@ -28,6 +28,11 @@ struct ArgsDocument {
 // The fast path of DecodeExtenderArgs. False when the body needs the general decoder: not
 // valid JSON, not an object, or a NodeNames it would word an error for or resolve by Go's
 // case-insensitive rules. The caller checks the nesting depth first.
+// The names of a plain NodeNames array (no escapes, ASCII) are taken out before the SAX parse,
+// which then sees an empty array in their place.
 bool ParseArgsFast(std::string_view body, ArgsDocument& out);
+// The same with every byte through the SAX parser: what ParseArgsFast must equal (the
+// extender_request_fuzzer compares them).
+bool ParseArgsSax(std::string_view body, ArgsDocument& out);
 
 }  // namespace powerctl::extender::internal

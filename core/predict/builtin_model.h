@@ -48,8 +48,7 @@ Result<double> BuiltinWatts(const ModelInputs& inputs, const BuiltinParams& para
 // (the formula is a few floating-point operations).
 class BuiltinPredictor : public Predictor {
  public:
-  std::vector<Prediction> Predict(const std::vector<PredictionRow>& rows,
-                                  std::chrono::milliseconds deadline) override;
+  std::vector<Prediction> Predict(PredictionRows rows, std::chrono::milliseconds deadline) override;
 
  private:
   std::once_flag pool_started_;

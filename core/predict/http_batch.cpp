@@ -33,8 +33,7 @@ bool IsIdentifierChar(char c) {
 HttpBatchPredictor::HttpBatchPredictor(HttpClient& http, HttpBatchOptions options)
     : http_(http), options_(std::move(options)) {}
 
-std::vector<Prediction> HttpBatchPredictor::Predict(const std::vector<PredictionRow>& rows,
-                                                    milliseconds deadline) {
+std::vector<Prediction> HttpBatchPredictor::Predict(PredictionRows rows, milliseconds deadline) {
   const TimePoint end = options_.clock.now() + deadline;
   std::vector<Prediction> out(rows.size());
   // Groups in order of first appearance, so results do not depend on key ordering.
@@ -49,9 +48,8 @@ std::vector<Prediction> HttpBatchPredictor::Predict(const std::vector<Prediction
   return out;
 }
 
-void HttpBatchPredictor::PredictGroup(const std::vector<PredictionRow>& rows,
-                                      const std::vector<std::size_t>& group, TimePoint end,
-                                      std::vector<Prediction>& out) const {
+void HttpBatchPredictor::PredictGroup(PredictionRows rows, const std::vector<std::size_t>& group,
+                                      TimePoint end, std::vector<Prediction>& out) const {
   const ModelEndpoint& endpoint = rows[group.front()].model;
   const std::string label(Label());
   Result<std::string> url = Url(endpoint);
@@ -89,7 +87,7 @@ void HttpBatchPredictor::PredictGroup(const std::vector<PredictionRow>& rows,
 }
 
 void HttpBatchPredictor::PredictOneByOne(const std::string& url, const ModelEndpoint& endpoint,
-                                         const std::vector<PredictionRow>& rows,
+                                         PredictionRows rows,
                                          const std::vector<std::size_t>& indices, TimePoint end,
                                          std::vector<Prediction>& out) const {
   const std::string label(Label());

@@ -32,8 +32,7 @@ class HttpBatchPredictor : public Predictor {
  public:
   // Rows are grouped by ModelEndpoint::Key(); groups are asked one after another, each with
   // what is left of `deadline` (RoutingPredictor runs different endpoints concurrently).
-  std::vector<Prediction> Predict(const std::vector<PredictionRow>& rows,
-                                  std::chrono::milliseconds deadline) final;
+  std::vector<Prediction> Predict(PredictionRows rows, std::chrono::milliseconds deadline) final;
 
  protected:
   // `http` must outlive the predictor; it is shared by concurrent Predict calls.
@@ -54,10 +53,9 @@ class HttpBatchPredictor : public Predictor {
   };
   Attempt Send(const std::string& url, const ModelEndpoint& endpoint,
                const std::vector<ModelInputs>& inputs, TimePoint end) const;
-  void PredictGroup(const std::vector<PredictionRow>& rows, const std::vector<std::size_t>& group,
-                    TimePoint end, std::vector<Prediction>& out) const;
-  void PredictOneByOne(const std::string& url, const ModelEndpoint& endpoint,
-                       const std::vector<PredictionRow>& rows,
+  void PredictGroup(PredictionRows rows, const std::vector<std::size_t>& group, TimePoint end,
+                    std::vector<Prediction>& out) const;
+  void PredictOneByOne(const std::string& url, const ModelEndpoint& endpoint, PredictionRows rows,
                        const std::vector<std::size_t>& indices, TimePoint end,
                        std::vector<Prediction>& out) const;
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
 
 namespace powerctl::predict {
 namespace {
@@ -138,6 +139,44 @@ PreparedNode PrepareNode(const NodeFacts& node, telemetry::NodeReading reading,
   return out;
 }
 
+namespace {
+
+// Storage for the prediction rows, constructed and destroyed by the parallel chunks that
+// fill and read them: a 5,000-node prioritize has 10,000 rows of about 250 bytes, and
+// value-initialising and destroying them on the calling thread was a seventh of its time.
+class RowStorage {
+ public:
+  explicit RowStorage(std::size_t n)
+      : rows_(n > 0 ? std::allocator<PredictionRow>{}.allocate(n) : nullptr),
+        built_(std::make_unique<bool[]>(n)),
+        size_(n) {}
+  ~RowStorage() {
+    for (std::size_t i = 0; i < size_; ++i) Destroy(i);
+    if (rows_ != nullptr) std::allocator<PredictionRow>{}.deallocate(rows_, size_);
+  }
+  RowStorage(const RowStorage&) = delete;
+  RowStorage& operator=(const RowStorage&) = delete;
+
+  PredictionRow& Construct(std::size_t i, const PredictionRow& from) {
+    std::construct_at(rows_ + i, from);
+    built_[i] = true;
+    return rows_[i];
+  }
+  void Destroy(std::size_t i) {
+    if (!built_[i]) return;
+    std::destroy_at(rows_ + i);
+    built_[i] = false;
+  }
+  PredictionRows All() const { return {rows_, size_}; }  // every row constructed
+
+ private:
+  PredictionRow* rows_;
+  std::unique_ptr<bool[]> built_;
+  std::size_t size_;
+};
+
+}  // namespace
+
 std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>& nodes,
                                          const std::vector<double>& unseen_cpu,
                                          double extra_cpu_cores, Predictor& predictor,
@@ -161,8 +200,9 @@ std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>&
       chunk(0, nodes.size());
     }
   };
-  std::vector<PredictionRow> rows(row_count);
+  RowStorage rows(row_count);
   for_each_chunk([&](std::size_t begin, std::size_t end) {
+    PredictionRow row;
     for (std::size_t i = begin; i < end; ++i) {
       const PreparedNode& node = *nodes[i];
       PowerEstimate& out = results[i];
@@ -181,25 +221,26 @@ std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>&
         out.error = node.error;
         continue;
       }
-      PredictionRow& now = rows[first_row[i]];
-      now.node = node.node;
-      now.model = node.model;
-      now.inputs = node.inputs;
-      now.inputs.cpu_fraction = static_cast<float>(*out.cpu_fraction_now);
-      now.builtin = node.builtin;
-      PredictionRow& after = rows[first_row[i] + 1];
-      after = now;
-      after.inputs.cpu_fraction = static_cast<float>(*out.cpu_fraction_after);
+      row.node = node.node;
+      row.model = node.model;
+      row.builtin = node.builtin;
+      row.inputs = node.inputs;
+      row.inputs.cpu_fraction = static_cast<float>(*out.cpu_fraction_now);
+      rows.Construct(first_row[i], row);
+      row.inputs.cpu_fraction = static_cast<float>(*out.cpu_fraction_after);
+      rows.Construct(first_row[i] + 1, row);
     }
   });
-  if (rows.empty()) return results;
+  if (row_count == 0) return results;
 
-  std::vector<Prediction> predictions = predictor.Predict(rows, deadline);
+  std::vector<Prediction> predictions = predictor.Predict(rows.All(), deadline);
   for_each_chunk([&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
       if (first_row[i] == kNoRow) continue;
       PowerEstimate& out = results[i];
       const std::size_t k = first_row[i];
+      rows.Destroy(k);
+      rows.Destroy(k + 1);
       const Prediction* now = k < predictions.size() ? &predictions[k] : nullptr;
       const Prediction* after = k + 1 < predictions.size() ? &predictions[k + 1] : nullptr;
       if (now == nullptr || after == nullptr) {

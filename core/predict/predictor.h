@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,10 @@ struct PredictionRow {
   BuiltinParams builtin;
 };
 
+// Rows are passed as a span: the caller may build them in storage of its own (see
+// EstimatePower), and a std::vector converts implicitly.
+using PredictionRows = std::span<const PredictionRow>;
+
 struct Prediction {
   std::optional<double> watts;  // set when predicted
   std::string error;            // why not: stable wording, no per-row numbers
@@ -58,7 +63,7 @@ class Predictor {
  public:
   virtual ~Predictor() = default;
   // One result per row, in the order given. Never throws; a failing server fails only its rows.
-  virtual std::vector<Prediction> Predict(const std::vector<PredictionRow>& rows,
+  virtual std::vector<Prediction> Predict(PredictionRows rows,
                                           std::chrono::milliseconds deadline) = 0;
 };
 

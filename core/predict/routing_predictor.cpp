@@ -38,7 +38,7 @@ RoutingPredictor::RoutingPredictor(std::map<std::string, std::shared_ptr<Predict
       max_parallel_endpoints_(std::max(1, max_parallel_endpoints)),
       breaker_(breaker) {}
 
-std::vector<Prediction> RoutingPredictor::Predict(const std::vector<PredictionRow>& rows,
+std::vector<Prediction> RoutingPredictor::Predict(PredictionRows rows,
                                                   std::chrono::milliseconds deadline) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point end = Clock::now() + deadline;
@@ -83,7 +83,7 @@ std::vector<Prediction> RoutingPredictor::Predict(const std::vector<PredictionRo
       copied.reserve(group.indices.size());
       for (std::size_t i : group.indices) copied.push_back(rows[i]);
     }
-    const std::vector<PredictionRow>& subset = all_rows ? rows : copied;
+    PredictionRows subset = all_rows ? rows : PredictionRows(copied);
     // Each endpoint gets what is left of the caller's deadline when its turn comes.
     const auto left =
         std::max(std::chrono::milliseconds(0),

@@ -65,8 +65,7 @@ void FillModelSpec(const ModelEndpoint& model, tfs::ModelSpec* spec) {
   spec->set_signature_name(model.signature.empty() ? kDefaultSignature : model.signature);
 }
 
-tfs::PredictRequest BuildRequest(const std::vector<PredictionRow>& rows,
-                                 const std::vector<std::size_t>& indices) {
+tfs::PredictRequest BuildRequest(PredictionRows rows, const std::vector<std::size_t>& indices) {
   tfs::PredictRequest request;
   FillModelSpec(rows[indices.front()].model, request.mutable_model_spec());
   tensorflow::TensorProto& tensor = (*request.mutable_inputs())[kInputName];
@@ -224,7 +223,7 @@ TfServingGrpcPredictor::TfServingGrpcPredictor(TfServingGrpcOptions options)
 
 TfServingGrpcPredictor::~TfServingGrpcPredictor() = default;
 
-std::vector<Prediction> TfServingGrpcPredictor::Predict(const std::vector<PredictionRow>& rows,
+std::vector<Prediction> TfServingGrpcPredictor::Predict(PredictionRows rows,
                                                         std::chrono::milliseconds deadline) {
   std::vector<Prediction> out(rows.size());
   // One absolute deadline for every RPC, so the fallback cannot extend the caller's budget.

@@ -55,8 +55,7 @@ class TfServingGrpcPredictor final : public Predictor {
 
   // Rows whose backend is not "tfserving-grpc" get kErrWrongBackend. `deadline` bounds the
   // whole call, the single-row fallback included. Thread-safe.
-  std::vector<Prediction> Predict(const std::vector<PredictionRow>& rows,
-                                  std::chrono::milliseconds deadline) override;
+  std::vector<Prediction> Predict(PredictionRows rows, std::chrono::milliseconds deadline) override;
 
  private:
   class ChannelCache;

@@ -1,19 +1,8 @@
 #include "core/scoring/prepared_nodes.h"
 
-#include <algorithm>
-#include <unordered_set>
+#include <utility>
 
 namespace powerctl::scoring {
-namespace {
-
-// Entries of nodes that left the cluster are dropped when the cache holds this many more
-// entries than the cluster has nodes. (Requests often carry a subset of the nodes, so the
-// request's size is no measure.)
-constexpr std::size_t kSlack = 1024;
-// Below this many nodes per chunk, starting a thread costs more than it saves.
-constexpr std::size_t kNodesPerChunk = 1024;
-
-}  // namespace
 
 telemetry::NodeReading ReadingForNode(const NodeSource& node,
                                       const telemetry::TelemetryView* view) {
@@ -28,76 +17,80 @@ telemetry::NodeReading ReadingForNode(const NodeSource& node,
   return reading;
 }
 
-PreparedNodeCache::Shard& PreparedNodeCache::ShardOf(const std::string& name) {
-  return shards_[std::hash<std::string>{}(name) % kShards];
+PreparedNodeCache::Batch::Batch(PreparedNodeCache& cache, std::shared_lock<std::shared_mutex> lock,
+                                bool cached, const telemetry::TelemetryView* view,
+                                const manifests::PowerctlConfig& config)
+    : cache_(cache),
+      lock_(std::move(lock)),
+      cached_(cached),
+      view_(view),
+      config_(config),
+      now_(view != nullptr ? view->Now() : telemetry::SteadyTime{}),
+      generation_(view != nullptr ? view->Generation() : 0) {}
+
+PreparedNodeCache::Batch::~Batch() {
+  cache_.prepared_count_ += misses_;
 }
 
-std::vector<PreparedPtr> PreparedNodeCache::Prepare(const std::vector<NodeSource>& nodes,
-                                                    const telemetry::TelemetryView* view,
-                                                    const manifests::PowerctlConfig& config,
-                                                    std::size_t cluster_nodes,
-                                                    std::size_t* prepared, WorkerPool* pool) {
-  const telemetry::SteadyTime now = view != nullptr ? view->Now() : telemetry::SteadyTime{};
-  const std::uint64_t generation = view != nullptr ? view->Generation() : 0;
-  auto prepare = [&](const NodeSource& node) {
-    telemetry::NodeReading reading = ReadingForNode(node, view);
-    telemetry::SteadyTime stale_at =
-        view != nullptr ? view->StaleAt(reading) : telemetry::SteadyTime::max();
-    auto node_inputs = std::make_shared<const predict::PreparedNode>(
-        predict::PrepareNode(*node.facts, std::move(reading), config, now));
-    return std::pair{node_inputs, stale_at};
-  };
+PreparedPtr PreparedNodeCache::Batch::PrepareAfresh(const NodeSource& node,
+                                                    telemetry::SteadyTime* stale_at) const {
+  telemetry::NodeReading reading = ReadingForNode(node, view_);
+  *stale_at = view_ != nullptr ? view_->StaleAt(reading) : telemetry::SteadyTime::max();
+  return std::make_shared<const predict::PreparedNode>(
+      predict::PrepareNode(*node.facts, std::move(reading), config_, now_));
+}
 
-  std::vector<PreparedPtr> out(nodes.size());
-  std::atomic<std::size_t> misses{0};
-  auto run = [&](std::size_t begin, std::size_t end) {
-    std::size_t chunk_misses = 0;
-    for (std::size_t i = begin; i < end; ++i) {
-      const NodeSource& node = nodes[i];
-      if (node.owner == nullptr) {
-        out[i] = prepare(node).first;
-        ++chunk_misses;
-        continue;
-      }
-      Shard& shard = ShardOf(node.facts->name);
-      std::lock_guard lock(shard.mu);
-      Entry& entry = shard.entries[node.facts->name];
-      if (entry.prepared == nullptr || entry.owner != node.owner ||
-          entry.generation != generation || now >= entry.stale_at) {
-        auto [fresh, stale_at] = prepare(node);
-        entry = Entry{node.owner, generation, stale_at, std::move(fresh)};
-        ++chunk_misses;
-      }
-      out[i] = entry.prepared;
-    }
-    misses += chunk_misses;
-  };
-  if (pool != nullptr) {
-    pool->ForEachChunk(nodes.size(), kNodesPerChunk, run);
-  } else {
-    run(0, nodes.size());
+PreparedPtr PreparedNodeCache::Batch::Get(const NodeSource& node) {
+  telemetry::SteadyTime stale_at;
+  if (!cached_ || node.owner == nullptr || node.slot >= cache_.entries_.size()) {
+    misses_.fetch_add(1, std::memory_order_relaxed);
+    return PrepareAfresh(node, &stale_at);
   }
-  prepared_count_ += misses;
-  if (prepared != nullptr) *prepared = misses;
-  if (size() > std::max(cluster_nodes, nodes.size()) + kSlack) {
-    std::lock_guard evict(evict_mu_);
-    std::unordered_set<std::string_view> wanted;
-    for (const NodeSource& node : nodes) wanted.insert(node.facts->name);
-    for (Shard& shard : shards_) {
-      std::lock_guard lock(shard.mu);
-      std::erase_if(shard.entries, [&](const auto& item) { return !wanted.contains(item.first); });
-    }
+  std::lock_guard lock(cache_.stripes_[node.slot / kSlotsPerStripe]);
+  Entry& entry = cache_.entries_[node.slot];
+  if (entry.prepared == nullptr || entry.owner != node.owner || entry.generation != generation_ ||
+      now_ >= entry.stale_at) {
+    PreparedPtr fresh = PrepareAfresh(node, &stale_at);
+    entry = Entry{node.owner, generation_, stale_at, std::move(fresh)};
+    misses_.fetch_add(1, std::memory_order_relaxed);
   }
-  return out;
+  return entry.prepared;
+}
+
+PreparedNodeCache::Batch PreparedNodeCache::Begin(cluster::NodeIndexPtr index,
+                                                  const telemetry::TelemetryView* view,
+                                                  const manifests::PowerctlConfig& config) {
+  std::shared_lock lock(mu_);
+  // Another batch may move the entries between our two locks; then look again.
+  while (index != nullptr && index_ != index) {
+    lock.unlock();
+    {
+      std::unique_lock exclusive(mu_);
+      if (index_ != index) MoveTo(index);
+    }
+    lock.lock();
+  }
+  bool cached = index != nullptr;
+  return Batch(*this, std::move(lock), cached, view, config);
+}
+
+void PreparedNodeCache::MoveTo(cluster::NodeIndexPtr index) {
+  std::vector<Entry> moved(index->size());
+  for (Entry& entry : entries_) {
+    if (entry.prepared == nullptr) continue;
+    auto at = index->find(entry.prepared->node);
+    if (at != index->end() && at->second < moved.size()) moved[at->second] = std::move(entry);
+  }
+  entries_ = std::move(moved);
+  stripes_ = std::make_unique<std::mutex[]>(entries_.size() / kSlotsPerStripe + 1);
+  index_ = std::move(index);
 }
 
 std::size_t PreparedNodeCache::size() const {
-  std::size_t total = 0;
-  for (const Shard& shard : shards_) {
-    std::lock_guard lock(shard.mu);
-    total += shard.entries.size();
-  }
-  return total;
+  std::unique_lock lock(mu_);  // no batch runs: entries are not being written
+  std::size_t held = 0;
+  for (const Entry& entry : entries_) held += entry.prepared != nullptr ? 1 : 0;
+  return held;
 }
 
 std::size_t PreparedNodeCache::prepared_count() const {

@@ -5,20 +5,23 @@
 // request took tens of milliseconds. An entry is prepared again when the node's cached
 // object changes (a new object: the cache replaces, never mutates, what it has published),
 // when telemetry moves to new snapshots, or when one of its readings goes stale.
+//
+// Entries are kept by the node's position in the cluster snapshot (its NodeIndex), so a
+// lookup is an array access rather than a hash of the name (which, with its lock contention,
+// was a fifth of a 5,000-node prioritize). When nodes join or leave, the snapshot has a new
+// index and the entries move to their new positions by name; entries of departed nodes go.
 
-#include "core/common/worker_pool.h"
+#include "core/cluster/node_cache.h"
 #include "core/manifests/config.h"
 #include "core/predict/node_power.h"
 #include "core/telemetry/telemetry_service.h"
 
-#include <array>
 #include <atomic>
 #include <cstddef>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <string>
-#include <unordered_map>
+#include <shared_mutex>
 #include <vector>
 
 namespace powerctl::scoring {
@@ -27,28 +30,51 @@ namespace powerctl::scoring {
 struct NodeSource {
   const predict::NodeFacts* facts = nullptr;  // required; facts->name is the node's name
   std::optional<double> cpu_allocatable;      // used when telemetry has no capacity
-  // The cached object that owns `facts`; entries are reused while it is the same object
+  // The cached object that owns `facts`; an entry is reused while it is the same object
   // (held, so its address cannot be reused). Null (e.g. a Node sent in the request):
   // prepared afresh every time.
   std::shared_ptr<const void> owner;
+  // The node's position in the index given to Begin(); cluster::kNoNode: not cached.
+  std::size_t slot = cluster::kNoNode;
 };
 
 using PreparedPtr = std::shared_ptr<const predict::PreparedNode>;
 
 class PreparedNodeCache {
  public:
-  // One prepared node per source, in order. `view` null: telemetry is not configured.
-  // `cluster_nodes`: how many nodes the cluster has; entries of nodes that left it are
-  // dropped once the cache holds well over that many. `prepared`, when given, is set to how
-  // many of `nodes` had to be prepared (the rest were reused).
-  // Large batches are split across `pool`'s threads when one is given.
-  std::vector<PreparedPtr> Prepare(const std::vector<NodeSource>& nodes,
-                                   const telemetry::TelemetryView* view,
-                                   const manifests::PowerctlConfig& config,
-                                   std::size_t cluster_nodes, std::size_t* prepared = nullptr,
-                                   WorkerPool* pool = nullptr);
+  // The prepared inputs of one request's nodes. Get() may be called from several threads;
+  // while a batch lives, the cache keeps the index it was begun with.
+  class Batch {
+   public:
+    ~Batch();
+    Batch(const Batch&) = delete;
+    Batch& operator=(const Batch&) = delete;
 
-  std::size_t size() const;
+    PreparedPtr Get(const NodeSource& node);
+    std::size_t misses() const { return misses_; }  // nodes prepared (not reused) so far
+
+   private:
+    friend class PreparedNodeCache;
+    Batch(PreparedNodeCache& cache, std::shared_lock<std::shared_mutex> lock, bool cached,
+          const telemetry::TelemetryView* view, const manifests::PowerctlConfig& config);
+    PreparedPtr PrepareAfresh(const NodeSource& node, telemetry::SteadyTime* stale_at) const;
+
+    PreparedNodeCache& cache_;
+    std::shared_lock<std::shared_mutex> lock_;
+    bool cached_;  // the batch has an index: nodes with a slot are looked up and kept
+    const telemetry::TelemetryView* view_;
+    const manifests::PowerctlConfig& config_;
+    telemetry::SteadyTime now_;
+    std::uint64_t generation_;
+    std::atomic<std::size_t> misses_{0};
+  };
+
+  // Starts a batch whose nodes' slots are positions in `index` (null: nothing is cached,
+  // e.g. without a cluster). `view` null: telemetry is not configured.
+  Batch Begin(cluster::NodeIndexPtr index, const telemetry::TelemetryView* view,
+              const manifests::PowerctlConfig& config);
+
+  std::size_t size() const;  // nodes with prepared inputs held
   // Nodes prepared since construction (cache misses), for tests and metrics.
   std::size_t prepared_count() const;
 
@@ -59,19 +85,17 @@ class PreparedNodeCache {
     telemetry::SteadyTime stale_at{};
     PreparedPtr prepared;
   };
+  // Slots share a lock in stripes: cheap to hold, and the threads of one batch (or of
+  // concurrent requests) rarely meet on one.
+  static constexpr std::size_t kSlotsPerStripe = 64;
 
-  // Entries are spread over shards by name so that the threads of one batch (and concurrent
-  // requests) rarely wait for each other.
-  static constexpr std::size_t kShards = 16;
-  struct Shard {
-    mutable std::mutex mu;
-    std::unordered_map<std::string, Entry> entries;
-  };
-  Shard& ShardOf(const std::string& name);
+  void MoveTo(cluster::NodeIndexPtr index);  // under the exclusive lock
 
-  std::array<Shard, kShards> shards_;
+  mutable std::shared_mutex mu_;  // exclusive: the entries move to a new index
+  cluster::NodeIndexPtr index_;
+  std::vector<Entry> entries_;             // by slot of index_
+  std::unique_ptr<std::mutex[]> stripes_;  // entries_.size() / kSlotsPerStripe + 1
   std::atomic<std::size_t> prepared_count_{0};
-  std::mutex evict_mu_;  // one eviction pass at a time
 };
 
 // How a node's reading looks for power prediction: telemetry's, with the Node's allocatable

@@ -54,49 +54,60 @@ std::optional<double> Allocatable(const json& node, const char* resource, bool c
   return *parsed;
 }
 
+// The request's Node objects by name, for nodes the cache lacks (full Nodes mode).
+class RequestNodes {
+ public:
+  explicit RequestNodes(const json& node_items) {
+    if (!node_items.is_array()) return;
+    for (const json& item : node_items) {
+      const json* n = kube::FindField(item, {"metadata", "name"});
+      if (n != nullptr && n->is_string()) items_[n->get<std::string>()] = &item;
+    }
+  }
+  const json* Find(const std::string& name) const {
+    auto it = items_.find(name);
+    return it == items_.end() ? nullptr : it->second;
+  }
+
+ private:
+  std::map<std::string, const json*, std::less<>> items_;
+};
+
 // Cached candidates hold their node (not the snapshot: prepared inputs outlive the request,
 // and must not pin whole old snapshots); only nodes the cache lacks are built from the request.
+void FillCandidate(Candidate& c, const std::string& name, const RequestNodes& items,
+                   const cluster::ClusterSnapshot* snapshot) {
+  std::size_t at = snapshot != nullptr ? snapshot->FindNodePosition(name) : cluster::kNoNode;
+  if (at != cluster::kNoNode) {
+    const cluster::NodePtr& cached = snapshot->nodes[at];
+    c.cached = cached.get();
+    c.source.facts = &cached->facts;
+    c.source.cpu_allocatable = cached->cpu_allocatable;
+    c.source.slot = at;
+    c.info = &cached->info;
+    c.memory_allocatable = cached->memory_allocatable;
+    c.source.owner = cached;
+    return;
+  }
+  c.from_request = std::make_unique<Candidate::FromRequest>();
+  if (const json* item = items.Find(name); item != nullptr) {
+    c.from_request->facts = predict::NodeFactsFromJson(*item);
+    c.from_request->info = telemetry::NodeInfoFromJson(*item);
+    c.source.cpu_allocatable = Allocatable(*item, "cpu", true);
+    c.memory_allocatable = Allocatable(*item, "memory", false);
+  }
+  c.from_request->facts.name = name;
+  c.from_request->info.name = name;
+  c.source.facts = &c.from_request->facts;
+  c.info = &c.from_request->info;
+}
+
 std::vector<Candidate> Candidates(const std::vector<std::string>& nodes, const json& node_items,
                                   const cluster::ClusterSnapshot* snapshot, WorkerPool& pool) {
-  std::map<std::string, const json*, std::less<>> items;
-  auto item_of = [&](const std::string& name) -> const json* {
-    if (items.empty() && node_items.is_array()) {
-      for (const json& item : node_items) {
-        const json* n = kube::FindField(item, {"metadata", "name"});
-        if (n != nullptr && n->is_string()) items[n->get<std::string>()] = &item;
-      }
-    }
-    auto it = items.find(name);
-    return it == items.end() ? nullptr : it->second;
-  };
-  if (node_items.is_array() && !node_items.empty()) item_of("");  // built before the threads
+  RequestNodes items(node_items);
   std::vector<Candidate> out(nodes.size());
   pool.ForEachChunk(nodes.size(), kNodesPerChunk, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) {
-      const std::string& name = nodes[i];
-      Candidate& c = out[i];
-      cluster::NodePtr cached = snapshot != nullptr ? snapshot->FindNodePtr(name) : nullptr;
-      if (cached != nullptr) {
-        c.cached = cached.get();
-        c.source.facts = &cached->facts;
-        c.source.cpu_allocatable = cached->cpu_allocatable;
-        c.info = &cached->info;
-        c.memory_allocatable = cached->memory_allocatable;
-        c.source.owner = std::move(cached);
-        continue;
-      }
-      c.from_request = std::make_unique<Candidate::FromRequest>();
-      if (const json* item = item_of(name); item != nullptr) {
-        c.from_request->facts = predict::NodeFactsFromJson(*item);
-        c.from_request->info = telemetry::NodeInfoFromJson(*item);
-        c.source.cpu_allocatable = Allocatable(*item, "cpu", true);
-        c.memory_allocatable = Allocatable(*item, "memory", false);
-      }
-      c.from_request->facts.name = name;
-      c.from_request->info.name = name;
-      c.source.facts = &c.from_request->facts;
-      c.info = &c.from_request->info;
-    }
+    for (std::size_t i = begin; i < end; ++i) FillCandidate(out[i], nodes[i], items, snapshot);
   });
   return out;
 }
@@ -194,7 +205,6 @@ Decision SchedulingCore::Prioritize(const json& pod, const std::vector<std::stri
   Decision d = NewDecision(kVerbPrioritize, pod, deps_);
   const manifests::PowerctlConfig& config = *deps_.config;
   auto snapshot = deps_.snapshot ? deps_.snapshot() : nullptr;
-  std::vector<Candidate> candidates = Candidates(nodes, node_items, snapshot.get(), *pool_);
 
   auto resources = EffectivePodResources(pod);
   PodResources pod_resources = resources.ok() ? *resources : PodResources{};
@@ -203,29 +213,34 @@ Decision SchedulingCore::Prioritize(const json& pod, const std::vector<std::stri
   double pod_cpu = PodPowerCpuCores(pod_resources, &cpu_note);
   if (!cpu_note.empty()) d.notes.push_back(cpu_note);
 
-  // Per-node inputs as prepared from cached telemetry (never waits), plus CPU the metrics
-  // cannot show yet.
+  // One pass per node: find it, take its prepared inputs (from cached telemetry, never
+  // waiting), and add the CPU the usage metrics cannot show yet. (One pass, not three: each
+  // pass wakes the pool's threads, which cost more than the work of a small cluster.)
   std::optional<telemetry::TelemetryView> view;
   if (deps_.telemetry != nullptr) view = deps_.telemetry->View(telemetry::Wait::kNever);
-  std::vector<NodeSource> sources;
-  sources.reserve(candidates.size());
-  for (const Candidate& c : candidates) sources.push_back(c.source);
+  RequestNodes items(node_items);
+  std::vector<Candidate> candidates(nodes.size());
+  std::vector<PreparedPtr> prepared(nodes.size());
+  std::vector<double> unseen_cpu(nodes.size(), 0.0);
+  std::vector<const predict::PreparedNode*> inputs(nodes.size());
+  const auto wall_now = deps_.wall_now();
   std::size_t prepared_now = 0;
-  std::vector<PreparedPtr> prepared =
-      prepared_->Prepare(sources, view ? &*view : nullptr, config,
-                         snapshot ? snapshot->nodes.size() : 0, &prepared_now, pool_.get());
-  sources.clear();
-  auto wall_now = deps_.wall_now();
-  std::vector<double> unseen_cpu(candidates.size(), 0.0);
-  std::vector<const predict::PreparedNode*> inputs(candidates.size());
-  pool_->ForEachChunk(candidates.size(), kNodesPerChunk, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) {
-      inputs[i] = prepared[i].get();
-      int pending = 0;
-      if (candidates[i].cached != nullptr && prepared[i]->reading.cpu_cores_used.ok())
-        unseen_cpu[i] = PendingCpu(*candidates[i].cached, wall_now, &pending);
-    }
-  });
+  {
+    PreparedNodeCache::Batch batch = prepared_->Begin(
+        snapshot != nullptr ? snapshot->index : nullptr, view ? &*view : nullptr, config);
+    pool_->ForEachChunk(nodes.size(), kNodesPerChunk, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) {
+        Candidate& c = candidates[i];
+        FillCandidate(c, nodes[i], items, snapshot.get());
+        prepared[i] = batch.Get(c.source);
+        inputs[i] = prepared[i].get();
+        int pending = 0;
+        if (c.cached != nullptr && prepared[i]->reading.cpu_cores_used.ok())
+          unseen_cpu[i] = PendingCpu(*c.cached, wall_now, &pending);
+      }
+    });
+    prepared_now = batch.misses();
+  }
 
   std::vector<predict::PowerEstimate> power;
   if (deps_.predictor != nullptr) {

@@ -101,6 +101,7 @@ class PowerctlScorer : public Scorer {
       infos.push_back(state.info);
       snapshot_->PutNode(std::move(state));
     }
+    snapshot_->IndexNodes();
     cpu_ = std::make_unique<SimulatedCpu>(std::move(cores));
     temperature_ = std::make_unique<SimulatedTemperatures>(std::move(temperatures));
     Clock frozen;

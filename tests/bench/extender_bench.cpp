@@ -6,6 +6,8 @@
 //
 // NodeNames: nodes come from the cluster cache's snapshot (nodeCacheCapable: true, the
 // generated default). Nodes: every request carries the full Node objects.
+// POWERCTL_BENCH_WORKERS=N sets the threads one call may use (the server's default: the
+// machine's cores, at most 4).
 
 #include "core/extender/extender_service.h"
 #include "core/predict/builtin_model.h"
@@ -15,6 +17,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <vector>
 
@@ -52,6 +55,7 @@ void Run(benchmark::State& state, bool names_mode, bool filter) {
     snapshot->PutNode(std::move(s));
     items.push_back(std::move(node));
   }
+  snapshot->IndexNodes();
   testsupport::StaticCpuSource cpu([](std::size_t i) { return static_cast<double>(i % 48); });
   testsupport::NoTemperatureSource temperatures;
   telemetry::TelemetryService telemetry(
@@ -63,6 +67,7 @@ void Run(benchmark::State& state, bool names_mode, bool filter) {
   deps.config = &config;
   deps.telemetry = &telemetry;
   deps.predictor = &builtin;
+  if (const char* w = std::getenv("POWERCTL_BENCH_WORKERS")) deps.workers = std::stoul(w);
   deps.snapshot = [snapshot] { return std::shared_ptr<const cluster::ClusterSnapshot>(snapshot); };
   MetricsRegistry metrics;
   ExtenderService service(deps, metrics);

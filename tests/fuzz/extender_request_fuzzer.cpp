@@ -6,7 +6,9 @@
 //
 // Run: tests/fuzz/run.sh extender_request_fuzzer
 
+#include "core/common/json_bounds.h"
 #include "core/extender/wire.h"
+#include "core/extender/wire_internal.h"
 
 #include <nlohmann/json.hpp>
 
@@ -40,7 +42,23 @@ void CheckError(const powerctl::Error& e, const char* prefix, std::string_view i
   }
 }
 
+// The fast decode (plain NodeNames taken out before the SAX parse) must equal the SAX parse
+// of the whole body.
+void CheckFastDecodeEqualsSax(std::string_view input) {
+  if (powerctl::JsonBoundsViolation(input, {ext::kMaxJsonDepth, input.size()})) return;
+  ext::internal::ArgsDocument fast;
+  ext::internal::ArgsDocument sax;
+  const bool fast_ok = ext::internal::ParseArgsFast(input, fast);
+  const bool sax_ok = ext::internal::ParseArgsSax(input, sax);
+  if (fast_ok != sax_ok) Fail("fast and SAX decodes disagree on success", input, "");
+  if (fast_ok && (fast.root != sax.root || fast.names != sax.names ||
+                  fast.names_present != sax.names_present)) {
+    Fail("fast and SAX decodes differ", input, fast.root.dump() + " vs " + sax.root.dump());
+  }
+}
+
 void CheckArgs(std::string_view input) {
+  CheckFastDecodeEqualsSax(input);
   auto args = ext::DecodeExtenderArgs(input);
   if (!args.ok()) return CheckError(args.error(), "ExtenderArgs: ", input);
   if (!args->pod.is_object()) Fail("Pod accepted but not an object", input, args->pod.dump());

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace powerctl::extender {
 namespace {
@@ -148,6 +149,47 @@ TEST(DecodeExtenderArgsTest, FastParserMatchesTheDomParser) {
   ASSERT_TRUE(internal::ParseArgsFast(R"({"Pod":{"NodeNames":[1],"nodenames":2}})", nested));
   EXPECT_EQ(nested.root["Pod"]["NodeNames"], json::array({1}));
   EXPECT_FALSE(nested.names_present);
+}
+
+TEST(DecodeExtenderArgsTest, TakingPlainNamesOutFirstChangesNothing) {
+  // ParseArgsFast lifts a plain NodeNames array out before the SAX parse; whatever the body,
+  // the result must be the SAX parse of all of it.
+  const std::string bodies[] = {
+      R"({"Pod":{},"NodeNames":["a","b"]})",
+      " {\n \"Pod\" : {} ,\t\"NodeNames\" :\r[ \"a\" , \"b\" ] } ",
+      R"({"Pod":{},"NodeNames":["a\"b","c"]})",  // an escape: not plain
+      R"({"Pod":{},"NodeNames":["\u0041"]})",
+      R"({"Pod":{},"NodeNames":["cafÃ©"]})",   // non-ASCII: not plain
+      R"({"Pod":{},"NodeNames":["badÿ"]})",    // invalid UTF-8
+      R"({"Pod":{},"Node\u004eames":["a"]})",  // the key escaped
+      R"({"Pod":{},"Node\u004eames":["a"],"NodeNames":["b"]})",
+      R"({"Pod":"NodeNames","NodeNames":["a"]})",  // the spelling as a value
+      R"({"Pod":{"s":"\"NodeNames\":[\"x\"]"},"NodeNames":["a"]})",
+      R"({"Pod":{},"NodeNames":["a"],"NodeNames":["b"]})",  // twice
+      R"({"Pod":{},"NodeNames":["a"]} trailing)",
+      R"({"Pod":{},"NodeNames":["a"],})",
+      R"({"Pod":{} "NodeNames":["a"]})",
+      R"({"Pod":{},"NodeNames" ["a"]})",
+      R"({"Pod":{},"NodeNames":["a" "b"]})",
+      R"({"Pod":{},"NodeNames":["a",]})",
+      R"({"Pod":{},"NodeNames":["a)",
+      R"({"Pod":{},"NodeNames":[])",
+      R"({"Pod":{"x":[}],"NodeNames":["a"]})",
+      R"({"Pod":{},"NodeNames":["tab	inside"]})",  // a raw control byte
+  };
+  for (const std::string& body : bodies) {
+    internal::ArgsDocument fast;
+    internal::ArgsDocument sax;
+    const bool fast_ok = internal::ParseArgsFast(body, fast);
+    ASSERT_EQ(fast_ok, internal::ParseArgsSax(body, sax)) << body;
+    if (!fast_ok) continue;
+    EXPECT_EQ(fast.root, sax.root) << body;
+    EXPECT_EQ(fast.names, sax.names) << body;
+    EXPECT_EQ(fast.names_present, sax.names_present) << body;
+  }
+  internal::ArgsDocument spaced;
+  ASSERT_TRUE(internal::ParseArgsFast(bodies[1], spaced));
+  EXPECT_EQ(spaced.names, (std::vector<std::string>{"a", "b"}));
 }
 
 TEST(DecodeExtenderArgsTest, FiveThousandNodesInBothModes) {

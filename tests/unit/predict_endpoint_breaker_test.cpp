@@ -41,7 +41,7 @@ TEST(EndpointBreakerTest, OpensOnFailureBacksOffDoublingAndClosesOnSuccess) {
 // Fails every row while `down`, answers otherwise; counts calls.
 class FlakyServer : public Predictor {
  public:
-  std::vector<Prediction> Predict(const std::vector<PredictionRow>& rows, milliseconds) override {
+  std::vector<Prediction> Predict(PredictionRows rows, milliseconds) override {
     ++calls;
     std::vector<Prediction> out(rows.size());
     for (auto& p : out) {
@@ -70,10 +70,10 @@ PredictionRow RemoteRow() {
 TEST(RoutingPredictorBreakerTest, ADownServerIsAskedOncePerBackOffAndRecovers) {
   auto server = std::make_shared<FlakyServer>();
   RoutingPredictor routing({{"tfserving-rest", server}}, 16, {milliseconds(50), milliseconds(50)});
-  auto first = routing.Predict({RemoteRow()}, milliseconds(100));
+  auto first = routing.Predict(std::vector<PredictionRow>{RemoteRow()}, milliseconds(100));
   EXPECT_EQ(first[0].error, "tfserving-rest: connection refused");
   for (int i = 0; i < 5; ++i) {
-    auto skipped = routing.Predict({RemoteRow()}, milliseconds(100));
+    auto skipped = routing.Predict(std::vector<PredictionRow>{RemoteRow()}, milliseconds(100));
     EXPECT_FALSE(skipped[0].watts);
     EXPECT_NE(skipped[0].error.find("connection refused"), std::string::npos);
   }
@@ -84,12 +84,12 @@ TEST(RoutingPredictorBreakerTest, ADownServerIsAskedOncePerBackOffAndRecovers) {
   std::vector<Prediction> out;
   do {
     std::this_thread::sleep_for(milliseconds(10));
-    out = routing.Predict({RemoteRow()}, milliseconds(100));
+    out = routing.Predict(std::vector<PredictionRow>{RemoteRow()}, milliseconds(100));
   } while (!out[0].watts && Clock::now() < deadline);
   ASSERT_TRUE(out[0].watts);
   EXPECT_EQ(*out[0].watts, 100);
   int calls = server->calls;
-  EXPECT_TRUE(routing.Predict({RemoteRow()}, milliseconds(100))[0].watts);
+  EXPECT_TRUE(routing.Predict(std::vector<PredictionRow>{RemoteRow()}, milliseconds(100))[0].watts);
   EXPECT_EQ(server->calls, calls + 1);  // closed again: every request calls it
 }
 

@@ -26,8 +26,8 @@ class RecordingPredictor : public Predictor {
  public:
   std::vector<std::vector<PredictionRow>> calls;
   std::string fail_node;  // rows of this node get an error
-  std::vector<Prediction> Predict(const std::vector<PredictionRow>& rows, milliseconds) override {
-    calls.push_back(rows);
+  std::vector<Prediction> Predict(PredictionRows rows, milliseconds) override {
+    calls.emplace_back(rows.begin(), rows.end());
     std::vector<Prediction> out;
     for (const auto& row : rows) {
       Prediction p;

@@ -18,11 +18,10 @@ class RecordingPredictor : public Predictor {
  public:
   explicit RecordingPredictor(double offset = 0, milliseconds delay = milliseconds(0))
       : offset_(offset), delay_(delay) {}
-  std::vector<Prediction> Predict(const std::vector<PredictionRow>& rows,
-                                  milliseconds deadline) override {
+  std::vector<Prediction> Predict(PredictionRows rows, milliseconds deadline) override {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      calls_.push_back(rows);
+      calls_.emplace_back(rows.begin(), rows.end());
       deadlines_.push_back(deadline);
     }
     std::this_thread::sleep_for(delay_);
@@ -52,7 +51,7 @@ class RecordingPredictor : public Predictor {
 class BrokenPredictor : public Predictor {
  public:
   explicit BrokenPredictor(bool throws) : throws_(throws) {}
-  std::vector<Prediction> Predict(const std::vector<PredictionRow>& rows, milliseconds) override {
+  std::vector<Prediction> Predict(PredictionRows rows, milliseconds) override {
     if (throws_) throw std::runtime_error("boom");
     return std::vector<Prediction>(rows.size() + 1);
   }
@@ -122,8 +121,9 @@ TEST(RoutingPredictorTest, UnknownAndBrokenBackendsFailOnlyTheirRows) {
                             {"miscounts", std::make_shared<BrokenPredictor>(false)},
                             {"null", nullptr}});
   const auto out = routing.Predict(
-      {Row("tfserving-grpc", "h", 0.1f), Row("v2", "h", 0.2f), Row("throws", "h", 0.3f),
-       Row("miscounts", "h", 0.4f), Row("null", "h", 0.5f)},
+      std::vector<PredictionRow>{Row("tfserving-grpc", "h", 0.1f), Row("v2", "h", 0.2f),
+                                 Row("throws", "h", 0.3f), Row("miscounts", "h", 0.4f),
+                                 Row("null", "h", 0.5f)},
       milliseconds(500));
   EXPECT_EQ(out[0].error, "unknown predictor backend \"tfserving-grpc\"");
   EXPECT_FALSE(out[0].watts.has_value());
@@ -138,9 +138,10 @@ TEST(RoutingPredictorTest, EndpointsAreAskedConcurrently) {
   auto slow = std::make_shared<RecordingPredictor>(0, milliseconds(200));
   RoutingPredictor routing({{"v2", slow}});
   const auto start = std::chrono::steady_clock::now();
-  const auto out = routing.Predict(
-      {Row("v2", "a", 0.1f), Row("v2", "b", 0.1f), Row("v2", "c", 0.1f), Row("v2", "d", 0.1f)},
-      milliseconds(1000));
+  const auto out =
+      routing.Predict(std::vector<PredictionRow>{Row("v2", "a", 0.1f), Row("v2", "b", 0.1f),
+                                                 Row("v2", "c", 0.1f), Row("v2", "d", 0.1f)},
+                      milliseconds(1000));
   EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(700));
   EXPECT_EQ(slow->calls().size(), 4u);
   for (const auto& p : out) EXPECT_TRUE(p.watts.has_value());

@@ -22,7 +22,7 @@ class TfServingRestServerTest : public ::testing::TestWithParam<std::string> {
                          std::move(name),  std::move(version), "serving_default"};
   }
 
-  std::vector<Prediction> Run(const std::vector<PredictionRow>& rows, milliseconds deadline,
+  std::vector<Prediction> Run(PredictionRows rows, milliseconds deadline,
                               TfRestForm form = TfRestForm::kInputs) {
     TfServingRestOptions options;
     options.form = form;

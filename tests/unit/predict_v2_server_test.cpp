@@ -22,7 +22,7 @@ class V2RestServerTest : public ::testing::TestWithParam<std::string> {
                          ""};
   }
 
-  std::vector<Prediction> Run(const std::vector<PredictionRow>& rows, milliseconds deadline) {
+  std::vector<Prediction> Run(PredictionRows rows, milliseconds deadline) {
     V2RestPredictor predictor(http_);
     return predictor.Predict(rows, deadline);
   }

@@ -1,5 +1,6 @@
 // PreparedNodeCache: a node is prepared again only when its cached object, telemetry's
-// snapshots or the freshness of its readings change.
+// snapshots or the freshness of its readings change; entries follow nodes' positions when the
+// cluster's index changes.
 
 #include "core/scoring/prepared_nodes.h"
 #include "tests/unit/telemetry_fakes.h"
@@ -7,7 +8,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <memory>
+#include <string>
+#include <thread>
+#include <vector>
 
 namespace powerctl::scoring {
 namespace {
@@ -51,7 +56,26 @@ class PreparedNodeCacheTest : public ::testing::Test {
   }
 
   std::vector<NodeSource> Sources() {
-    return {NodeSource{facts1_.get(), 8.0, facts1_}, NodeSource{facts2_.get(), 8.0, facts2_}};
+    return {NodeSource{facts1_.get(), 8.0, facts1_, 0}, NodeSource{facts2_.get(), 8.0, facts2_, 1}};
+  }
+
+  // The prepared inputs of `sources` in one batch over `index`.
+  std::vector<PreparedPtr> Prepare(const std::vector<NodeSource>& sources,
+                                   const telemetry::TelemetryView* view,
+                                   cluster::NodeIndexPtr index) {
+    PreparedNodeCache::Batch batch = cache_.Begin(std::move(index), view, config_);
+    std::vector<PreparedPtr> out;
+    for (const NodeSource& source : sources) out.push_back(batch.Get(source));
+    return out;
+  }
+  std::vector<PreparedPtr> Prepare(const telemetry::TelemetryView* view) {
+    return Prepare(Sources(), view, index_);
+  }
+
+  static cluster::NodeIndexPtr IndexOf(const std::vector<std::string>& names) {
+    auto index = std::make_shared<cluster::NodeIndex>();
+    for (std::size_t i = 0; i < names.size(); ++i) (*index)[names[i]] = i;
+    return index;
   }
 
   ManualClock clock_;
@@ -62,16 +86,17 @@ class PreparedNodeCacheTest : public ::testing::Test {
   std::shared_ptr<predict::NodeFacts> facts1_ = std::make_shared<predict::NodeFacts>();
   std::shared_ptr<predict::NodeFacts> facts2_ = std::make_shared<predict::NodeFacts>();
   PreparedNodeCache cache_;
+  cluster::NodeIndexPtr index_ = IndexOf({"n1", "n2"});
 };
 
 TEST_F(PreparedNodeCacheTest, ReusesPreparedNodesWhileNothingChanged) {
   auto view = service_->View();
-  auto first = cache_.Prepare(Sources(), &view, config_, 2);
+  auto first = Prepare(&view);
   ASSERT_EQ(first.size(), 2u);
   EXPECT_EQ(first[0]->node, "n1");
   EXPECT_EQ(first[0]->reading.cpu_cores_used.value, 4.0);
   EXPECT_EQ(cache_.prepared_count(), 2u);
-  auto again = cache_.Prepare(Sources(), &view, config_, 2);
+  auto again = Prepare(&view);
   EXPECT_EQ(again[0].get(), first[0].get());
   EXPECT_EQ(again[1].get(), first[1].get());
   EXPECT_EQ(cache_.prepared_count(), 2u);
@@ -79,11 +104,11 @@ TEST_F(PreparedNodeCacheTest, ReusesPreparedNodesWhileNothingChanged) {
 
 TEST_F(PreparedNodeCacheTest, ANewObjectForANodeIsPreparedAgainAlone) {
   auto view = service_->View();
-  auto first = cache_.Prepare(Sources(), &view, config_, 2);
+  auto first = Prepare(&view);
   auto changed = std::make_shared<predict::NodeFacts>(*facts1_);
   changed->annotations["powerctl.io/idle-watts"] = "not a number";
   facts1_ = changed;  // the cache published a new object for n1
-  auto second = cache_.Prepare(Sources(), &view, config_, 2);
+  auto second = Prepare(&view);
   EXPECT_NE(second[0].get(), first[0].get());
   EXPECT_FALSE(second[0]->error.empty());  // the new annotation is what was prepared
   EXPECT_EQ(second[1].get(), first[1].get());
@@ -92,44 +117,77 @@ TEST_F(PreparedNodeCacheTest, ANewObjectForANodeIsPreparedAgainAlone) {
 
 TEST_F(PreparedNodeCacheTest, NewTelemetryOrAStaleReadingPreparesAgain) {
   auto view = service_->View();
-  auto first = cache_.Prepare(Sources(), &view, config_, 2);
+  auto first = Prepare(&view);
   // Readings go stale as time passes, even without a new snapshot.
   clock_.Advance(seconds(121));
   auto later = service_->View();
-  auto stale = cache_.Prepare(Sources(), &later, config_, 2);
+  auto stale = Prepare(&later);
   EXPECT_NE(stale[0].get(), first[0].get());
   EXPECT_FALSE(stale[0]->reading.cpu_cores_used.ok());
   EXPECT_FALSE(stale[0]->error.empty());
 }
 
-TEST_F(PreparedNodeCacheTest, NodesWithoutAnOwnerAreNeverCached) {
+TEST_F(PreparedNodeCacheTest, NodesWithoutAnOwnerASlotOrAnIndexAreNeverCached) {
   auto view = service_->View();
-  std::vector<NodeSource> sources = {NodeSource{facts1_.get(), 8.0, nullptr}};
-  auto a = cache_.Prepare(sources, &view, config_, 1);
-  auto b = cache_.Prepare(sources, &view, config_, 1);
-  EXPECT_NE(a[0].get(), b[0].get());
+  std::vector<NodeSource> unowned = {NodeSource{facts1_.get(), 8.0, nullptr, 0}};
+  EXPECT_NE(Prepare(unowned, &view, index_)[0].get(), Prepare(unowned, &view, index_)[0].get());
+  std::vector<NodeSource> no_slot = {NodeSource{facts1_.get(), 8.0, facts1_, cluster::kNoNode}};
+  EXPECT_NE(Prepare(no_slot, &view, index_)[0].get(), Prepare(no_slot, &view, index_)[0].get());
+  // Without an index (no cluster cache) nothing is kept, and nothing kept is dropped.
+  EXPECT_NE(Prepare(Sources(), &view, nullptr)[0].get(),
+            Prepare(Sources(), &view, nullptr)[0].get());
   EXPECT_EQ(cache_.size(), 0u);
+  EXPECT_EQ(cache_.prepared_count(), 8u);  // 1 + 1, 1 + 1, 2 + 2
 }
 
 TEST_F(PreparedNodeCacheTest, WithoutTelemetryTheReasonIsSaid) {
-  auto prepared = cache_.Prepare(Sources(), nullptr, config_, 2);
+  auto prepared = Prepare(nullptr);
   EXPECT_EQ(prepared[0]->error, "no CPU usage: no telemetry configured");
   EXPECT_EQ(prepared[0]->reading.cpu_capacity, 8.0);
 }
 
-TEST_F(PreparedNodeCacheTest, EntriesOfDepartedNodesAreDropped) {
+TEST_F(PreparedNodeCacheTest, ANodeJoiningMovesEntriesAndDepartedNodesAreDropped) {
   auto view = service_->View();
-  std::vector<std::shared_ptr<predict::NodeFacts>> many;
-  std::vector<NodeSource> sources;
-  for (int i = 0; i < 1100; ++i) {
-    many.push_back(std::make_shared<predict::NodeFacts>());
-    many.back()->name = "gone-" + std::to_string(i);
-    sources.push_back(NodeSource{many.back().get(), 8.0, many.back()});
+  auto first = Prepare(&view);
+  ASSERT_EQ(cache_.size(), 2u);
+  // "n0" joins ahead of both: their positions move, their prepared inputs stay.
+  auto joined = IndexOf({"n0", "n1", "n2"});
+  auto n0 = std::make_shared<predict::NodeFacts>();
+  n0->name = "n0";
+  std::vector<NodeSource> three = {NodeSource{n0.get(), 8.0, n0, 0},
+                                   NodeSource{facts1_.get(), 8.0, facts1_, 1},
+                                   NodeSource{facts2_.get(), 8.0, facts2_, 2}};
+  auto after_join = Prepare(three, &view, joined);
+  EXPECT_EQ(after_join[1].get(), first[0].get());
+  EXPECT_EQ(after_join[2].get(), first[1].get());
+  EXPECT_EQ(cache_.prepared_count(), 3u);  // only n0
+  // n1 leaves: its entry goes with it.
+  auto left = IndexOf({"n0", "n2"});
+  std::vector<NodeSource> two = {three[0], NodeSource{facts2_.get(), 8.0, facts2_, 1}};
+  auto after_leave = Prepare(two, &view, left);
+  EXPECT_EQ(after_leave[1].get(), first[1].get());
+  EXPECT_EQ(cache_.size(), 2u);
+  EXPECT_EQ(cache_.prepared_count(), 3u);
+}
+
+TEST_F(PreparedNodeCacheTest, ConcurrentBatchesOverDifferentIndexesStayCorrect) {
+  auto view = service_->View();
+  auto other = IndexOf({"n2", "n1"});
+  std::vector<NodeSource> swapped = {NodeSource{facts2_.get(), 8.0, facts2_, 0},
+                                     NodeSource{facts1_.get(), 8.0, facts1_, 1}};
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        bool even = (t + i) % 2 == 0;
+        auto got = even ? Prepare(Sources(), &view, index_) : Prepare(swapped, &view, other);
+        if (got[0]->node != (even ? "n1" : "n2") || got[1]->node != (even ? "n2" : "n1")) ++wrong;
+      }
+    });
   }
-  (void)cache_.Prepare(sources, &view, config_, 1100);
-  EXPECT_EQ(cache_.size(), 1100u);
-  // The cluster now has two nodes: once over the slack, the others are dropped.
-  (void)cache_.Prepare(Sources(), &view, config_, 2);
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
   EXPECT_EQ(cache_.size(), 2u);
 }
 

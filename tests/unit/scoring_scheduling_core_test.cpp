@@ -79,6 +79,7 @@ class SchedulingCoreTest : public ::testing::Test {
       state.cpu_allocatable = 8;
       snapshot->PutNode(std::move(state));
     }
+    snapshot->IndexNodes();
     return snapshot;
   }
 };

@@ -45,8 +45,7 @@ std::vector<PredictionRow> Rows(std::size_t n, const ModelEndpoint& model) {
   return rows;
 }
 
-void ExpectReferenceWatts(const std::vector<PredictionRow>& rows,
-                          const std::vector<Prediction>& got) {
+void ExpectReferenceWatts(PredictionRows rows, const std::vector<Prediction>& got) {
   ASSERT_EQ(got.size(), rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const ModelInputs& in = rows[i].inputs;
