@@ -54,11 +54,41 @@ auto NodeLowerBound(Nodes& nodes, std::string_view name) {
 
 }  // namespace
 
-std::size_t ClusterSnapshot::FindNodePosition(std::string_view name) const {
-  if (index != nullptr) {
-    auto found = index->find(name);
-    return found == index->end() ? kNoNode : found->second;
+namespace {
+
+std::uint32_t NameHash(std::string_view name) {
+  const std::size_t h = std::hash<std::string_view>{}(name);
+  return static_cast<std::uint32_t>(h ^ (h >> 32));
+}
+
+}  // namespace
+
+NodeIndex::NodeIndex(std::vector<std::string> names) : names_(std::move(names)) {
+  std::size_t capacity = 16;
+  while (capacity < 2 * names_.size()) capacity *= 2;
+  slots_.resize(capacity);
+  const std::size_t mask = capacity - 1;
+  for (std::size_t i = 0; i < names_.size(); ++i) {
+    const std::uint32_t hash = NameHash(names_[i]);
+    std::size_t at = hash & mask;
+    while (slots_[at].position_plus_one != 0) at = (at + 1) & mask;
+    slots_[at] = Slot{hash, static_cast<std::uint32_t>(i + 1)};
   }
+}
+
+std::size_t NodeIndex::Find(std::string_view name) const {
+  const std::uint32_t hash = NameHash(name);
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t at = hash & mask;; at = (at + 1) & mask) {
+    const Slot& slot = slots_[at];
+    if (slot.position_plus_one == 0) return kNoNode;
+    const std::size_t position = slot.position_plus_one - 1;
+    if (slot.hash == hash && names_[position] == name) return position;
+  }
+}
+
+std::size_t ClusterSnapshot::FindNodePosition(std::string_view name) const {
+  if (index != nullptr) return index->Find(name);
   auto it = NodeLowerBound(nodes, name);
   return it != nodes.end() && (*it)->name == name ? static_cast<std::size_t>(it - nodes.begin())
                                                   : kNoNode;
@@ -75,10 +105,10 @@ NodePtr ClusterSnapshot::FindNodePtr(std::string_view name) const {
 }
 
 void ClusterSnapshot::IndexNodes() {
-  auto built = std::make_shared<NodeIndex>();
-  built->reserve(nodes.size());
-  for (std::size_t i = 0; i < nodes.size(); ++i) built->emplace(nodes[i]->name, i);
-  index = std::move(built);
+  std::vector<std::string> names;
+  names.reserve(nodes.size());
+  for (const NodePtr& node : nodes) names.push_back(node->name);
+  index = std::make_shared<const NodeIndex>(std::move(names));
 }
 
 void ClusterSnapshot::PutNode(NodeState node) {

@@ -136,7 +136,9 @@ class Connection {
                                        : Dispatch(state_->routes, request, matched);
     if (bad_target || state_->draining) keep_alive = false;  // draining: tell the client
     int status = response.status;
+    std::function<void()> after_send = std::move(response.after_send);
     bool written = co_await Write(std::move(response), keep_alive, message.version());
+    if (after_send) after_send();
     if (state_->on_request) {
       auto elapsed = std::chrono::steady_clock::now() - started;
       state_->on_request(

@@ -81,10 +81,19 @@ HttpResponse ExtenderService::Answer(const char* verb, int status, std::string b
 void ExtenderService::Record(scoring::Decision decision) {
   auto recorded = std::make_shared<const scoring::Decision>(std::move(decision));
   if (observer_) observer_(recorded);
+  bool overdue = false;
+  {
+    std::lock_guard lock(mu_);
+    node_entries_ += recorded->nodes.size();
+    decisions_.push_back(std::move(recorded));
+    overdue = node_entries_ > 2 * keep_node_entries_ || decisions_.size() > 2 * keep_;
+  }
+  if (overdue) Trim();
+}
+
+void ExtenderService::Trim() {
   std::vector<std::shared_ptr<const scoring::Decision>> freed;  // freed outside the lock
-  std::lock_guard lock(mu_);
-  node_entries_ += recorded->nodes.size();
-  decisions_.push_back(std::move(recorded));
+  std::unique_lock lock(mu_);
   // Over the budget, older decisions first keep only the nodes that explain them (what the
   // decision Event keeps), oldest first; the newest decision stays whole.
   while (node_entries_ > keep_node_entries_ && compacted_ + 1 < decisions_.size()) {
@@ -102,6 +111,12 @@ void ExtenderService::Record(scoring::Decision decision) {
     decisions_.pop_front();
     if (compacted_ > 0) --compacted_;
   }
+  lock.unlock();
+}
+
+HttpResponse ExtenderService::TrimAfterSend(HttpResponse response) {
+  response.after_send = [this] { Trim(); };
+  return response;
 }
 
 HttpResponse ExtenderService::Filter(const HttpRequest& request) {
@@ -116,7 +131,7 @@ HttpResponse ExtenderService::Filter(const HttpRequest& request) {
   node_verdicts_.Inc({scoring::kVerbFilter}, static_cast<double>(answer.rejected.size()));
   std::string body = EncodeFilterResult(*args, answer);
   Record(std::move(decision));
-  return Answer(scoring::kVerbFilter, 200, std::move(body), start);
+  return TrimAfterSend(Answer(scoring::kVerbFilter, 200, std::move(body), start));
 }
 
 HttpResponse ExtenderService::Prioritize(const HttpRequest& request) {
@@ -132,11 +147,12 @@ HttpResponse ExtenderService::Prioritize(const HttpRequest& request) {
   prepared_nodes_.Inc({"hit"}, static_cast<double>(stats.reused));
   prepared_nodes_.Inc({"miss"}, static_cast<double>(stats.prepared));
   std::vector<HostPriority> list;
+  list.reserve(decision.nodes.size());
   for (const scoring::NodeDecision& n : decision.nodes)
     list.push_back({n.node, n.score.value_or(0)});
   std::string body = EncodeHostPriorityList(list);
   Record(std::move(decision));
-  return Answer(scoring::kVerbPrioritize, 200, std::move(body), start);
+  return TrimAfterSend(Answer(scoring::kVerbPrioritize, 200, std::move(body), start));
 }
 
 HttpResponse ExtenderService::Preempt(const HttpRequest& request) {
@@ -154,7 +170,7 @@ HttpResponse ExtenderService::Preempt(const HttpRequest& request) {
   }
   std::string body = EncodePreemptionResult(*args, rejected);
   Record(std::move(decision));
-  return Answer(scoring::kVerbPreempt, 200, std::move(body), start);
+  return TrimAfterSend(Answer(scoring::kVerbPreempt, 200, std::move(body), start));
 }
 
 HttpResponse ExtenderService::Decisions(const HttpRequest& request) const {

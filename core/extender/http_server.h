@@ -38,6 +38,10 @@ struct HttpResponse {
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
   Headers headers;  // extra headers (Content-Type/Length and Connection are set by the server)
+  // Work the handler leaves until the answer is on the wire (housekeeping the client need not
+  // wait for). The server runs it after writing the response; other callers may run or drop
+  // it.
+  std::function<void()> after_send;
 
   static HttpResponse Text(int status, std::string body);
   static HttpResponse Json(int status, std::string body);

@@ -103,7 +103,7 @@ std::string EncodeFilterResult(const ExtenderArgs& args, const FilterAnswer& ans
 std::string EncodeFilterError(std::string_view message);
 
 struct HostPriority {
-  std::string host;
+  std::string_view host;  // a name the caller keeps until the list is encoded
   std::int64_t score = 0;
 };
 // HostPriorityList: a bare array [{"Host":"n1","Score":7},...] in the given order, each score

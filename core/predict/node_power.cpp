@@ -157,8 +157,13 @@ class RowStorage {
   RowStorage(const RowStorage&) = delete;
   RowStorage& operator=(const RowStorage&) = delete;
 
-  PredictionRow& Construct(std::size_t i, const PredictionRow& from) {
-    std::construct_at(rows_ + i, from);
+  template <typename... Args>
+  PredictionRow& Construct(std::size_t i, const Args&... args) {
+    if constexpr (sizeof...(Args) == 1) {
+      std::construct_at(rows_ + i, args...);  // a copy
+    } else {
+      std::construct_at(rows_ + i, PredictionRow{args...});
+    }
     built_[i] = true;
     return rows_[i];
   }
@@ -202,7 +207,6 @@ std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>&
   };
   RowStorage rows(row_count);
   for_each_chunk([&](std::size_t begin, std::size_t end) {
-    PredictionRow row;
     for (std::size_t i = begin; i < end; ++i) {
       const PreparedNode& node = *nodes[i];
       PowerEstimate& out = results[i];
@@ -221,14 +225,12 @@ std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>&
         out.error = node.error;
         continue;
       }
-      row.node = node.node;
-      row.model = node.model;
-      row.builtin = node.builtin;
-      row.inputs = node.inputs;
-      row.inputs.cpu_fraction = static_cast<float>(*out.cpu_fraction_now);
-      rows.Construct(first_row[i], row);
-      row.inputs.cpu_fraction = static_cast<float>(*out.cpu_fraction_after);
-      rows.Construct(first_row[i] + 1, row);
+      ModelInputs inputs = node.inputs;
+      inputs.cpu_fraction = static_cast<float>(*out.cpu_fraction_now);
+      PredictionRow& now =
+          rows.Construct(first_row[i], node.node, node.model, inputs, node.builtin);
+      PredictionRow& after = rows.Construct(first_row[i] + 1, now);
+      after.inputs.cpu_fraction = static_cast<float>(*out.cpu_fraction_after);
     }
   });
   if (row_count == 0) return results;

@@ -78,8 +78,8 @@ void PreparedNodeCache::MoveTo(cluster::NodeIndexPtr index) {
   std::vector<Entry> moved(index->size());
   for (Entry& entry : entries_) {
     if (entry.prepared == nullptr) continue;
-    auto at = index->find(entry.prepared->node);
-    if (at != index->end() && at->second < moved.size()) moved[at->second] = std::move(entry);
+    const std::size_t at = index->Find(entry.prepared->node);
+    if (at < moved.size()) moved[at] = std::move(entry);
   }
   entries_ = std::move(moved);
   stripes_ = std::make_unique<std::mutex[]>(entries_.size() / kSlotsPerStripe + 1);

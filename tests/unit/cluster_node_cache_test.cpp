@@ -167,6 +167,76 @@ TEST(ClusterSnapshotTest, PutNodeKeepsNodesSortedForFindNode) {
   EXPECT_EQ(snapshot.FindNodePtr("a").get(), snapshot.FindNode("a"));
 }
 
+TEST(ClusterSnapshotTest, TheIndexFindsWhatTheBinarySearchFinds) {
+  ClusterSnapshot snapshot;
+  for (int i = 0; i < 3000; ++i) {
+    NodeState node;
+    node.name =
+        "node-" + std::to_string(i * 7 % 3000) + (i % 3 == 0 ? ".a-long-domain.example" : "");
+    snapshot.PutNode(std::move(node));
+  }
+  std::vector<std::size_t> searched;
+  for (const NodePtr& node : snapshot.nodes)
+    searched.push_back(snapshot.FindNodePosition(node->name));
+  EXPECT_EQ(snapshot.FindNodePosition("node-1.a"), kNoNode);
+  snapshot.IndexNodes();
+  ASSERT_NE(snapshot.index, nullptr);
+  EXPECT_EQ(snapshot.index->size(), 3000u);
+  for (std::size_t i = 0; i < snapshot.nodes.size(); ++i) {
+    EXPECT_EQ(searched[i], i);
+    EXPECT_EQ(snapshot.FindNodePosition(snapshot.nodes[i]->name), i);
+  }
+  for (const char* absent : {"", "node-", "node-3000", "node-1.a", "Node-1"})
+    EXPECT_EQ(snapshot.FindNodePosition(absent), kNoNode) << absent;
+  // Replacing a node keeps the index; adding one drops it (lookups search again).
+  NodeState replaced;
+  replaced.name = snapshot.nodes[5]->name;
+  snapshot.PutNode(replaced);
+  EXPECT_NE(snapshot.index, nullptr);
+  NodeState added;
+  added.name = "a-new-node";
+  snapshot.PutNode(added);
+  EXPECT_EQ(snapshot.index, nullptr);
+  EXPECT_EQ(snapshot.FindNodePosition("a-new-node"), 0u);
+  EXPECT_EQ(ClusterSnapshot{}.FindNodePosition("x"), kNoNode);
+  ClusterSnapshot empty;
+  empty.IndexNodes();
+  EXPECT_EQ(empty.FindNodePosition("x"), kNoNode);
+}
+
+TEST_F(NodeCacheTest, SnapshotsShareTheIndexUntilANodeJoinsOrLeaves) {
+  server.Put(Node("n1", "10.0.0.1"));
+  auto cache = MakeCache();
+  cache->Start();
+  ASSERT_TRUE(cache->WaitForSync(kWait));
+  NodeIndexPtr first = cache->Snapshot()->index;
+  ASSERT_NE(first, nullptr);
+  // A pod bound to n1 and a change of n1 make new snapshots with the same names.
+  server.Put(Pod("team", "a", "n1", "1", {}, "Running"));
+  ASSERT_TRUE(cache->WaitFor(
+      [](const ClusterSnapshot& s) { return s.FindNode("n1")->pods.size() == 1; }, kWait));
+  server.Put(Node("n1", "10.0.0.1", {{"zone", "a"}}));
+  ASSERT_TRUE(cache->WaitFor(
+      [](const ClusterSnapshot& s) { return s.FindNode("n1")->facts.labels.count("zone") == 1; },
+      kWait));
+  EXPECT_EQ(cache->Snapshot()->index, first);
+  // A node joins: a new index that finds both.
+  server.Put(Node("n0", "10.0.0.2"));
+  ASSERT_TRUE(cache->WaitFor([](const ClusterSnapshot& s) { return s.nodes.size() == 2; }, kWait));
+  auto joined = cache->Snapshot();
+  ASSERT_NE(joined->index, nullptr);
+  EXPECT_NE(joined->index, first);
+  EXPECT_EQ(joined->FindNodePosition("n0"), 0u);
+  EXPECT_EQ(joined->FindNodePosition("n1"), 1u);
+  // One leaves: again.
+  server.Delete("/api/v1/nodes/n0");
+  ASSERT_TRUE(cache->WaitFor([](const ClusterSnapshot& s) { return s.nodes.size() == 1; }, kWait));
+  auto left = cache->Snapshot();
+  EXPECT_NE(left->index, joined->index);
+  EXPECT_EQ(left->FindNodePosition("n1"), 0u);
+  EXPECT_EQ(left->FindNodePosition("n0"), kNoNode);
+}
+
 TEST_F(NodeCacheTest, FollowsChanges) {
   server.Put(Node("n1", "10.0.0.1"));
   server.Put(Pod("team", "a", "", "1", {{"podGroup", "g"}, {"minAvailable", "2"}}, "Pending"));

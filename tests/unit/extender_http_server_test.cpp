@@ -71,6 +71,27 @@ TEST(HttpServerTest, KeepAliveServesTwoRequestsOnOneConnection) {
   EXPECT_EQ(peers.size(), 1u);  // one client port: the same connection
 }
 
+TEST(HttpServerTest, AfterSendRunsOnceTheAnswerIsWrittenBeforeTheNextRequest) {
+  std::atomic<int> answered = 0;
+  std::atomic<int> after = 0;
+  std::atomic<int> after_seen_by_next = -1;
+  auto server = testing::StartServer(FastOptions(), [&](HttpServer& s) {
+    s.Route("GET", "/n", [&](const HttpRequest&) {
+      if (answered > 0) after_seen_by_next = after.load();
+      HttpResponse r = HttpResponse::Text(200, std::to_string(++answered));
+      r.after_send = [&] { ++after; };
+      return r;
+    });
+  });
+  RawClient c;
+  ASSERT_TRUE(c.Connect(server->port()));
+  auto first = c.Exchange(Get("/n"));
+  auto second = c.Exchange(Get("/n"));
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(first->body, "1");
+  EXPECT_EQ(after_seen_by_next.load(), 1);  // the first answer's work ran before the second
+}
+
 TEST(HttpServerTest, HandlerErrorStatusesKeepTheConnection) {
   auto server = testing::StartServer(FastOptions(), [](HttpServer& s) {
     s.Route("POST", "/verb",

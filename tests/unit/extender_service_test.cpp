@@ -115,12 +115,19 @@ TEST_F(ExtenderServiceTest, BadRequestsAre400WithAReason) {
   EXPECT_EQ(service_->Preempt(r).status, 400);
 }
 
+// What the server does with an answer once it is written.
+HttpResponse Served(HttpResponse response) {
+  if (response.after_send) response.after_send();
+  return response;
+}
+
 TEST_F(ExtenderServiceTest, DecisionsAreNewestFirstAndBounded) {
   ExtenderService small(deps_, metrics_, 2);
   for (int i = 0; i < 3; ++i) {
     json pod = kPod;
     pod["metadata"]["name"] = "p" + std::to_string(i);
-    small.Prioritize(Post({{"Pod", pod}, {"Nodes", {{"items", nodes_}}}, {"NodeNames", nullptr}}));
+    Served(small.Prioritize(
+        Post({{"Pod", pod}, {"Nodes", {{"items", nodes_}}}, {"NodeNames", nullptr}})));
   }
   HttpRequest get;
   json items = json::parse(small.Decisions(get).body)["items"];
@@ -134,7 +141,8 @@ TEST_F(ExtenderServiceTest, RecordedDecisionsAreBoundedByTheirNodeEntries) {
   for (int i = 0; i < 4; ++i) {
     json pod = kPod;
     pod["metadata"]["name"] = "p" + std::to_string(i);
-    small.Prioritize(Post({{"Pod", pod}, {"Nodes", {{"items", nodes_}}}, {"NodeNames", nullptr}}));
+    Served(small.Prioritize(
+        Post({{"Pod", pod}, {"Nodes", {{"items", nodes_}}}, {"NodeNames", nullptr}})));
   }
   HttpRequest get;
   json items = json::parse(small.Decisions(get).body)["items"];
@@ -149,7 +157,7 @@ TEST_F(ExtenderServiceTest, OlderDecisionsKeepTheirTopNodesBeforeTheyAreDropped)
   for (int i = 0; i < 3; ++i) {
     json pod = kPod;
     pod["metadata"]["name"] = "p" + std::to_string(i);
-    small.Prioritize(Post({{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", names}}));
+    Served(small.Prioritize(Post({{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", names}})));
   }
   HttpRequest get;
   json items = json::parse(small.Decisions(get).body)["items"];
@@ -157,6 +165,20 @@ TEST_F(ExtenderServiceTest, OlderDecisionsKeepTheirTopNodesBeforeTheyAreDropped)
   EXPECT_EQ(items[0]["nodes"].size(), 100u);
   EXPECT_EQ(items[1]["nodes"].size(), 20u);
   EXPECT_EQ(items[2]["nodes"].size(), 20u);
+}
+
+TEST_F(ExtenderServiceTest, UntrimmedDecisionsStayWithinTwiceTheirBudget) {
+  // A caller that never runs after_send (not the server) still cannot grow the record
+  // without bound: past twice the budget, recording trims.
+  ExtenderService small(deps_, metrics_, 2);
+  for (int i = 0; i < 10; ++i) {
+    json pod = kPod;
+    pod["metadata"]["name"] = "p" + std::to_string(i);
+    (void)small.Prioritize(
+        Post({{"Pod", pod}, {"Nodes", {{"items", nodes_}}}, {"NodeNames", nullptr}}));
+    HttpRequest get;
+    EXPECT_LE(json::parse(small.Decisions(get).body)["items"].size(), 4u);
+  }
 }
 
 TEST_F(ExtenderServiceTest, TheObserverSeesEveryDecisionAsRecorded) {

@@ -73,9 +73,7 @@ class PreparedNodeCacheTest : public ::testing::Test {
   }
 
   static cluster::NodeIndexPtr IndexOf(const std::vector<std::string>& names) {
-    auto index = std::make_shared<cluster::NodeIndex>();
-    for (std::size_t i = 0; i < names.size(); ++i) (*index)[names[i]] = i;
-    return index;
+    return std::make_shared<const cluster::NodeIndex>(names);
   }
 
   ManualClock clock_;
