@@ -1,6 +1,7 @@
 #include "core/extender/extender_service.h"
 
 #include "core/common/json_bounds.h"
+#include "core/common/malloc_tuning.h"
 #include "core/extender/wire.h"
 #include "core/predict/node_power_json.h"
 #include "core/telemetry/quantity.h"
@@ -41,6 +42,7 @@ HttpResponse BadRequest(const std::string& message) {
 // What an older recorded decision keeps of its nodes once the budget is reached.
 constexpr std::size_t kKeptScoredNodes = 20;
 constexpr std::size_t kKeptRejectedNodes = 50;
+constexpr std::chrono::seconds kReleaseEvery{1};
 
 }  // namespace
 
@@ -111,7 +113,15 @@ void ExtenderService::Trim() {
     decisions_.pop_front();
     if (compacted_ > 0) --compacted_;
   }
+  // A large prioritize allocates megabytes that glibc keeps once freed: hand the free pages
+  // back (at most once a second) so the server's memory falls back after a burst instead of
+  // staying at its peak until the next telemetry refresh does it.
+  const auto now = Clock::now();
+  const bool release = !freed.empty() && now - last_release_ >= kReleaseEvery;
+  if (release) last_release_ = now;
   lock.unlock();
+  freed.clear();
+  if (release) ReleaseFreeMemory();
 }
 
 HttpResponse ExtenderService::TrimAfterSend(HttpResponse response) {
