@@ -38,7 +38,41 @@ json NodeObject(std::int64_t i) {
            {{"allocatable", {{"cpu", "64"}, {"memory", "256Gi"}}}, {"capacity", {{"cpu", "64"}}}}}};
 }
 
-void Run(benchmark::State& state, bool names_mode, bool filter) {
+// A Pod as kube-scheduler 1.20 sends it: from its informer, managedFields included.
+json FullPod() {
+  json pod = json::parse(R"({
+    "metadata": {"name": "web-7d4b9c6f5-x2k8q", "generateName": "web-7d4b9c6f5-",
+      "namespace": "default", "uid": "0b7a6f1e-5d4c-4b3a-9f8e-7d6c5b4a3f2e",
+      "resourceVersion": "123456", "creationTimestamp": "2026-11-25T10:00:00Z",
+      "labels": {"app": "web", "pod-template-hash": "7d4b9c6f5", "tier": "frontend"},
+      "annotations": {"kubernetes.io/psp": "restricted"},
+      "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "name": "web-7d4b9c6f5", "uid": "9a8b7c6d-5e4f-3a2b-1c0d-9e8f7a6b5c4d",
+        "controller": true, "blockOwnerDeletion": true}],
+      "managedFields": [{"manager": "kube-controller-manager", "operation": "Update",
+        "apiVersion": "v1", "time": "2026-11-25T10:00:00Z", "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:metadata": {"f:generateName": {}, "f:labels": {".": {}, "f:app": {},
+          "f:pod-template-hash": {}, "f:tier": {}}, "f:ownerReferences": {".": {}}},
+          "f:spec": {"f:containers": {"k:{\"name\":\"web\"}": {".": {}, "f:image": {},
+          "f:name": {}, "f:ports": {}, "f:resources": {"f:requests": {"f:cpu": {},
+          "f:memory": {}}}}}, "f:schedulerName": {}}}}]},
+    "spec": {"schedulerName": "powerctl-scheduler", "serviceAccountName": "default",
+      "containers": [{"name": "web", "image": "registry.example/web:1.4.2",
+        "ports": [{"containerPort": 8080, "protocol": "TCP"}],
+        "resources": {"requests": {"cpu": "500m", "memory": "256Mi"}},
+        "volumeMounts": [{"name": "kube-api-access", "readOnly": true,
+          "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}]}],
+      "volumes": [{"name": "kube-api-access", "projected": {"sources": [
+        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}}]}}],
+      "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+        "effect": "NoExecute", "tolerationSeconds": 300}],
+      "restartPolicy": "Always", "terminationGracePeriodSeconds": 30,
+      "dnsPolicy": "ClusterFirst", "priority": 0, "enableServiceLinks": true},
+    "status": {"phase": "Pending", "qosClass": "Burstable"}})");
+  return pod;
+}
+
+void Run(benchmark::State& state, bool names_mode, bool filter, bool bind_per_call = false) {
   const std::int64_t n = state.range(0);
   auto snapshot = std::make_shared<cluster::ClusterSnapshot>();
   json items = json::array();
@@ -69,13 +103,39 @@ void Run(benchmark::State& state, bool names_mode, bool filter) {
   deps.telemetry = &telemetry;
   deps.predictor = &builtin;
   if (const char* w = std::getenv("POWERCTL_BENCH_WORKERS")) deps.workers = std::stoul(w);
-  deps.snapshot = [snapshot] { return std::shared_ptr<const cluster::ClusterSnapshot>(snapshot); };
+  // With bind_per_call, each call first sees a new snapshot in which one more node has one
+  // more pod, as NodeCache::Snapshot() publishes it after a bind (built on the request's
+  // thread, as there).
+  std::shared_ptr<const cluster::ClusterSnapshot> current = snapshot;
+  std::int64_t binds = 0;
+  bool bound = false;
+  deps.snapshot = [&]() -> std::shared_ptr<const cluster::ClusterSnapshot> {
+    if (!bound) return current;
+    bound = false;
+    auto next = std::make_shared<cluster::ClusterSnapshot>(*current);
+    const std::size_t at = static_cast<std::size_t>(binds * 7919 % n);
+    cluster::NodeState changed = *next->nodes[at];
+    auto pod = std::make_shared<cluster::PodInfo>();
+    pod->namespace_ = "default";
+    pod->name = "bound-" + std::to_string(binds);
+    pod->node_name = changed.name;
+    pod->phase = "Pending";
+    pod->requests.cpu_cores = 0.5;
+    changed.pods.push_back(std::move(pod));
+    changed.requested.cpu_cores += 0.5;
+    next->nodes[at] = std::make_shared<const cluster::NodeState>(std::move(changed));
+    next->version = static_cast<std::uint64_t>(++binds);
+    current = std::move(next);
+    return current;
+  };
   MetricsRegistry metrics;
   ExtenderService service(deps, metrics);
-  json pod = {
-      {"metadata", {{"name", "p"}, {"namespace", "default"}, {"uid", "u"}}},
-      {"spec",
-       {{"containers", {{{"name", "c"}, {"resources", {{"requests", {{"cpu", "500m"}}}}}}}}}}};
+  json pod = bind_per_call
+                 ? FullPod()
+                 : json{{"metadata", {{"name", "p"}, {"namespace", "default"}, {"uid", "u"}}},
+                        {"spec",
+                         {{"containers",
+                           {{{"name", "c"}, {"resources", {{"requests", {{"cpu", "500m"}}}}}}}}}}};
   HttpRequest request;
   request.method = "POST";
   request.body = names_mode ? json{{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", names}}.dump()
@@ -85,6 +145,7 @@ void Run(benchmark::State& state, bool names_mode, bool filter) {
                                   .dump();
   std::vector<double> millis;
   for (auto _ : state) {
+    bound = bind_per_call;
     auto start = std::chrono::steady_clock::now();
     HttpResponse r = filter ? service.Filter(request) : service.Prioritize(request);
     millis.push_back(
@@ -120,6 +181,10 @@ void BM_ExtenderFilterNodeNames(benchmark::State& state) {
 void BM_ExtenderFilterNodes(benchmark::State& state) {
   Run(state, false, true);
 }
+// Prioritize as in tests/bench/scheduler_throughput.py: a bind between calls, a full Pod.
+void BM_ExtenderPrioritizeAfterBind(benchmark::State& state) {
+  Run(state, true, false, true);
+}
 BENCHMARK(BM_ExtenderPrioritizeNodeNames)
     ->Arg(100)
     ->Arg(1000)
@@ -136,6 +201,7 @@ BENCHMARK(BM_ExtenderFilterNodeNames)
     ->Arg(5000)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ExtenderFilterNodes)->Arg(100)->Arg(1000)->Arg(5000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ExtenderPrioritizeAfterBind)->Arg(500)->Arg(5000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace powerctl::extender
