@@ -1,7 +1,6 @@
 #include "core/extender/extender_service.h"
 
 #include "core/common/json_bounds.h"
-#include "core/common/malloc_tuning.h"
 #include "core/extender/wire.h"
 #include "core/predict/node_power_json.h"
 #include "core/telemetry/quantity.h"
@@ -42,7 +41,6 @@ HttpResponse BadRequest(const std::string& message) {
 // What an older recorded decision keeps of its nodes once the budget is reached.
 constexpr std::size_t kKeptScoredNodes = 20;
 constexpr std::size_t kKeptRejectedNodes = 50;
-constexpr std::chrono::seconds kReleaseEvery{1};
 
 }  // namespace
 
@@ -113,15 +111,7 @@ void ExtenderService::Trim() {
     decisions_.pop_front();
     if (compacted_ > 0) --compacted_;
   }
-  // A large prioritize allocates megabytes that glibc keeps once freed: hand the free pages
-  // back (at most once a second) so the server's memory falls back after a burst instead of
-  // staying at its peak until the next telemetry refresh does it.
-  const auto now = Clock::now();
-  const bool release = !freed.empty() && now - last_release_ >= kReleaseEvery;
-  if (release) last_release_ = now;
   lock.unlock();
-  freed.clear();
-  if (release) ReleaseFreeMemory();
 }
 
 HttpResponse ExtenderService::TrimAfterSend(HttpResponse response) {

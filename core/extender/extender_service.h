@@ -82,7 +82,6 @@ class ExtenderService : public ExtenderHandler {
   std::deque<std::shared_ptr<const scoring::Decision>> decisions_;  // newest at the back
   std::size_t node_entries_ = 0;  // the sum of decisions_[i].nodes.size()
   std::size_t compacted_ = 0;     // decisions_[0..compacted_) hold TopNodes only
-  std::chrono::steady_clock::time_point last_release_{};  // of free memory, by Trim
 };
 
 }  // namespace powerctl::extender
