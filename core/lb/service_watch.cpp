@@ -5,6 +5,8 @@
 #include "core/lb/agent_plan.h"
 #include "core/lb/endpoints.h"
 
+#include <utility>
+
 namespace powerctl::lb {
 namespace {
 
@@ -84,8 +86,8 @@ void ServiceWatch::Changed() {
 void ServiceWatch::StreamStarted(bool services) {
   if (!services) return;
   {
-    // The list before this stream delivered every Service that exists: the ones not seen
-    // since it began were deleted while no watch was open.
+    // The list before this stream (a new ListAndWatch's) delivered every Service that exists:
+    // the ones it did not deliver were deleted while no watch was open.
     std::lock_guard lock(mu_);
     for (auto it = services_.begin(); it != services_.end();) {
       if (seen_.count(it->first) == 0) {
@@ -152,9 +154,22 @@ void ServiceWatch::Follow(bool services) {
       if (!Wait(options_.restart_after)) return;
       continue;
     }
+    if (services) {
+      std::lock_guard lock(mu_);
+      seen_.clear();  // what this call's list delivers decides what is gone
+    }
+    // Only the first stream of a ListAndWatch follows a list of its own. Later ones resume
+    // the watch from its version (the API server ends watches every few minutes, or the
+    // connection dropped) without a list, and a relist inside ListAndWatch reports what it
+    // found gone as DELETED itself; pruning there dropped every Service that had no event
+    // since.
+    bool listed_this_call = false;
     cluster::WatchHooks hooks;
     hooks.stopping = &stopping_;
-    hooks.on_stream_start = [this, services] { StreamStarted(services); };
+    hooks.on_stream_start = [this, services, &listed_this_call] {
+      if (std::exchange(listed_this_call, true)) return;
+      StreamStarted(services);
+    };
     hooks.on_success = [this, which] { SetError(which, ""); };
     hooks.on_failure = [this, which](const Error& e) { SetError(which, e.message); };
     kube::ClientOptions client_options = options_.client;

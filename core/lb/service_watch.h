@@ -60,7 +60,7 @@ class ServiceWatch {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, nlohmann::json> services_;  // "namespace/name" -> annotated Service
-  std::set<std::string> seen_;                      // keys delivered since the services list began
+  std::set<std::string> seen_;  // keys delivered since the current ListAndWatch began
   bool listed_ = false;
   std::map<std::string, std::string> errors_;  // "services"/"endpointslices" -> message
   std::vector<std::thread> threads_;

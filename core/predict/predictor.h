@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace powerctl::predict {
@@ -44,7 +45,10 @@ struct BuiltinParams {
 };
 
 struct PredictionRow {
-  std::string node;
+  // For diagnostics only (no backend sends it): the caller's string, which outlives the call.
+  // A view, not a copy: rows are built per request, two per node, and most real node names
+  // are longer than std::string's inline buffer.
+  std::string_view node;
   ModelEndpoint model;
   ModelInputs inputs;
   BuiltinParams builtin;

@@ -26,7 +26,6 @@ using std::chrono::milliseconds;
 std::vector<PredictionRow> Rows(std::int64_t n, int port) {
   std::vector<PredictionRow> rows(static_cast<std::size_t>(n));
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    rows[i].node = "node-" + std::to_string(i);
     rows[i].model.backend = "tfserving-grpc";
     rows[i].model.host = "127.0.0.1";
     rows[i].model.port = port;

@@ -133,9 +133,36 @@ TEST_F(ServiceWatchTest, ServicesDeletedWhileTheWatchWasDownAreDroppedAtTheRelis
   server_.SetDown(false);
   server_.Delete("/api/v1/namespaces/shop/services/api");
   server_.Compact();  // the watch cannot resume: it lists again
-  EXPECT_TRUE(Eventually([&] { return watch->Services().size() == 1; }));
+  ASSERT_TRUE(Eventually([&] { return watch->Services().size() == 1; }));
   EXPECT_EQ(watch->Services()[0]["metadata"]["name"], "web");
   EXPECT_TRUE(Eventually([&] { return watch->error().empty(); }));
+  watch->Stop();
+}
+
+TEST_F(ServiceWatchTest, AResumedWatchKeepsTheServicesItKnows) {
+  server_.Put(Service("web", "power-aware"));
+  server_.Put(Service("api", "power-aware"));
+  auto watch = MakeWatch();
+  watch->Start();
+  ASSERT_TRUE(Eventually([&] { return watch->Services().size() == 2; }));
+  auto service_watches = [&] {
+    int n = 0;
+    for (const std::string& path : server_.Requests())
+      n += path.rfind("GET /api/v1/services?", 0) == 0 && path.find("watch=1") != std::string::npos;
+    return n;
+  };
+  const int before = service_watches();
+  // The API server ends every watch after its timeoutSeconds; the watch resumes from its
+  // version without listing (the resumed stream's start is seen before its request).
+  for (int i = 0; i < 3; ++i) {
+    const int started = service_watches();
+    server_.CloseWatches();
+    ASSERT_TRUE(Eventually([&] { return service_watches() > started; }));
+    EXPECT_EQ(watch->Services().size(), 2u) << "after resume " << i + 1;
+  }
+  EXPECT_GT(service_watches(), before);
+  server_.Delete("/api/v1/namespaces/shop/services/api");
+  EXPECT_TRUE(Eventually([&] { return watch->Services().size() == 1; }));
   watch->Stop();
 }
 

@@ -62,7 +62,6 @@ class BrokenPredictor : public Predictor {
 
 PredictionRow Row(const std::string& backend, const std::string& host, float cpu) {
   PredictionRow row;
-  row.node = host + "-" + std::to_string(cpu);
   row.model.backend = backend;
   row.model.host = host;
   row.model.port = backend == "builtin" ? 0 : 8501;

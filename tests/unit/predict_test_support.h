@@ -23,6 +23,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -30,6 +31,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -44,11 +46,20 @@ inline double ReferenceWatts(const predict::ModelInputs& in) {
          5.0 * double{in.cpu1} + 5.0 * double{in.cpu2};
 }
 
+// "node-<i>", kept for the process (PredictionRow::node is a view).
+inline std::string_view TestNodeName(std::size_t i) {
+  static std::mutex mu;
+  static std::deque<std::string> names;
+  std::lock_guard lock(mu);
+  while (names.size() <= i) names.push_back("node-" + std::to_string(names.size()));
+  return names[i];
+}
+
 inline std::vector<predict::PredictionRow> MakeRows(std::size_t n,
                                                     const predict::ModelEndpoint& ep) {
   std::vector<predict::PredictionRow> rows(n);
   for (std::size_t i = 0; i < n; ++i) {
-    rows[i].node = "node-" + std::to_string(i);
+    rows[i].node = TestNodeName(i);
     rows[i].model = ep;
     rows[i].inputs = {static_cast<float>(i % 11) / 10.0f, 0.5f, static_cast<float>(i % 7) / 7.0f,
                       0.25f};

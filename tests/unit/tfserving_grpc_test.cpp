@@ -37,7 +37,6 @@ ModelEndpoint Endpoint(int port, std::string name = "power", std::string version
 std::vector<PredictionRow> Rows(std::size_t n, const ModelEndpoint& model) {
   std::vector<PredictionRow> rows(n);
   for (std::size_t i = 0; i < n; ++i) {
-    rows[i].node = "node-" + std::to_string(i);
     rows[i].model = model;
     rows[i].inputs = {static_cast<float>(i % 100) / 100.0f, 0.25f, 0.5f,
                       static_cast<float>(i % 7) / 7.0f};
@@ -49,7 +48,7 @@ void ExpectReferenceWatts(PredictionRows rows, const std::vector<Prediction>& go
   ASSERT_EQ(got.size(), rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const ModelInputs& in = rows[i].inputs;
-    ASSERT_TRUE(got[i].watts.has_value()) << rows[i].node << ": " << got[i].error;
+    ASSERT_TRUE(got[i].watts.has_value()) << "row " << i << ": " << got[i].error;
     EXPECT_NEAR(*got[i].watts, ReferenceWatts(in.cpu_fraction, in.ambient, in.cpu1, in.cpu2), 1e-3);
   }
 }
