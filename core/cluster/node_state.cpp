@@ -52,10 +52,6 @@ auto NodeLowerBound(Nodes& nodes, std::string_view name) {
                           });
 }
 
-}  // namespace
-
-namespace {
-
 std::uint32_t NameHash(std::string_view name) {
   const std::size_t h = std::hash<std::string_view>{}(name);
   return static_cast<std::uint32_t>(h ^ (h >> 32));

@@ -92,8 +92,8 @@ void ExtenderService::Record(scoring::Decision decision) {
 }
 
 void ExtenderService::Trim() {
-  std::vector<std::shared_ptr<const scoring::Decision>> freed;  // freed outside the lock
-  std::unique_lock lock(mu_);
+  std::vector<std::shared_ptr<const scoring::Decision>> freed;  // freed after the lock goes
+  std::lock_guard lock(mu_);
   // Over the budget, older decisions first keep only the nodes that explain them (what the
   // decision Event keeps), oldest first; the newest decision stays whole.
   while (node_entries_ > keep_node_entries_ && compacted_ + 1 < decisions_.size()) {
@@ -111,7 +111,6 @@ void ExtenderService::Trim() {
     decisions_.pop_front();
     if (compacted_ > 0) --compacted_;
   }
-  lock.unlock();
 }
 
 HttpResponse ExtenderService::TrimAfterSend(HttpResponse response) {

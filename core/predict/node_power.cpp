@@ -157,13 +157,8 @@ class RowStorage {
   RowStorage(const RowStorage&) = delete;
   RowStorage& operator=(const RowStorage&) = delete;
 
-  template <typename... Args>
-  PredictionRow& Construct(std::size_t i, const Args&... args) {
-    if constexpr (sizeof...(Args) == 1) {
-      std::construct_at(rows_ + i, args...);  // a copy
-    } else {
-      std::construct_at(rows_ + i, PredictionRow{args...});
-    }
+  PredictionRow& Construct(std::size_t i, PredictionRow row) {
+    std::construct_at(rows_ + i, std::move(row));
     built_[i] = true;
     return rows_[i];
   }
@@ -228,7 +223,7 @@ std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>&
       ModelInputs inputs = node.inputs;
       inputs.cpu_fraction = static_cast<float>(*out.cpu_fraction_now);
       PredictionRow& now =
-          rows.Construct(first_row[i], node.node, node.model, inputs, node.builtin);
+          rows.Construct(first_row[i], PredictionRow{node.node, node.model, inputs, node.builtin});
       PredictionRow& after = rows.Construct(first_row[i] + 1, now);
       after.inputs.cpu_fraction = static_cast<float>(*out.cpu_fraction_after);
     }

@@ -49,6 +49,16 @@ bool Eventually(const std::function<bool()>& condition) {
 
 class ServiceWatchTest : public ::testing::Test {
  protected:
+  // A started watch once it knows the annotated Services "web" and "api".
+  std::unique_ptr<ServiceWatch> WatchingWebAndApi() {
+    server_.Put(Service("web", "power-aware"));
+    server_.Put(Service("api", "power-aware"));
+    auto watch = MakeWatch();
+    watch->Start();
+    EXPECT_TRUE(Eventually([&] { return watch->Services().size() == 2; }));
+    return watch;
+  }
+
   std::unique_ptr<ServiceWatch> MakeWatch() {
     ServiceWatchOptions options;
     options.restart_after = milliseconds(10);
@@ -122,11 +132,8 @@ TEST_F(ServiceWatchTest, KeepsAnnotatedServicesAndWakesOnTheirChangesOnly) {
 }
 
 TEST_F(ServiceWatchTest, ServicesDeletedWhileTheWatchWasDownAreDroppedAtTheRelist) {
-  server_.Put(Service("web", "power-aware"));
-  server_.Put(Service("api", "power-aware"));
-  auto watch = MakeWatch();
-  watch->Start();
-  ASSERT_TRUE(Eventually([&] { return watch->Services().size() == 2; }));
+  auto watch = WatchingWebAndApi();
+  ASSERT_EQ(watch->Services().size(), 2u);
   server_.SetDown(true);
   server_.CloseWatches();
   ASSERT_TRUE(Eventually([&] { return !watch->error().empty(); }));
@@ -140,11 +147,8 @@ TEST_F(ServiceWatchTest, ServicesDeletedWhileTheWatchWasDownAreDroppedAtTheRelis
 }
 
 TEST_F(ServiceWatchTest, AResumedWatchKeepsTheServicesItKnows) {
-  server_.Put(Service("web", "power-aware"));
-  server_.Put(Service("api", "power-aware"));
-  auto watch = MakeWatch();
-  watch->Start();
-  ASSERT_TRUE(Eventually([&] { return watch->Services().size() == 2; }));
+  auto watch = WatchingWebAndApi();
+  ASSERT_EQ(watch->Services().size(), 2u);
   auto service_watches = [&] {
     int n = 0;
     for (const std::string& path : server_.Requests())
