@@ -1,5 +1,7 @@
 #include "core/common/json_bounds.h"
 
+#include "core/common/json_scan.h"
+
 #include <new>
 
 namespace powerctl {
@@ -12,14 +14,18 @@ std::optional<std::string> JsonBoundsViolation(std::string_view text, const Json
   int depth = 0;
   bool in_string = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
     if (in_string) {
-      if (c == '\\') {
+      i = FindJsonStringSpecial(text, i);  // the bytes before cannot end the string
+      if (i == text.size()) break;
+      if (text[i] == '\\') {
         ++i;  // the escaped character cannot end the string
-      } else if (c == '"') {
+      } else if (text[i] == '"') {
         in_string = false;
       }
-    } else if (c == '"') {
+      continue;
+    }
+    const char c = text[i];
+    if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
       if (++depth > limits.max_depth) {

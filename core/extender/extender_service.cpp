@@ -139,7 +139,7 @@ HttpResponse ExtenderService::Prioritize(const HttpRequest& request) {
   if (!args.ok()) return Answer(scoring::kVerbPrioritize, 400, args.error().message, start);
   scoring::PrioritizeStats stats;
   scoring::Decision decision =
-      core_.Prioritize(args->pod, args->node_names, args->node_items, &stats);
+      core_.Prioritize(args->pod, std::move(args->node_names), args->node_items, &stats);
   power_estimates_.Inc({"predicted"}, static_cast<double>(stats.predicted));
   power_estimates_.Inc({"unknown"}, static_cast<double>(stats.unknown));
   power_estimates_.Inc({"overcommitted"}, static_cast<double>(stats.overcommitted));

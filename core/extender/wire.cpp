@@ -1,6 +1,7 @@
 #include "core/extender/wire.h"
 
 #include "core/common/json_bounds.h"
+#include "core/common/json_scan.h"
 #include "core/extender/wire_internal.h"
 
 #include <algorithm>
@@ -143,15 +144,7 @@ Result<Victims> ReadVictims(const json& value, bool meta, const std::string& nod
 // A JSON string. Node names and most reasons are plain printable ASCII: they are copied as
 // they are; anything else goes through nlohmann's escaper (invalid UTF-8 replaced).
 void AppendString(std::string& out, std::string_view text) {
-  bool plain = true;
-  for (char c : text) {
-    auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u >= 0x7f || c == '"' || c == '\\') {
-      plain = false;
-      break;
-    }
-  }
-  if (!plain) {
+  if (FindJsonStringSpecial(text, 0, /*ascii_only=*/true) != text.size()) {
     out += json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
     return;
   }

@@ -1,3 +1,4 @@
+#include "core/common/json_scan.h"
 #include "core/extender/wire_internal.h"
 
 #include <new>
@@ -145,6 +146,8 @@ std::size_t SkipSpace(std::string_view body, std::size_t i) {
 std::size_t SkipString(std::string_view body, std::size_t i, bool* plain) {
   *plain = true;
   for (++i; i < body.size(); ++i) {
+    i = FindJsonStringSpecial(body, i, /*ascii_only=*/true);
+    if (i == body.size()) break;
     const auto c = static_cast<unsigned char>(body[i]);
     if (c == '"') return i + 1;
     if (c == '\\') {

@@ -40,7 +40,7 @@ std::vector<Prediction> HttpBatchPredictor::Predict(PredictionRows rows, millise
   std::map<std::string, std::size_t> group_of;
   std::vector<std::vector<std::size_t>> groups;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    auto [it, added] = group_of.emplace(rows[i].model.Key(), groups.size());
+    auto [it, added] = group_of.emplace(rows[i].endpoint().Key(), groups.size());
     if (added) groups.emplace_back();
     groups[it->second].push_back(i);
   }
@@ -50,7 +50,7 @@ std::vector<Prediction> HttpBatchPredictor::Predict(PredictionRows rows, millise
 
 void HttpBatchPredictor::PredictGroup(PredictionRows rows, const std::vector<std::size_t>& group,
                                       TimePoint end, std::vector<Prediction>& out) const {
-  const ModelEndpoint& endpoint = rows[group.front()].model;
+  const ModelEndpoint& endpoint = rows[group.front()].endpoint();
   const std::string label(Label());
   Result<std::string> url = Url(endpoint);
   if (!url.ok()) {

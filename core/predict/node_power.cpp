@@ -96,8 +96,8 @@ PreparedNode PrepareNode(const NodeFacts& node, telemetry::NodeReading reading,
     out.error = endpoint.error().message;
     return out;
   }
-  out.model = *endpoint;
-  const bool builtin = out.model.backend == "builtin";
+  out.model = std::make_shared<const ModelEndpoint>(std::move(*endpoint));
+  const bool builtin = out.model->backend == "builtin";
   auto params = BuiltinParamsFromAnnotations(node.annotations);
   if (builtin && !params.ok()) {
     out.error = params.error().message;
@@ -287,7 +287,7 @@ std::vector<NodePower> PredictNodePower(
     out.cpu1 = std::move(p.cpu1);
     out.cpu2 = std::move(p.cpu2);
     out.error = std::move(e.error);
-    out.model = std::move(p.model);
+    if (p.model != nullptr) out.model = *p.model;
     out.cpu_fraction_now = e.cpu_fraction_now;
     out.cpu_fraction_after = e.cpu_fraction_after;
     out.overcommitted = e.overcommitted;

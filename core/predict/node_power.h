@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,7 +78,7 @@ struct PreparedNode {
   std::string node;
   telemetry::NodeReading reading;  // as read, staleness applied
   ModelTemperature ambient, cpu1, cpu2;
-  ModelEndpoint model;
+  std::shared_ptr<const ModelEndpoint> model;  // null when it cannot be resolved (see error)
   BuiltinParams builtin;
   ModelInputs inputs;              // temperatures set; the CPU fraction is per query
   std::string error;               // set when the node cannot be predicted at all

@@ -4,6 +4,7 @@
 // and REST, and the V2 (Open) Inference Protocol.
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -44,14 +45,24 @@ struct BuiltinParams {
       0.1;  // extra fraction of dynamic power per unit of normalised temperature
 };
 
+// The endpoint of rows that name none.
+inline const ModelEndpoint& BuiltinEndpoint() {
+  static const ModelEndpoint builtin;
+  return builtin;
+}
+
 struct PredictionRow {
   // For diagnostics only (no backend sends it): the caller's string, which outlives the call.
   // A view, not a copy: rows are built per request, two per node, and most real node names
   // are longer than std::string's inline buffer.
   std::string_view node;
-  ModelEndpoint model;
+  // Shared, not copied, for the same reason: an endpoint is five strings. Null: the built-in
+  // model (read it through endpoint()).
+  std::shared_ptr<const ModelEndpoint> model;
   ModelInputs inputs;
   BuiltinParams builtin;
+
+  const ModelEndpoint& endpoint() const { return model != nullptr ? *model : BuiltinEndpoint(); }
 };
 
 // Rows are passed as a span: the caller may build them in storage of its own (see

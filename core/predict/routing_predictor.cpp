@@ -50,10 +50,11 @@ std::vector<Prediction> RoutingPredictor::Predict(PredictionRows rows,
   for (std::size_t i = 0; i < rows.size(); ++i) {
     // Rows mostly share one endpoint: only build a key when the endpoint differs from the
     // previous row's (Key() per row was a tenth of a 5,000-node prioritize).
-    if (i == 0 || !SameEndpoint(rows[i].model, rows[i - 1].model)) {
-      auto [it, added] = group_of.emplace(rows[i].model.Key(), groups.size());
+    if (i == 0 || !SameEndpoint(rows[i].endpoint(), rows[i - 1].endpoint())) {
+      auto [it, added] = group_of.emplace(rows[i].endpoint().Key(), groups.size());
       if (added)
-        groups.push_back(Group{it->first, DisplayName(rows[i].model), rows[i].model.backend, {}});
+        groups.push_back(
+            Group{it->first, DisplayName(rows[i].endpoint()), rows[i].endpoint().backend, {}});
       current = it->second;
     }
     groups[current].indices.push_back(i);

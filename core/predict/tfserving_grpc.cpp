@@ -67,7 +67,7 @@ void FillModelSpec(const ModelEndpoint& model, tfs::ModelSpec* spec) {
 
 tfs::PredictRequest BuildRequest(PredictionRows rows, const std::vector<std::size_t>& indices) {
   tfs::PredictRequest request;
-  FillModelSpec(rows[indices.front()].model, request.mutable_model_spec());
+  FillModelSpec(rows[indices.front()].endpoint(), request.mutable_model_spec());
   tensorflow::TensorProto& tensor = (*request.mutable_inputs())[kInputName];
   tensor.set_dtype(tensorflow::DT_FLOAT);
   tensor.mutable_tensor_shape()->add_dim()->set_size(static_cast<std::int64_t>(indices.size()));
@@ -232,7 +232,7 @@ std::vector<Prediction> TfServingGrpcPredictor::Predict(PredictionRows rows,
 
   std::map<std::string, std::vector<std::size_t>> groups;  // by ModelEndpoint::Key()
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const ModelEndpoint& model = rows[i].model;
+    const ModelEndpoint& model = rows[i].endpoint();
     if (model.backend != kBackend) {
       out[i].error = kErrWrongBackend;
     } else if (!EndpointValid(model)) {
@@ -250,7 +250,7 @@ std::vector<Prediction> TfServingGrpcPredictor::Predict(PredictionRows rows,
   std::deque<Call*> pending;
   auto enqueue = [&](std::vector<std::size_t> indices, bool batch) {
     auto call = std::make_unique<Call>();
-    const ModelEndpoint& model = rows[indices.front()].model;
+    const ModelEndpoint& model = rows[indices.front()].endpoint();
     call->stub = channels_->Get(Target(model.host, model.port));
     call->rows = std::move(indices);
     call->batch = batch;

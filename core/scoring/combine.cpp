@@ -13,8 +13,8 @@ double ComponentWeight(std::string_view name, const manifests::ScoringSettings& 
   return 0.0;
 }
 
-CombinedScore Combine(std::vector<Component> components,
-                      const manifests::ScoringSettings& settings) {
+std::int64_t CombinedScoreOf(const ComponentList& components,
+                             const manifests::ScoringSettings& settings) {
   double weighted = 0;
   double total_weight = 0;
   for (const Component& c : components) {
@@ -23,14 +23,17 @@ CombinedScore Combine(std::vector<Component> components,
     weighted += w * std::clamp(c.value, 0.0, kMaxComponentValue);
     total_weight += w;
   }
-  CombinedScore out;
+  std::int64_t score = settings.unknown_score;
   if (total_weight > 0) {
     const double mean = weighted / total_weight;
-    out.score = static_cast<std::int64_t>(std::floor(mean + 0.5 + 1e-9));
-  } else {
-    out.score = settings.unknown_score;
+    score = static_cast<std::int64_t>(std::floor(mean + 0.5 + 1e-9));
   }
-  out.score = std::clamp<std::int64_t>(out.score, 0, 10);
+  return std::clamp<std::int64_t>(score, 0, 10);
+}
+
+CombinedScore Combine(ComponentList components, const manifests::ScoringSettings& settings) {
+  CombinedScore out;
+  out.score = CombinedScoreOf(components, settings);
   out.components = std::move(components);
   return out;
 }

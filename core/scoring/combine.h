@@ -15,10 +15,13 @@
 
 #include "core/manifests/config.h"
 
+#include <algorithm>
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace powerctl::scoring {
 
@@ -35,16 +38,55 @@ struct Component {
   bool operator==(const Component&) const = default;
 };
 
+// A node's components, held inline: a prioritize builds one list per candidate node, and a
+// vector's heap block per node was a fifth of a 5,000-node call's allocations. Holds up to
+// kCapacity (one per known kind); push_back refuses more and says so.
+class ComponentList {
+ public:
+  static constexpr std::size_t kCapacity = 3;
+
+  ComponentList() = default;
+  ComponentList(std::initializer_list<Component> components) {
+    for (const Component& c : components) push_back(c);
+  }
+
+  // False (and the list unchanged) when it already holds kCapacity components.
+  bool push_back(Component c) {
+    if (size_ == kCapacity) return false;
+    items_[size_++] = std::move(c);
+    return true;
+  }
+
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  Component& operator[](std::size_t i) { return items_[i]; }
+  const Component& operator[](std::size_t i) const { return items_[i]; }
+  Component* begin() { return items_.data(); }
+  Component* end() { return items_.data() + size_; }
+  const Component* begin() const { return items_.data(); }
+  const Component* end() const { return items_.data() + size_; }
+
+  bool operator==(const ComponentList& other) const {
+    return std::equal(begin(), end(), other.begin(), other.end());
+  }
+
+ private:
+  std::array<Component, kCapacity> items_;
+  std::size_t size_ = 0;
+};
+
 struct CombinedScore {
-  std::int64_t score = 0;             // 0..10
-  std::vector<Component> components;  // as given, in order
+  std::int64_t score = 0;    // 0..10
+  ComponentList components;  // as given, in order
 };
 
 // The weight of a named component; 0 for a name it does not know.
 double ComponentWeight(std::string_view name, const manifests::ScoringSettings& settings);
 
-CombinedScore Combine(std::vector<Component> components,
-                      const manifests::ScoringSettings& settings);
+CombinedScore Combine(ComponentList components, const manifests::ScoringSettings& settings);
+// Combine's score alone, for callers that keep the components where they are.
+std::int64_t CombinedScoreOf(const ComponentList& components,
+                             const manifests::ScoringSettings& settings);
 
 // Linear, not rank-based: `lowest` -> 10, `highest` -> 0, in between proportionally; when
 // highest - lowest <= tolerance every value gets 10. Shared by the power and real-usage scorers.

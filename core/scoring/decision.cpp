@@ -30,9 +30,11 @@ Status ReadString(const json& object, const char* key, const std::string& where,
   return OkStatus();
 }
 
-Result<std::vector<Component>> ReadComponents(const json& list, const std::string& where) {
+// Components past ComponentList::kCapacity (kinds a newer powerctl may add) are ignored, as
+// unknown keys are.
+Result<ComponentList> ReadComponents(const json& list, const std::string& where) {
   if (!list.is_array()) return Invalid(where, "is not a list");
-  std::vector<Component> out;
+  ComponentList out;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const json& item = list[i];
     const std::string at = where + "[" + std::to_string(i) + "].";
@@ -43,7 +45,7 @@ Result<std::vector<Component>> ReadComponents(const json& list, const std::strin
     auto value = item.find("value");
     if (value == item.end() || !value->is_number()) return Invalid(at + "value", "is not a number");
     c.value = value->get<double>();
-    out.push_back(std::move(c));
+    (void)out.push_back(std::move(c));
   }
   return out;
 }

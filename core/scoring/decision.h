@@ -32,10 +32,10 @@ inline constexpr const char* kVerbPreempt = "preempt";
 
 struct NodeDecision {
   std::string node;
-  std::optional<bool> passed;  // the filter verdict; nullopt when the verb did not filter
-  std::string reason;          // why it was rejected (or a caveat of a pass)
-  bool unresolvable = false;   // rejected for a reason preemption cannot fix
-  std::vector<Component> components;
+  std::optional<bool> passed;         // the filter verdict; nullopt when the verb did not filter
+  std::string reason;                 // why it was rejected (or a caveat of a pass)
+  bool unresolvable = false;          // rejected for a reason preemption cannot fix
+  ComponentList components;           // at most one per kind
   std::optional<std::int64_t> score;  // the final 0..10, when the verb scored
   // The predicted watts before and after adding the pod (prioritize, when the model answered),
   // so `score` and `explain` show the numbers behind the power component.

@@ -200,7 +200,7 @@ Decision SchedulingCore::Filter(const json& pod, const std::vector<std::string>&
   return d;
 }
 
-Decision SchedulingCore::Prioritize(const json& pod, const std::vector<std::string>& nodes,
+Decision SchedulingCore::Prioritize(const json& pod, std::vector<std::string> nodes,
                                     const json& node_items, PrioritizeStats* stats) const {
   Decision d = NewDecision(kVerbPrioritize, pod, deps_);
   const manifests::PowerctlConfig& config = *deps_.config;
@@ -301,8 +301,8 @@ Decision SchedulingCore::Prioritize(const json& pod, const std::vector<std::stri
   d.nodes.resize(nodes.size());
   pool_->ForEachChunk(nodes.size(), kNodesPerChunk, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
-      std::vector<Component> components;
-      components.reserve(3);
+      NodeDecision& n = d.nodes[i];
+      ComponentList& components = n.components;  // built in place: 5,000 of them per call
       components.push_back(std::move(power_scores[i].component));
       if (policy_scores.applies) {
         auto it = policy_scores.nodes.find(nodes[i]);
@@ -312,11 +312,8 @@ Decision SchedulingCore::Prioritize(const json& pod, const std::vector<std::stri
         }
       }
       if (!usage_scores.empty()) components.push_back(usage_scores[i].component);
-      CombinedScore combined = Combine(std::move(components), config.scoring);
-      NodeDecision& n = d.nodes[i];
-      n.node = nodes[i];
-      n.components = std::move(combined.components);
-      n.score = combined.score;
+      n.score = CombinedScoreOf(components, config.scoring);
+      n.node = std::move(nodes[i]);  // its last use
       n.watts_now = power[i].watts_now;
       n.watts_after = power[i].watts_after;
     }

@@ -25,11 +25,13 @@ using std::chrono::milliseconds;
 
 std::vector<PredictionRow> Rows(std::int64_t n, int port) {
   std::vector<PredictionRow> rows(static_cast<std::size_t>(n));
+  auto model = std::make_shared<ModelEndpoint>();
+  model->backend = "tfserving-grpc";
+  model->host = "127.0.0.1";
+  model->port = port;
+  model->name = "power";
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    rows[i].model.backend = "tfserving-grpc";
-    rows[i].model.host = "127.0.0.1";
-    rows[i].model.port = port;
-    rows[i].model.name = "power";
+    rows[i].model = model;
     rows[i].inputs = {static_cast<float>(i % 100) / 100.0f, 0.3f, 0.5f, 0.6f};
   }
   return rows;

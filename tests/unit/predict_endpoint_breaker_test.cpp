@@ -60,10 +60,12 @@ class FlakyServer : public Predictor {
 PredictionRow RemoteRow() {
   PredictionRow row;
   row.node = "n1";
-  row.model.backend = "tfserving-rest";
-  row.model.host = "model";
-  row.model.port = 8501;
-  row.model.name = "power";
+  ModelEndpoint model;
+  model.backend = "tfserving-rest";
+  model.host = "model";
+  model.port = 8501;
+  model.name = "power";
+  row.model = std::make_shared<const ModelEndpoint>(std::move(model));
   return row;
 }
 

@@ -107,8 +107,8 @@ TEST(NodePowerTest, EveryNodeIsInOneCallWithTwoRowsEach) {
   auto result = PredictNodePower(nodes, readings, config, predictor, Query());
   ASSERT_EQ(predictor.calls.size(), 1u);
   ASSERT_EQ(predictor.calls[0].size(), 2000u);
-  EXPECT_EQ(predictor.calls[0][0].model.host, "powerctl-model.powerctl.svc");
-  EXPECT_EQ(predictor.calls[0][0].model.port, 8500);
+  EXPECT_EQ(predictor.calls[0][0].endpoint().host, "powerctl-model.powerctl.svc");
+  EXPECT_EQ(predictor.calls[0][0].endpoint().port, 8500);
   for (int i = 0; i < 1000; ++i) {
     ASSERT_EQ(result[i].node, "n" + std::to_string(i));
     EXPECT_NEAR(*result[i].delta(), 200.0 / 4, 1e-3) << i;

@@ -62,10 +62,12 @@ class BrokenPredictor : public Predictor {
 
 PredictionRow Row(const std::string& backend, const std::string& host, float cpu) {
   PredictionRow row;
-  row.model.backend = backend;
-  row.model.host = host;
-  row.model.port = backend == "builtin" ? 0 : 8501;
-  row.model.name = backend == "builtin" ? "" : "power";
+  ModelEndpoint model;
+  model.backend = backend;
+  model.host = host;
+  model.port = backend == "builtin" ? 0 : 8501;
+  model.name = backend == "builtin" ? "" : "power";
+  row.model = std::make_shared<const ModelEndpoint>(std::move(model));
   row.inputs.cpu_fraction = cpu;
   return row;
 }
@@ -93,8 +95,9 @@ TEST(RoutingPredictorTest, GroupsByEndpointAndKeepsOrder) {
   // One call per endpoint (host a and host b), each with its rows in order.
   auto calls = rest->calls();
   ASSERT_EQ(calls.size(), 2u);
-  std::sort(calls.begin(), calls.end(),
-            [](const auto& x, const auto& y) { return x[0].model.host < y[0].model.host; });
+  std::sort(calls.begin(), calls.end(), [](const auto& x, const auto& y) {
+    return x[0].endpoint().host < y[0].endpoint().host;
+  });
   ASSERT_EQ(calls[0].size(), 2u);
   EXPECT_EQ(calls[0][0].inputs.cpu_fraction, 0.1f);
   EXPECT_EQ(calls[0][1].inputs.cpu_fraction, 0.4f);

@@ -58,13 +58,23 @@ inline std::string_view TestNodeName(std::size_t i) {
 inline std::vector<predict::PredictionRow> MakeRows(std::size_t n,
                                                     const predict::ModelEndpoint& ep) {
   std::vector<predict::PredictionRow> rows(n);
+  auto shared = std::make_shared<const predict::ModelEndpoint>(ep);
   for (std::size_t i = 0; i < n; ++i) {
     rows[i].node = TestNodeName(i);
-    rows[i].model = ep;
+    rows[i].model = shared;
     rows[i].inputs = {static_cast<float>(i % 11) / 10.0f, 0.5f, static_cast<float>(i % 7) / 7.0f,
                       0.25f};
   }
   return rows;
+}
+
+// Gives `row` an endpoint of its own: `edit` changes a copy of the one it has (rows share
+// their endpoint, so editing in place would change every row's).
+template <typename Edit>
+void EditEndpoint(predict::PredictionRow& row, Edit edit) {
+  predict::ModelEndpoint copy = row.endpoint();
+  edit(copy);
+  row.model = std::make_shared<const predict::ModelEndpoint>(std::move(copy));
 }
 
 // Answers every request with `handler`, recording the requests. Thread-safe.

@@ -174,7 +174,8 @@ TEST(TfServingRestTest, OneRequestPerEndpoint) {
   FakeHttpClient http(FakeServer);
   TfServingRestPredictor predictor(http);
   auto rows = testsupport::MakeRows(6, Endpoint());
-  for (std::size_t i = 0; i < rows.size(); i += 2) rows[i].model.version = "3";
+  for (std::size_t i = 0; i < rows.size(); i += 2)
+    testsupport::EditEndpoint(rows[i], [](auto& e) { e.version = "3"; });
   const auto out = predictor.Predict(rows, milliseconds(1000));
   ASSERT_EQ(http.requests().size(), 2u);
   for (std::size_t i = 0; i < rows.size(); ++i) {

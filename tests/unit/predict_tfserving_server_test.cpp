@@ -69,7 +69,7 @@ TEST_P(TfServingRestServerTest, WrongModelName) {
 
 TEST_P(TfServingRestServerTest, WrongSignatureGivesTheServersReason) {
   auto rows = testsupport::MakeRows(2, Endpoint("power"));
-  for (auto& row : rows) row.model.signature = "konohana";
+  for (auto& row : rows) testsupport::EditEndpoint(row, [](auto& e) { e.signature = "konohana"; });
   for (const auto& p : Run(rows, milliseconds(2000))) {
     EXPECT_EQ(p.error,
               "tfserving-rest: HTTP 400: Serving signature name: \"konohana\" not found in "
@@ -79,7 +79,8 @@ TEST_P(TfServingRestServerTest, WrongSignatureGivesTheServersReason) {
 
 TEST_P(TfServingRestServerTest, ServerDown) {
   auto rows = testsupport::MakeRows(3, Endpoint("power"));
-  for (auto& row : rows) row.model.port = testsupport::UnusedLoopbackPort();
+  const int port = testsupport::UnusedLoopbackPort();
+  for (auto& row : rows) testsupport::EditEndpoint(row, [port](auto& e) { e.port = port; });
   for (const auto& p : Run(rows, milliseconds(2000))) {
     EXPECT_FALSE(p.watts.has_value());
     EXPECT_EQ(p.error.rfind("tfserving-rest: model server unreachable: ", 0), 0u) << p.error;

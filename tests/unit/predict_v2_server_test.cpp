@@ -52,7 +52,8 @@ TEST_P(V2RestServerTest, WrongModelName) {
 
 TEST_P(V2RestServerTest, ServerDownAndHanging) {
   auto down = testsupport::MakeRows(2, Endpoint("power"));
-  for (auto& row : down) row.model.port = testsupport::UnusedLoopbackPort();
+  const int port = testsupport::UnusedLoopbackPort();
+  for (auto& row : down) testsupport::EditEndpoint(row, [port](auto& e) { e.port = port; });
   for (const auto& p : Run(down, milliseconds(2000))) {
     EXPECT_EQ(p.error.rfind("v2: model server unreachable: ", 0), 0u) << p.error;
   }

@@ -52,6 +52,17 @@ TEST(CombineTest, ZeroWeightComponentsAreKeptButNotCounted) {
   EXPECT_EQ(Combine({{"mystery", 0, "?"}, P(9)}, Weights(1, 1, 1)).score, 9);
 }
 
+TEST(CombineTest, AListHoldsOneComponentPerKindAndRefusesMore) {
+  ComponentList list{P(1), Pol(2)};
+  EXPECT_TRUE(list.push_back(R(3)));
+  EXPECT_FALSE(list.push_back({"mystery", 4, "?"}));
+  ASSERT_EQ(list.size(), ComponentList::kCapacity);
+  EXPECT_EQ(list[2], R(3));
+  EXPECT_EQ(list, (ComponentList{P(1), Pol(2), R(3)}));
+  EXPECT_NE(list, (ComponentList{P(1), Pol(2)}));
+  EXPECT_EQ(CombinedScoreOf(list, Weights(1, 1, 1)), 2);  // (1 + 2 + 3) / 3
+}
+
 TEST(CombineTest, NothingCountedGivesTheUnknownScore) {
   EXPECT_EQ(Combine({}, Weights(1, 1, 1)).score, 5);
   EXPECT_EQ(Combine({R(10)}, Weights(1, 1, 0)).score, 5);

@@ -75,6 +75,16 @@ TEST(DecisionJsonTest, RejectsWrongTypesNamingTheField) {
   }
 }
 
+TEST(DecisionJsonTest, ComponentsPastOnePerKindAreIgnoredAsUnknownKeysAre) {
+  // A newer powerctl may record a fourth kind; an older explain still reads the decision.
+  auto d = DecisionFromJson(json::parse(
+      R"({"nodes":[{"node":"a","components":[{"name":"power","value":1},)"
+      R"({"name":"policy","value":2},{"name":"realUsage","value":3},{"name":"next","value":4}]}]})"));
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  ASSERT_EQ(d->nodes[0].components.size(), 3u);
+  EXPECT_EQ(d->nodes[0].components[2].name, "realUsage");
+}
+
 TEST(DecisionJsonTest, PodIdentityFromMetadata) {
   Decision d;
   SetPodIdentity(d, json::parse(R"({"metadata":{"name":"p","namespace":"ns","uid":"u"}})"));

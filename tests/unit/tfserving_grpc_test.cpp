@@ -36,8 +36,9 @@ ModelEndpoint Endpoint(int port, std::string name = "power", std::string version
 
 std::vector<PredictionRow> Rows(std::size_t n, const ModelEndpoint& model) {
   std::vector<PredictionRow> rows(n);
+  auto shared = std::make_shared<const ModelEndpoint>(model);
   for (std::size_t i = 0; i < n; ++i) {
-    rows[i].model = model;
+    rows[i].model = shared;
     rows[i].inputs = {static_cast<float>(i % 100) / 100.0f, 0.25f, 0.5f,
                       static_cast<float>(i % 7) / 7.0f};
   }
@@ -131,10 +132,14 @@ TEST(TfServingGrpcTest, OneRpcPerModelAndFailuresStayInTheirRows) {
   auto rows = Rows(10, Endpoint(a.port()));
   auto more = Rows(10, Endpoint(b.port(), "other"));
   rows.insert(rows.end(), more.begin(), more.end());
-  rows[4].model = Endpoint(down_port);
+  rows[4].model = std::make_shared<const ModelEndpoint>(Endpoint(down_port));
   rows[5].inputs.ambient = std::numeric_limits<float>::quiet_NaN();
-  rows[6].model.backend = "builtin";
-  rows[7].model.port = 0;
+  ModelEndpoint builtin = rows[6].endpoint();
+  builtin.backend = "builtin";
+  rows[6].model = std::make_shared<const ModelEndpoint>(std::move(builtin));
+  ModelEndpoint no_port = rows[7].endpoint();
+  no_port.port = 0;
+  rows[7].model = std::make_shared<const ModelEndpoint>(std::move(no_port));
   auto got = predictor.Predict(rows, milliseconds(5000));
   EXPECT_EQ(a.calls(), 1);
   EXPECT_EQ(b.calls(), 1);
@@ -193,7 +198,9 @@ TEST(TfServingGrpcTest, InvalidSingleRowIsRejected) {
   FakeTfServing server;
   TfServingGrpcPredictor predictor;
   auto rows = Rows(3, Endpoint(server.port()));
-  for (auto& row : rows) row.model.signature = "missing";
+  auto missing = std::make_shared<ModelEndpoint>(rows[0].endpoint());
+  missing->signature = "missing";
+  for (auto& row : rows) row.model = missing;
   ExpectAllFail(predictor.Predict(rows, milliseconds(5000)), kErrRejected);
   EXPECT_EQ(server.calls(), 1 + 3);
 }
