@@ -3,10 +3,10 @@
 // delays or fails the scheduler's request: the request thread only queues the decision; one
 // thread of its own builds each Event and creates it through the API server.
 //
-// The queue is bounded (1,000 decisions and 50,000 node entries in all: a 5,000-node
-// decision is large); when the API server is slow or refusing, new decisions are dropped and
-// counted, never the request. Every replica writes the Events of its own decisions (no Lease:
-// each decision is made by exactly one replica).
+// The queue holds each decision cut to what its Event needs (DecisionForEvent) and is
+// bounded (1,000 decisions and 50,000 node entries in all); when the API server is slow or
+// refusing, new decisions are dropped and counted, never the request. Every replica writes the
+// Events of its own decisions (no Lease: each decision is made by exactly one replica).
 //
 // Stop() writes what is queued for a short while, then cancels the request in flight (each
 // is also capped at `request_timeout`), so a hung API server cannot hold up a shutdown.
@@ -57,7 +57,9 @@ class DecisionEventWriter {
   DecisionEventWriter(const DecisionEventWriter&) = delete;
   DecisionEventWriter& operator=(const DecisionEventWriter&) = delete;
 
-  // Queues the decision; never blocks on I/O. Decisions that get no Event are ignored.
+  // Queues what the decision's Event needs; never blocks on I/O. Decisions that get no Event
+  // are ignored. Cutting a large decision down costs a pass over its nodes: call it after
+  // the answer is sent.
   void Submit(std::shared_ptr<const scoring::Decision> decision);
 
   void Start();  // the writer thread; once

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <limits>
 
 namespace powerctl::extender {
 namespace {
@@ -42,8 +43,8 @@ std::string ScoredMessage(const scoring::Decision& d) {
   std::stable_sort(top.nodes.begin(), top.nodes.end(), [](const auto& a, const auto& b) {
     return a.score.value_or(0) > b.score.value_or(0);
   });
-  std::string out =
-      fmt::format("Scored {} node{} for power", d.nodes.size(), d.nodes.size() == 1 ? "" : "s");
+  const std::size_t total = d.nodes.size() + d.omitted_nodes;
+  std::string out = fmt::format("Scored {} node{} for power", total, total == 1 ? "" : "s");
   for (std::size_t i = 0; i < top.nodes.size(); ++i) {
     const scoring::NodeDecision& n = top.nodes[i];
     out += i == 0 ? "; best " : ", ";
@@ -52,9 +53,7 @@ std::string ScoredMessage(const scoring::Decision& d) {
       out += " (" + power->reason + ")";
     }
   }
-  if (d.nodes.size() > top.nodes.size()) {
-    out += fmt::format(" and {} more", d.nodes.size() - top.nodes.size());
-  }
+  if (total > top.nodes.size()) out += fmt::format(" and {} more", total - top.nodes.size());
   return out;
 }
 
@@ -68,8 +67,9 @@ std::string FilteredMessage(const scoring::Decision& d) {
       list += n.node + ": " + n.reason;
     }
   }
-  std::string out = fmt::format("Rejected {} of {} node{}: {}", rejected, d.nodes.size(),
-                                d.nodes.size() == 1 ? "" : "s", list);
+  const std::size_t total = d.nodes.size() + d.omitted_nodes;
+  std::string out =
+      fmt::format("Rejected {} of {} node{}: {}", rejected, total, total == 1 ? "" : "s", list);
   if (rejected > kMessageNodes) out += fmt::format(" and {} more", rejected - kMessageNodes);
   return out;
 }
@@ -85,6 +85,10 @@ std::string TruncateUtf8(std::string text, std::size_t max_bytes) {
   text.resize(cut);
   if (max_bytes >= kEllipsis.size()) text += kEllipsis;  // else too short for any mark
   return text;
+}
+
+scoring::Decision DecisionForEvent(const scoring::Decision& decision) {
+  return scoring::TopNodes(decision, kEventScoredNodes, std::numeric_limits<std::size_t>::max());
 }
 
 std::string DecisionEventMessage(const scoring::Decision& d) {

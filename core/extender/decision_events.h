@@ -47,6 +47,11 @@ struct DecisionEventSource {
 std::optional<nlohmann::json> DecisionEvent(const scoring::Decision& decision,
                                             const DecisionEventSource& source);
 
+// What of a decision its Event needs: every rejected node and the kEventScoredNodes best
+// scored, `omitted_nodes` counting the rest. The Event built from it is the Event built from
+// the whole decision; the writer queues this instead of a 5,000-node decision.
+scoring::Decision DecisionForEvent(const scoring::Decision& decision);
+
 // The Event's message and annotation, exposed for tests and for `explain`.
 std::string DecisionEventMessage(const scoring::Decision& decision);
 std::string DecisionAnnotation(const scoring::Decision& decision);

@@ -78,17 +78,17 @@ HttpResponse ExtenderService::Answer(const char* verb, int status, std::string b
                        : HttpResponse::Text(status, std::move(body) + "\n");
 }
 
-void ExtenderService::Record(scoring::Decision decision) {
+std::shared_ptr<const scoring::Decision> ExtenderService::Record(scoring::Decision decision) {
   auto recorded = std::make_shared<const scoring::Decision>(std::move(decision));
-  if (observer_) observer_(recorded);
   bool overdue = false;
   {
     std::lock_guard lock(mu_);
     node_entries_ += recorded->nodes.size();
-    decisions_.push_back(std::move(recorded));
+    decisions_.push_back(recorded);
     overdue = node_entries_ > 2 * keep_node_entries_ || decisions_.size() > 2 * keep_;
   }
   if (overdue) Trim();
+  return recorded;
 }
 
 void ExtenderService::Trim() {
@@ -113,8 +113,12 @@ void ExtenderService::Trim() {
   }
 }
 
-HttpResponse ExtenderService::TrimAfterSend(HttpResponse response) {
-  response.after_send = [this] { Trim(); };
+HttpResponse ExtenderService::AfterSend(HttpResponse response,
+                                        std::shared_ptr<const scoring::Decision> recorded) {
+  response.after_send = [this, recorded = std::move(recorded)]() mutable {
+    if (observer_) observer_(std::move(recorded));
+    Trim();
+  };
   return response;
 }
 
@@ -129,8 +133,8 @@ HttpResponse ExtenderService::Filter(const HttpRequest& request) {
   }
   node_verdicts_.Inc({scoring::kVerbFilter}, static_cast<double>(answer.rejected.size()));
   std::string body = EncodeFilterResult(*args, answer);
-  Record(std::move(decision));
-  return TrimAfterSend(Answer(scoring::kVerbFilter, 200, std::move(body), start));
+  auto recorded = Record(std::move(decision));
+  return AfterSend(Answer(scoring::kVerbFilter, 200, std::move(body), start), std::move(recorded));
 }
 
 HttpResponse ExtenderService::Prioritize(const HttpRequest& request) {
@@ -150,8 +154,9 @@ HttpResponse ExtenderService::Prioritize(const HttpRequest& request) {
   for (const scoring::NodeDecision& n : decision.nodes)
     list.push_back({n.node, n.score.value_or(0)});
   std::string body = EncodeHostPriorityList(list);
-  Record(std::move(decision));
-  return TrimAfterSend(Answer(scoring::kVerbPrioritize, 200, std::move(body), start));
+  auto recorded = Record(std::move(decision));
+  return AfterSend(Answer(scoring::kVerbPrioritize, 200, std::move(body), start),
+                   std::move(recorded));
 }
 
 HttpResponse ExtenderService::Preempt(const HttpRequest& request) {
@@ -168,8 +173,8 @@ HttpResponse ExtenderService::Preempt(const HttpRequest& request) {
     if (n.passed == false) rejected[n.node] = Rejection{n.reason, n.unresolvable};
   }
   std::string body = EncodePreemptionResult(*args, rejected);
-  Record(std::move(decision));
-  return TrimAfterSend(Answer(scoring::kVerbPreempt, 200, std::move(body), start));
+  auto recorded = Record(std::move(decision));
+  return AfterSend(Answer(scoring::kVerbPreempt, 200, std::move(body), start), std::move(recorded));
 }
 
 HttpResponse ExtenderService::Decisions(const HttpRequest& request) const {

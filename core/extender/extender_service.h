@@ -46,8 +46,8 @@ class ExtenderService : public ExtenderHandler {
   // a question (`powerctl score` and `explain` ask it), not a scheduling decision.
   HttpResponse Score(const HttpRequest& request) const;
   void AddOpsRoutes(HttpServer& ops);
-  // Called with every decision as it is recorded, on the request's thread (keep it cheap:
-  // queue, do not write). Set before serving.
+  // Called with every decision after its answer is sent, on the request's thread (keep it
+  // cheap: queue, do not write). Set before serving.
   using DecisionObserver = std::function<void(std::shared_ptr<const scoring::Decision>)>;
   void SetDecisionObserver(DecisionObserver observer) { observer_ = std::move(observer); }
   // Sets the gauges that describe state rather than requests (telemetry age per source).
@@ -56,14 +56,15 @@ class ExtenderService : public ExtenderHandler {
  private:
   HttpResponse Answer(const char* verb, int status, std::string body,
                       std::chrono::steady_clock::time_point start);
-  // Keeps a decision for the ops port and hands it to the observer.
-  void Record(scoring::Decision decision);
+  // Keeps a decision for the ops port; AfterSend hands it to the observer.
+  std::shared_ptr<const scoring::Decision> Record(scoring::Decision decision);
   // Brings the kept decisions back within their budget: older ones keep only their top nodes,
   // the oldest go. Run after the answer is sent (HttpResponse::after_send): compacting and
   // freeing a 5,000-node decision was a tenth of a prioritize. Record runs it itself when
   // nobody has for a while.
   void Trim();
-  HttpResponse TrimAfterSend(HttpResponse response);
+  // The answer, set to pass `recorded` to the observer and then Trim once it is sent.
+  HttpResponse AfterSend(HttpResponse response, std::shared_ptr<const scoring::Decision> recorded);
 
   scoring::SchedulingDeps deps_;
   scoring::SchedulingCore core_;

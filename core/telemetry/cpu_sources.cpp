@@ -51,10 +51,11 @@ class PrometheusCpuSource : public CpuSource {
 
   Result<std::map<std::string, Reading>> Fetch(const std::vector<NodeInfo>& nodes) override {
     NodeNameMapper mapper(nodes, options_.mapping);
-    POWERCTL_TRY(usage, prometheus_.Query(options_.query));
+    const KeepLabels keep = options_.mapping.LabelsRead();  // a node's, nothing else
+    POWERCTL_TRY(usage, prometheus_.Query(options_.query, std::nullopt, keep));
     std::map<std::string, WallTime> sample_times;
     if (!options_.timestamp_query.empty()) {
-      POWERCTL_TRY(times, prometheus_.Query(options_.timestamp_query));
+      POWERCTL_TRY(times, prometheus_.Query(options_.timestamp_query, std::nullopt, keep));
       for (const PromSeries& series : times.series) {
         auto node = mapper.Map(series.metric);
         if (!node || series.samples.empty()) continue;

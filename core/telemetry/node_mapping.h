@@ -34,6 +34,13 @@ NodeInfo NodeInfoFromJson(const nlohmann::json& node);
 struct NodeMappingOptions {
   std::vector<std::string> node_labels{"node", "kubernetes_node", "nodename"};
   std::string instance_label = "instance";
+
+  // Every label Map reads, plus `extra` (for PrometheusClient::Query's KeepLabels).
+  std::vector<std::string> LabelsRead(std::vector<std::string> extra = {}) const {
+    extra.insert(extra.end(), node_labels.begin(), node_labels.end());
+    extra.push_back(instance_label);
+    return extra;
+  }
 };
 
 // The host of an instance label: "10.0.0.5:9100" -> "10.0.0.5", "[fd00::5]:9100" ->

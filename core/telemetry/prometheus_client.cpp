@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -71,12 +72,14 @@ Result<PromSample> DecodeSample(const json& pair) {
   return PromSample{time, *value};
 }
 
-Result<PromSeries> DecodeSeries(const json& item, bool matrix) {
+Result<PromSeries> DecodeSeries(const json& item, bool matrix, const KeepLabels& keep) {
   if (!item.is_object()) return MakeError(ErrorCode::kApi, "a result entry is not an object");
   PromSeries series;
   if (auto it = item.find("metric"); it != item.end() && it->is_object()) {
     for (const auto& [key, value] : it->items()) {
-      if (value.is_string()) series.metric[key] = value.get<std::string>();
+      if (!value.is_string()) continue;
+      if (!keep.empty() && std::find(keep.begin(), keep.end(), key) == keep.end()) continue;
+      series.metric[key] = value.get<std::string>();
     }
   }
   // Native-histogram series carry "histogram(s)" instead; they have no float samples.
@@ -97,7 +100,7 @@ Result<PromSeries> DecodeSeries(const json& item, bool matrix) {
   return series;
 }
 
-Result<QueryResult> DecodeData(const json& data) {
+Result<QueryResult> DecodeData(const json& data, const KeepLabels& keep) {
   QueryResult out;
   if (!data.is_object() || !data.contains("resultType") || !data["resultType"].is_string()) {
     return MakeError(ErrorCode::kApi, "the response has no data.resultType");
@@ -108,7 +111,7 @@ Result<QueryResult> DecodeData(const json& data) {
     if (result.is_null()) return out;
     if (!result.is_array()) return MakeError(ErrorCode::kApi, "data.result is not an array");
     for (const json& item : result) {
-      POWERCTL_TRY(series, DecodeSeries(item, out.result_type == "matrix"));
+      POWERCTL_TRY(series, DecodeSeries(item, out.result_type == "matrix", keep));
       out.series.push_back(std::move(series));
     }
     return out;
@@ -130,7 +133,7 @@ Result<QueryResult> DecodeData(const json& data) {
   return MakeError(ErrorCode::kApi, "unknown resultType \"" + out.result_type.substr(0, 40) + "\"");
 }
 
-Result<QueryResult> DecodeEnvelope(long http_status, const json& envelope) {
+Result<QueryResult> DecodeEnvelope(long http_status, const json& envelope, const KeepLabels& keep) {
   std::string status = envelope.value("status", "");
   if (status == "error" || (status != "success" && envelope.contains("errorType"))) {
     std::string type = envelope.value("errorType", "");
@@ -147,7 +150,7 @@ Result<QueryResult> DecodeEnvelope(long http_status, const json& envelope) {
     return MakeError(ErrorCode::kApi,
                      "HTTP " + std::to_string(http_status) + " with a success envelope");
   }
-  POWERCTL_TRY(result, DecodeData(envelope.contains("data") ? envelope["data"] : json()));
+  POWERCTL_TRY(result, DecodeData(envelope.contains("data") ? envelope["data"] : json(), keep));
   if (auto it = envelope.find("warnings"); it != envelope.end() && it->is_array()) {
     for (const json& warning : *it) {
       if (warning.is_string()) result.warnings.push_back(warning.get<std::string>());
@@ -158,7 +161,8 @@ Result<QueryResult> DecodeEnvelope(long http_status, const json& envelope) {
 
 }  // namespace
 
-Result<QueryResult> ParseQueryResponse(long http_status, std::string_view body) {
+Result<QueryResult> ParseQueryResponse(long http_status, std::string_view body,
+                                       const KeepLabels& keep) {
   // Series are decoded as each one is parsed and dropped from the document: the whole
   // document of a query over 5,000 nodes is about ten times its text (tens of MiB at once).
   // That needs data.resultType first, as Prometheus writes it; otherwise the series stay in
@@ -177,7 +181,7 @@ Result<QueryResult> ParseQueryResponse(long http_status, std::string_view body) 
                keys[2] == "result" && (result_type == "vector" || result_type == "matrix")) {
       if (streamed_error) return false;
       try {
-        Result<PromSeries> series = DecodeSeries(parsed, result_type == "matrix");
+        Result<PromSeries> series = DecodeSeries(parsed, result_type == "matrix", keep);
         if (series.ok()) {
           streamed.push_back(std::move(series).value());
         } else {
@@ -201,7 +205,7 @@ Result<QueryResult> ParseQueryResponse(long http_status, std::string_view body) 
                                           " with a body that is not a Prometheus API response");
   }
   try {
-    POWERCTL_TRY(result, DecodeEnvelope(http_status, envelope));
+    POWERCTL_TRY(result, DecodeEnvelope(http_status, envelope, keep));
     if (streamed_error) return *streamed_error;
     if (!streamed.empty()) {
       // Either every series was streamed or (resultType after the result) none was.
@@ -252,11 +256,11 @@ PrometheusClient::PrometheusClient(HttpClient& http, PrometheusOptions options)
   display_url_ = WithoutUserInfo(base_url_);
 }
 
-Result<QueryResult> PrometheusClient::Query(std::string_view promql,
-                                            std::optional<WallTime> time) const {
+Result<QueryResult> PrometheusClient::Query(std::string_view promql, std::optional<WallTime> time,
+                                            const KeepLabels& keep) const {
   std::string form = "query=" + FormEncode(promql);
   if (time) form += "&time=" + FormatPromTime(*time);
-  return Post("/api/v1/query", std::string(promql), form);
+  return Post("/api/v1/query", std::string(promql), form, keep);
 }
 
 Result<QueryResult> PrometheusClient::QueryRange(std::string_view promql, WallTime start,
@@ -273,7 +277,7 @@ Result<QueryResult> PrometheusClient::QueryRange(std::string_view promql, WallTi
 }
 
 Result<QueryResult> PrometheusClient::Post(const std::string& endpoint, const std::string& promql,
-                                           const std::string& form) const {
+                                           const std::string& form, const KeepLabels& keep) const {
   HttpClientRequest request;
   request.method = "POST";
   request.url = base_url_ + endpoint;
@@ -298,7 +302,7 @@ Result<QueryResult> PrometheusClient::Post(const std::string& endpoint, const st
                         took.count());
     options_.log->trace("PromQL: {}", promql);
   }
-  Result<QueryResult> result = ParseQueryResponse(response->status, response->body);
+  Result<QueryResult> result = ParseQueryResponse(response->status, response->body, keep);
   if (!result.ok()) return WithContext(result.error(), where + ": query \"" + promql + "\" failed");
   if (options_.log) {
     for (const std::string& warning : result->warnings) {

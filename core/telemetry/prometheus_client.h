@@ -30,6 +30,12 @@ struct PromSeries {
   std::vector<PromSample> samples;            // vector: exactly one; matrix: oldest first
 };
 
+// The labels of each series a caller reads; the others are not kept. Empty: all. A 5,000-node
+// temperature query returns several series per node, each with every label the exporter and
+// the scrape configuration gave it, and decoding them all was most of a telemetry refresh's
+// memory.
+using KeepLabels = std::vector<std::string>;
+
 struct QueryResult {
   std::string result_type;         // vector | matrix | scalar | string
   std::vector<PromSeries> series;  // vector and matrix
@@ -52,8 +58,8 @@ class PrometheusClient {
   PrometheusClient(HttpClient& http, PrometheusOptions options);
 
   // Instant query at `time` (default: the server's now).
-  Result<QueryResult> Query(std::string_view promql,
-                            std::optional<WallTime> time = std::nullopt) const;
+  Result<QueryResult> Query(std::string_view promql, std::optional<WallTime> time = std::nullopt,
+                            const KeepLabels& keep = {}) const;
   // Range query; `step` must be positive.
   Result<QueryResult> QueryRange(std::string_view promql, WallTime start, WallTime end,
                                  std::chrono::milliseconds step) const;
@@ -62,7 +68,7 @@ class PrometheusClient {
 
  private:
   Result<QueryResult> Post(const std::string& endpoint, const std::string& promql,
-                           const std::string& form) const;
+                           const std::string& form, const KeepLabels& keep = {}) const;
 
   HttpClient& http_;
   PrometheusOptions options_;
@@ -72,7 +78,9 @@ class PrometheusClient {
 
 // Decodes an API response (the envelope and a query's data). A non-success envelope is
 // kApi "<errorType>: <error>"; a body that is not the API's JSON names the HTTP status.
-Result<QueryResult> ParseQueryResponse(long http_status, std::string_view body);
+// Series keep only the labels in `keep` (all when it is empty).
+Result<QueryResult> ParseQueryResponse(long http_status, std::string_view body,
+                                       const KeepLabels& keep = {});
 
 // Unix seconds (a sample time, or the value of PromQL's timestamp()) as a time, rounded to
 // milliseconds; nullopt for NaN, infinities and times more than 9e9 s from 1970 (beyond about

@@ -143,25 +143,29 @@ class PrometheusTemperatureSource : public TemperatureSource {
       }
     }
     std::string selector = std::string(kTemperatureMetric) + "{name=~\"" + alternatives + "\"}";
-    POWERCTL_TRY(values, prometheus_.Query(selector));
+    // Only the labels that place a reading are decoded (not __name__, so a value's labels
+    // are also its timestamp's), and the timestamps are read first and their series freed
+    // before the values arrive: the two responses are most of a refresh's memory.
+    const KeepLabels keep = options_.mapping.LabelsRead({"name"});
     // timestamp() gives each sample's scrape time; the query's own time is just "now".
-    POWERCTL_TRY(times, prometheus_.Query("timestamp(" + selector + ")"));
     std::map<std::map<std::string, std::string>, WallTime> sample_times;
-    for (const PromSeries& series : times.series) {
-      if (series.samples.empty()) continue;
-      if (auto at = WallTimeFromSeconds(series.samples.front().value)) {
-        sample_times[series.metric] = *at;
+    {
+      POWERCTL_TRY(times, prometheus_.Query("timestamp(" + selector + ")", std::nullopt, keep));
+      for (PromSeries& series : times.series) {
+        if (series.samples.empty()) continue;
+        if (auto at = WallTimeFromSeconds(series.samples.front().value)) {
+          sample_times[std::move(series.metric)] = *at;
+        }
       }
     }
+    POWERCTL_TRY(values, prometheus_.Query(selector, std::nullopt, keep));
     NodeNameMapper mapper(nodes, options_.mapping);
     std::map<std::string, std::vector<SensorSample>> by_node;
     for (const PromSeries& series : values.series) {
       auto node = mapper.Map(series.metric);
       auto name = series.metric.find("name");
       if (!node || name == series.metric.end() || series.samples.empty()) continue;
-      std::map<std::string, std::string> key = series.metric;
-      key.erase("__name__");
-      auto time = sample_times.find(key);
+      auto time = sample_times.find(series.metric);
       WallTime at = time != sample_times.end() ? time->second : series.samples.front().time;
       by_node[*node].push_back({name->second, series.samples.front().value, time_.FromWall(at)});
     }

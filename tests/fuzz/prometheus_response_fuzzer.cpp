@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -51,6 +52,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   } else if (result.error().code != powerctl::ErrorCode::kApi) {
     Fail("a response error is not kApi", body, result.error().message);
+  }
+  // Keeping some labels changes nothing but the labels: the same outcome, the same series,
+  // each with exactly the kept subset of its labels.
+  const telemetry::KeepLabels keep = {"instance", "name", "node"};
+  auto kept = telemetry::ParseQueryResponse(status, body, keep);
+  if (kept.ok() != result.ok()) Fail("keeping labels changed the outcome", body, "");
+  if (kept.ok()) {
+    if (kept->series.size() != result->series.size()) Fail("keeping labels lost series", body, "");
+    for (std::size_t i = 0; i < kept->series.size(); ++i) {
+      std::map<std::string, std::string> expected;
+      for (const auto& [key, value] : result->series[i].metric) {
+        if (key == "instance" || key == "name" || key == "node") expected[key] = value;
+      }
+      if (kept->series[i].metric != expected) Fail("kept labels differ", body, "");
+    }
   }
 
   nlohmann::json object = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);

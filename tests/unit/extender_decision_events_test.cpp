@@ -121,6 +121,30 @@ TEST(DecisionEventTest, FilterEventsOnlyWhenANodeWasRejected) {
   EXPECT_FALSE(DecisionEvent(nameless, Source()).has_value());
 }
 
+TEST(DecisionEventTest, TheCutDecisionTheWriterQueuesMakesTheSameEvent) {
+  // A 5,000-node prioritize, and a filter with rejections scattered among passes (more than
+  // the annotation keeps), each with notes: the Event from the cut decision is the Event
+  // from the whole one, counts in the message included.
+  Decision scored = Prioritized(5000);
+  Decision filtered = scored;
+  filtered.verb = scoring::kVerbFilter;
+  for (std::size_t i = 0; i < filtered.nodes.size(); ++i) {
+    filtered.nodes[i].score.reset();
+    filtered.nodes[i].components = {};
+    if (i % 37 == 0) filtered.nodes[i] = Rejected(filtered.nodes[i].node, "too hot");
+  }
+  for (const Decision* whole : {&scored, &filtered}) {
+    const Decision cut = DecisionForEvent(*whole);
+    EXPECT_LT(cut.nodes.size(), whole->nodes.size() / 10);
+    EXPECT_EQ(cut.nodes.size() + cut.omitted_nodes, whole->nodes.size());
+    EXPECT_EQ(DecisionEventMessage(cut), DecisionEventMessage(*whole));
+    EXPECT_EQ(DecisionAnnotation(cut), DecisionAnnotation(*whole));
+    EXPECT_EQ(DecisionEvent(cut, Source()), DecisionEvent(*whole, Source()));
+  }
+  EXPECT_NE(DecisionEventMessage(filtered).find("Rejected 136 of 5000 nodes"), std::string::npos)
+      << DecisionEventMessage(filtered);
+}
+
 TEST(DecisionEventTest, LongPodNamesStillMakeValidEventNames) {
   Decision d = Prioritized(1);
   d.pod_name = std::string(250, 'p');

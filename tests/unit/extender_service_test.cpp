@@ -181,13 +181,17 @@ TEST_F(ExtenderServiceTest, UntrimmedDecisionsStayWithinTwiceTheirBudget) {
   }
 }
 
-TEST_F(ExtenderServiceTest, TheObserverSeesEveryDecisionAsRecorded) {
+TEST_F(ExtenderServiceTest, TheObserverSeesEveryDecisionOnceItsAnswerIsSent) {
   std::vector<std::shared_ptr<const scoring::Decision>> seen;
   service_->SetDecisionObserver(
       [&seen](std::shared_ptr<const scoring::Decision> d) { seen.push_back(std::move(d)); });
   const json body = {{"Pod", kPod}, {"Nodes", {{"items", nodes_}}}, {"NodeNames", nullptr}};
-  service_->Filter(Post(body));
-  service_->Prioritize(Post(body));
+  HttpResponse filtered = service_->Filter(Post(body));
+  HttpResponse prioritized = service_->Prioritize(Post(body));
+  EXPECT_TRUE(seen.empty());  // not on the way to the answer
+  ASSERT_TRUE(filtered.after_send && prioritized.after_send);
+  filtered.after_send();
+  prioritized.after_send();
   ASSERT_EQ(seen.size(), 2u);
   EXPECT_EQ(seen[0]->verb, scoring::kVerbFilter);
   EXPECT_EQ(seen[1]->verb, scoring::kVerbPrioritize);

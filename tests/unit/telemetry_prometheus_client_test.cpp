@@ -37,6 +37,25 @@ TEST(PrometheusResponseTest, Vector) {
   EXPECT_TRUE(r->warnings.empty());
 }
 
+TEST(PrometheusResponseTest, KeepsOnlyTheLabelsAskedFor) {
+  // Both decoding paths: data.resultType before the result (series decoded while parsing)
+  // and after it (decoded from the document).
+  for (
+      const char* body :
+      {R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"__name__":"ipmi_temperature_celsius","id":"7","instance":"bmc1:9290","job":"ipmi","name":"Inlet Temp"},"value":[1700000000,"24"]}]}})",
+       R"({"status":"success","data":{"result":[{"metric":{"__name__":"ipmi_temperature_celsius","id":"7","instance":"bmc1:9290","job":"ipmi","name":"Inlet Temp"},"value":[1700000000,"24"]}],"resultType":"vector"}})"}) {
+    auto r = ParseQueryResponse(200, body, {"instance", "name", "node"});
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_EQ(r->series.size(), 1u);
+    EXPECT_EQ(r->series[0].metric, (std::map<std::string, std::string>{{"instance", "bmc1:9290"},
+                                                                       {"name", "Inlet Temp"}}));
+    EXPECT_EQ(r->series[0].samples.at(0).value, 24);
+    auto all = ParseQueryResponse(200, body);
+    ASSERT_TRUE(all.ok());
+    EXPECT_EQ(all->series.at(0).metric.size(), 5u);  // nothing asked for: every label
+  }
+}
+
 TEST(PrometheusResponseTest, NestingIsBounded) {
   const std::string deep = R"({"status":"success","data":{"resultType":"vector","result":[)" +
                            std::string(100000, '[') + std::string(100000, ']') + "]}}";
