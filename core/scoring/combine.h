@@ -16,12 +16,13 @@
 #include "core/manifests/config.h"
 
 #include <algorithm>
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <new>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace powerctl::scoring {
 
@@ -40,7 +41,8 @@ struct Component {
 
 // A node's components, held inline: a prioritize builds one list per candidate node, and a
 // vector's heap block per node was a fifth of a 5,000-node call's allocations. Holds up to
-// kCapacity (one per known kind); push_back refuses more and says so.
+// kCapacity (one per known kind); push_back refuses more and says so. Only the components
+// held are constructed, so an empty list (a filter verdict's) costs no more than a vector.
 class ComponentList {
  public:
   static constexpr std::size_t kCapacity = 3;
@@ -49,29 +51,60 @@ class ComponentList {
   ComponentList(std::initializer_list<Component> components) {
     for (const Component& c : components) push_back(c);
   }
+  ComponentList(const ComponentList& other) {
+    for (const Component& c : other) push_back(c);
+  }
+  ComponentList(ComponentList&& other) noexcept {
+    for (Component& c : other) push_back(std::move(c));
+  }
+  ComponentList& operator=(const ComponentList& other) {
+    if (this != &other) {
+      clear();
+      for (const Component& c : other) push_back(c);
+    }
+    return *this;
+  }
+  ComponentList& operator=(ComponentList&& other) noexcept {
+    if (this != &other) {
+      clear();
+      for (Component& c : other) push_back(std::move(c));
+    }
+    return *this;
+  }
+  ~ComponentList() { clear(); }
 
   // False (and the list unchanged) when it already holds kCapacity components.
   bool push_back(Component c) {
     if (size_ == kCapacity) return false;
-    items_[size_++] = std::move(c);
+    new (data() + size_) Component(std::move(c));
+    ++size_;
     return true;
+  }
+  void clear() {
+    for (Component& c : *this) c.~Component();
+    size_ = 0;
   }
 
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  Component& operator[](std::size_t i) { return items_[i]; }
-  const Component& operator[](std::size_t i) const { return items_[i]; }
-  Component* begin() { return items_.data(); }
-  Component* end() { return items_.data() + size_; }
-  const Component* begin() const { return items_.data(); }
-  const Component* end() const { return items_.data() + size_; }
+  Component& operator[](std::size_t i) { return data()[i]; }
+  const Component& operator[](std::size_t i) const { return data()[i]; }
+  Component* begin() { return data(); }
+  Component* end() { return data() + size_; }
+  const Component* begin() const { return data(); }
+  const Component* end() const { return data() + size_; }
 
   bool operator==(const ComponentList& other) const {
     return std::equal(begin(), end(), other.begin(), other.end());
   }
 
  private:
-  std::array<Component, kCapacity> items_;
+  Component* data() { return std::launder(reinterpret_cast<Component*>(storage_)); }
+  const Component* data() const {
+    return std::launder(reinterpret_cast<const Component*>(storage_));
+  }
+
+  alignas(Component) std::byte storage_[kCapacity * sizeof(Component)];
   std::size_t size_ = 0;
 };
 

@@ -186,6 +186,7 @@ Decision SchedulingCore::Filter(const json& pod, const std::vector<std::string>&
   } else {
     d.notes.push_back("no cluster cache: pod groups and policies not checked");
   }
+  d.nodes.reserve(nodes.size());
   for (const std::string& node : nodes) {
     NodeDecision n;
     n.node = node;
