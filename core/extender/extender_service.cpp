@@ -5,7 +5,9 @@
 #include "core/predict/node_power_json.h"
 #include "core/telemetry/quantity.h"
 
+#include <algorithm>
 #include <charconv>
+#include <limits>
 #include <map>
 #include <utility>
 #include <vector>
@@ -116,10 +118,28 @@ void ExtenderService::Trim() {
 HttpResponse ExtenderService::AfterSend(HttpResponse response,
                                         std::shared_ptr<const scoring::Decision> recorded) {
   response.after_send = [this, recorded = std::move(recorded)]() mutable {
-    if (observer_) observer_(std::move(recorded));
+    if (observer_) observer_(recorded);
+    KeepRejectionsOnly(recorded);
     Trim();
   };
   return response;
+}
+
+void ExtenderService::KeepRejectionsOnly(const std::shared_ptr<const scoring::Decision>& recorded) {
+  if (recorded == nullptr || recorded->verb == scoring::kVerbPrioritize) return;
+  const bool passes = std::any_of(recorded->nodes.begin(), recorded->nodes.end(),
+                                  [](const scoring::NodeDecision& n) { return n.passed != false; });
+  if (!passes) return;
+  auto small = std::make_shared<const scoring::Decision>(
+      scoring::TopNodes(*recorded, 0, std::numeric_limits<std::size_t>::max()));
+  std::shared_ptr<const scoring::Decision> whole;  // freed after the lock goes
+  std::lock_guard lock(mu_);
+  for (auto it = decisions_.rbegin(); it != decisions_.rend(); ++it) {
+    if (*it != recorded) continue;
+    node_entries_ -= recorded->nodes.size() - small->nodes.size();
+    whole = std::exchange(*it, std::move(small));
+    break;
+  }
 }
 
 HttpResponse ExtenderService::Filter(const HttpRequest& request) {

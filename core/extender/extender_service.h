@@ -63,7 +63,12 @@ class ExtenderService : public ExtenderHandler {
   // freeing a 5,000-node decision was a tenth of a prioritize. Record runs it itself when
   // nobody has for a while.
   void Trim();
-  // The answer, set to pass `recorded` to the observer and then Trim once it is sent.
+  // A filter's (or preempt's) recorded decision, once answered, keeps only the nodes it
+  // rejected, `omitted_nodes` counting those that passed: a pass explains nothing, and
+  // 5,000 of them were most of the record's memory.
+  void KeepRejectionsOnly(const std::shared_ptr<const scoring::Decision>& recorded);
+  // The answer, set to pass `recorded` to the observer, keep only what explains it, and
+  // Trim, once it is sent.
   HttpResponse AfterSend(HttpResponse response, std::shared_ptr<const scoring::Decision> recorded);
 
   scoring::SchedulingDeps deps_;

@@ -181,6 +181,29 @@ TEST_F(ExtenderServiceTest, UntrimmedDecisionsStayWithinTwiceTheirBudget) {
   }
 }
 
+TEST_F(ExtenderServiceTest, AnsweredFiltersKeepOnlyTheirRejectionsOnRecord) {
+  std::vector<std::shared_ptr<const scoring::Decision>> seen;
+  service_->SetDecisionObserver(
+      [&seen](std::shared_ptr<const scoring::Decision> d) { seen.push_back(std::move(d)); });
+  const json body = {{"Pod", kPod}, {"Nodes", {{"items", nodes_}}}, {"NodeNames", nullptr}};
+  HttpResponse filtered = service_->Filter(Post(body));
+  HttpRequest get;
+  // Until the answer is sent the record holds every verdict ...
+  json before = json::parse(service_->Decisions(get).body)["items"];
+  ASSERT_EQ(before.size(), 1u);
+  EXPECT_EQ(before[0]["nodes"].size(), 2u);
+  filtered.after_send();
+  // ... the observer (the Event writer) gets them all, and the record keeps what explains
+  // the decision: no node was rejected, so none is listed and both are counted.
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0]->nodes.size(), 2u);
+  json after = json::parse(service_->Decisions(get).body)["items"];
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0]["verb"], "filter");
+  EXPECT_EQ(after[0]["nodes"], json::array()) << after[0];
+  EXPECT_EQ(after[0]["omitted"], 2);
+}
+
 TEST_F(ExtenderServiceTest, TheObserverSeesEveryDecisionOnceItsAnswerIsSent) {
   std::vector<std::shared_ptr<const scoring::Decision>> seen;
   service_->SetDecisionObserver(
