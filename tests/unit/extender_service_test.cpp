@@ -35,6 +35,16 @@ class ExtenderServiceTest : public ::testing::Test {
     deps_.predictor = &builtin_;
     service_ = std::make_unique<ExtenderService>(deps_, metrics_);
   }
+  // Everything the service hands its decision observer from now on (the observer runs after
+  // each answer is sent).
+  std::vector<std::shared_ptr<const scoring::Decision>>& ObservedDecisions() {
+    service_->SetDecisionObserver(
+        [this](std::shared_ptr<const scoring::Decision> d) { observed_.push_back(std::move(d)); });
+    return observed_;
+  }
+  json FullNodesArgs() const {
+    return {{"Pod", kPod}, {"Nodes", {{"items", nodes_}}}, {"NodeNames", nullptr}};
+  }
   HttpRequest Post(json body) {
     HttpRequest r;
     r.method = "POST";
@@ -50,6 +60,7 @@ class ExtenderServiceTest : public ::testing::Test {
   MetricsRegistry metrics_;
   std::unique_ptr<ExtenderService> service_;
   json nodes_;
+  std::vector<std::shared_ptr<const scoring::Decision>> observed_;
 };
 
 TEST_F(ExtenderServiceTest, PrioritizeInFullNodesModeAnswersABareArray) {
@@ -182,10 +193,8 @@ TEST_F(ExtenderServiceTest, UntrimmedDecisionsStayWithinTwiceTheirBudget) {
 }
 
 TEST_F(ExtenderServiceTest, AnsweredFiltersKeepOnlyTheirRejectionsOnRecord) {
-  std::vector<std::shared_ptr<const scoring::Decision>> seen;
-  service_->SetDecisionObserver(
-      [&seen](std::shared_ptr<const scoring::Decision> d) { seen.push_back(std::move(d)); });
-  const json body = {{"Pod", kPod}, {"Nodes", {{"items", nodes_}}}, {"NodeNames", nullptr}};
+  const auto& seen = ObservedDecisions();
+  const json body = FullNodesArgs();
   HttpResponse filtered = service_->Filter(Post(body));
   HttpRequest get;
   // Until the answer is sent the record holds every verdict ...
@@ -205,10 +214,8 @@ TEST_F(ExtenderServiceTest, AnsweredFiltersKeepOnlyTheirRejectionsOnRecord) {
 }
 
 TEST_F(ExtenderServiceTest, TheObserverSeesEveryDecisionOnceItsAnswerIsSent) {
-  std::vector<std::shared_ptr<const scoring::Decision>> seen;
-  service_->SetDecisionObserver(
-      [&seen](std::shared_ptr<const scoring::Decision> d) { seen.push_back(std::move(d)); });
-  const json body = {{"Pod", kPod}, {"Nodes", {{"items", nodes_}}}, {"NodeNames", nullptr}};
+  const auto& seen = ObservedDecisions();
+  const json body = FullNodesArgs();
   HttpResponse filtered = service_->Filter(Post(body));
   HttpResponse prioritized = service_->Prioritize(Post(body));
   EXPECT_TRUE(seen.empty());  // not on the way to the answer
