@@ -117,7 +117,7 @@ void ExtenderService::Trim() {
 
 HttpResponse ExtenderService::AfterSend(HttpResponse response,
                                         std::shared_ptr<const scoring::Decision> recorded) {
-  response.after_send = [this, recorded = std::move(recorded)]() mutable {
+  response.after_send = [this, recorded = std::move(recorded)] {
     if (observer_) observer_(recorded);
     KeepRejectionsOnly(recorded);
     Trim();
@@ -126,7 +126,7 @@ HttpResponse ExtenderService::AfterSend(HttpResponse response,
 }
 
 void ExtenderService::KeepRejectionsOnly(const std::shared_ptr<const scoring::Decision>& recorded) {
-  if (recorded == nullptr || recorded->verb == scoring::kVerbPrioritize) return;
+  if (recorded->verb == scoring::kVerbPrioritize) return;
   const bool passes = std::any_of(recorded->nodes.begin(), recorded->nodes.end(),
                                   [](const scoring::NodeDecision& n) { return n.passed != false; });
   if (!passes) return;

@@ -4,6 +4,7 @@
 #include "core/predict/tfserving_grpc.h"
 
 #include "tests/unit/fake_tfserving.h"
+#include "tests/unit/predict_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -134,12 +135,8 @@ TEST(TfServingGrpcTest, OneRpcPerModelAndFailuresStayInTheirRows) {
   rows.insert(rows.end(), more.begin(), more.end());
   rows[4].model = std::make_shared<const ModelEndpoint>(Endpoint(down_port));
   rows[5].inputs.ambient = std::numeric_limits<float>::quiet_NaN();
-  ModelEndpoint builtin = rows[6].endpoint();
-  builtin.backend = "builtin";
-  rows[6].model = std::make_shared<const ModelEndpoint>(std::move(builtin));
-  ModelEndpoint no_port = rows[7].endpoint();
-  no_port.port = 0;
-  rows[7].model = std::make_shared<const ModelEndpoint>(std::move(no_port));
+  testsupport::EditEndpoint(rows[6], [](ModelEndpoint& e) { e.backend = "builtin"; });
+  testsupport::EditEndpoint(rows[7], [](ModelEndpoint& e) { e.port = 0; });
   auto got = predictor.Predict(rows, milliseconds(5000));
   EXPECT_EQ(a.calls(), 1);
   EXPECT_EQ(b.calls(), 1);
@@ -198,9 +195,9 @@ TEST(TfServingGrpcTest, InvalidSingleRowIsRejected) {
   FakeTfServing server;
   TfServingGrpcPredictor predictor;
   auto rows = Rows(3, Endpoint(server.port()));
-  auto missing = std::make_shared<ModelEndpoint>(rows[0].endpoint());
-  missing->signature = "missing";
-  for (auto& row : rows) row.model = missing;
+  for (auto& row : rows) {
+    testsupport::EditEndpoint(row, [](ModelEndpoint& e) { e.signature = "missing"; });
+  }
   ExpectAllFail(predictor.Predict(rows, milliseconds(5000)), kErrRejected);
   EXPECT_EQ(server.calls(), 1 + 3);
 }
