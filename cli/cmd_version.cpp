@@ -1,7 +1,8 @@
-// powerctl version: version, git commit and build date.
+// powerctl version: version, git commit, build date and the memory allocator linked in.
 #include "cli/app.h"
 #include "cli/exit_codes.h"
 #include "core/common/build_info.h"
+#include "core/common/malloc_tuning.h"
 #include "core/common/yaml.h"
 
 #include <nlohmann/json.hpp>
@@ -20,8 +21,11 @@ int RunVersion(const Context& ctx, bool short_form) {
     *ctx.out << info.version << "\n";
     return kExitOk;
   }
-  nlohmann::ordered_json doc = {
-      {"version", info.version}, {"gitCommit", info.git_commit}, {"buildDate", info.build_date}};
+  const AllocatorInfo allocator = DescribeAllocator();
+  nlohmann::ordered_json doc = {{"version", info.version},
+                                {"gitCommit", info.git_commit},
+                                {"buildDate", info.build_date},
+                                {"allocator", allocator.name}};
   switch (*format) {
     case OutputFormat::kJson:
       *ctx.out << doc.dump(2) << "\n";
@@ -31,7 +35,8 @@ int RunVersion(const Context& ctx, bool short_form) {
       break;
     default:
       *ctx.out << "powerctl " << info.version << " (commit " << info.git_commit << ", built "
-               << info.build_date << ")\n";
+               << info.build_date << ")\n"
+               << "allocator: " << allocator.name << "\n";
   }
   return kExitOk;
 }
@@ -40,8 +45,8 @@ int RunVersion(const Context& ctx, bool short_form) {
 
 void RegisterVersion(CLI::App& app, CommandEnv& env) {
   auto short_form = std::make_shared<bool>(false);
-  CLI::App* cmd =
-      app.add_subcommand("version", "Print powerctl's version, git commit and build date");
+  CLI::App* cmd = app.add_subcommand(
+      "version", "Print powerctl's version, git commit, build date and memory allocator");
   cmd->add_flag("--short", *short_form, "Print only the version number");
   cmd->callback([&env, short_form] { env.exit_code = RunVersion(env.ctx, *short_form); });
 }

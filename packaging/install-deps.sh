@@ -9,6 +9,8 @@ BUILD_PKGS=(
   libcli11-dev libcurl4-openssl-dev nlohmann-json3-dev libyaml-cpp-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libssl-dev libboost1.81-dev libspdlog-dev libfmt-dev libnftables-dev
+  # jemalloc: the allocator of the powerctl binary (cmake/Allocator.cmake says why).
+  libjemalloc-dev
 )
 TEST_PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev clang-format

@@ -1,12 +1,58 @@
 #include "core/common/malloc_tuning.h"
 
+#include <fmt/format.h>
+
+#include <sys/types.h>
+
+#include <cstddef>
+
 #if defined(__GLIBC__)
+#include <gnu/libc-version.h>
 #include <malloc.h>
 #endif
 
+extern "C" {
+// jemalloc's settings, read once when it initialises; ignored when glibc malloc is in use.
+// - background_thread: a jemalloc thread returns freed pages; no request pays for it.
+// - dirty_decay_ms 1000: freed pages go back to the system over about a second. Under a
+//   steady stream of requests they are reused before that (0 made a 5,000-node prioritize
+//   1.7 times slower: every request faulted its pages in again); after a burst the resident
+//   memory falls back within seconds instead of staying at its peak.
+// - muzzy_decay_ms 0: pages are unmapped outright (MADV_DONTNEED), so resident memory, the
+//   figure operators and kubelet eviction see, drops at once.
+// - narenas 2: two worker threads serve requests; more arenas would each keep free memory.
+__attribute__((used)) const char* malloc_conf =
+    "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,narenas:2";
+
+// Defined by jemalloc, absent with glibc: weak, so which allocator is linked is known at run
+// time (a null address means glibc).
+int mallctl(const char* name, void* oldp, std::size_t* oldlenp, void* newp, std::size_t newlen)
+    __attribute__((weak));
+}
+
 namespace powerctl {
+namespace {
+
+constexpr unsigned kAllArenas = 4096;  // jemalloc's MALLCTL_ARENAS_ALL
+
+bool JemallocLinked() {
+  return mallctl != nullptr;
+}
+
+template <typename T>
+bool ReadJemalloc(const char* name, T& value) {
+  std::size_t size = sizeof(T);
+  return mallctl(name, &value, &size, nullptr, 0) == 0 && size == sizeof(T);
+}
+
+}  // namespace
 
 void ReleaseFreeMemory() {
+  if (JemallocLinked()) {
+    const std::string purge = fmt::format("arena.{}.purge", kAllArenas);
+    mallctl(purge.c_str(), nullptr, nullptr, nullptr, 0);
+    return;
+  }
 #if defined(__GLIBC__)
   malloc_trim(0);
 #endif
@@ -14,10 +60,35 @@ void ReleaseFreeMemory() {
 
 void LimitMallocArenas(int arenas) {
 #if defined(__GLIBC__)
-  mallopt(M_ARENA_MAX, arenas);
+  if (!JemallocLinked()) mallopt(M_ARENA_MAX, arenas);
 #else
   (void)arenas;
 #endif
+}
+
+AllocatorInfo DescribeAllocator() {
+  AllocatorInfo info;
+  if (JemallocLinked()) {
+    const char* version = nullptr;
+    info.name = ReadJemalloc("version", version) && version != nullptr
+                    ? fmt::format("jemalloc {}", version)
+                    : "jemalloc";
+    bool background = false;
+    if (ReadJemalloc("background_thread", background)) info.background_purge = background;
+    ssize_t decay = -1;
+    if (ReadJemalloc("opt.dirty_decay_ms", decay)) info.dirty_decay_ms = decay;
+    decay = -1;
+    if (ReadJemalloc("opt.muzzy_decay_ms", decay)) info.muzzy_decay_ms = decay;
+    unsigned arenas = 0;
+    if (ReadJemalloc("opt.narenas", arenas)) info.arenas = arenas;
+    return info;
+  }
+#if defined(__GLIBC__)
+  info.name = fmt::format("glibc malloc {}", gnu_get_libc_version());
+#else
+  info.name = "system malloc";
+#endif
+  return info;
 }
 
 }  // namespace powerctl

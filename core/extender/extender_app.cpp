@@ -119,10 +119,11 @@ Result<std::unique_ptr<DecisionEventWriter>> StartDecisionEvents(const ExtenderA
 }  // namespace
 
 Status ServeExtender(const ExtenderAppOptions& options, ScheduleServerHooks hooks) {
-  // Two malloc arenas, not glibc's default of up to 8 per core: every request allocates a
-  // few MiB on whichever server or worker thread runs it, and each thread's own arena kept
-  // what it had freed (at 5,000 nodes, after a load run, 173 MiB resident instead of 136).
-  // MALLOC_ARENA_MAX in the environment still decides when set.
+  // Built with glibc malloc (POWERCTL_JEMALLOC=OFF): two arenas, not glibc's default of up
+  // to 8 per core. Every request allocates a few MiB on whichever server or worker thread
+  // runs it, and each thread's own arena kept what it had freed (at 5,000 nodes, after a load
+  // run, 173 MiB resident instead of 136). MALLOC_ARENA_MAX in the environment still decides
+  // when set. With jemalloc (the default build) this does nothing: see malloc_tuning.cpp.
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) LimitMallocArenas(2);
   const manifests::PowerctlConfig& config = options.config;
   auto log = options.log;

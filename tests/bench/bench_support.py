@@ -381,6 +381,12 @@ class ScheduleServer:
                     out[key] = round(int(value.split()[0]) / 1024, 1)
         return out
 
+    def reset_peak(self):
+        """Starts VmHWM afresh at the current VmRSS (Linux: 5 > /proc/PID/clear_refs), so the
+        next memory() reports the peak since now."""
+        with open(f"/proc/{self.proc.pid}/clear_refs", "w") as f:
+            f.write("5")
+
     def verb_latency(self):
         """Server-side mean seconds and count per verb, from the ops port's /metrics."""
         sums, counts = {}, {}

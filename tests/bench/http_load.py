@@ -24,6 +24,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -53,6 +54,7 @@ function done(summary, latency, requests)
 end
 """
 
+SETTLE_SECONDS = 5  # how long after a mode's runs the settled memory is read
 BODY_LIMIT = 3 * 1024 * 1024  # the server's request body limit (HttpServerLimits::body_bytes)
 
 POD = {"apiVersion": "v1", "kind": "Pod",
@@ -163,6 +165,7 @@ def main(argv=None):
                 mem = dict(server.memory(), nodes=size, after="idle")
                 results["memory"].append(mem)
                 log(f"schedule-server memory with {size} nodes, synced, before the runs: {mem}")
+                server.reset_peak()
                 for mode in modes:
                     path = os.path.join(work, f"body-{mode}-{size}.json")
                     with open(path, "w") as f:
@@ -186,6 +189,16 @@ def main(argv=None):
                     mem = dict(server.memory(), nodes=size, after=mode)
                     results["memory"].append(mem)
                     log(f"schedule-server memory with {size} nodes, after the {mode} runs: {mem}")
+                    if args.smoke:
+                        continue
+                    # What the server settles at once the load stops (the allocator returns
+                    # freed pages over about a second; see cmake/Allocator.cmake).
+                    time.sleep(SETTLE_SECONDS)
+                    mem = dict(server.memory(), nodes=size, after=f"{mode}-settled")
+                    results["memory"].append(mem)
+                    log(f"schedule-server memory with {size} nodes, {SETTLE_SECONDS} s after the "
+                        f"{mode} runs: {mem}")
+                    server.reset_peak()
             results["server_side"] = server.verb_latency()
     print_table(results)
     if args.json:
@@ -208,11 +221,15 @@ def print_table(results):
             continue
         print(f"| {r['nodes']:,} | {mode} | {r['verb']} | {r['connections']} | {r['rps']:,.0f} | "
               f"{r['p50_us'] / 1000:.2f} | {r['p99_us'] / 1000:.2f} | {size} |")
-    print("\n| nodes in the cluster | after the runs of | VmRSS MiB | VmHWM (peak so far) MiB |")
+    print("\n| nodes in the cluster | when | VmRSS MiB | VmHWM MiB (peak since the row before; the first row: since start) |")
     print("|---|---|---|---|")
+    names = {"names": "NodeNames", "nodes": "Nodes"}
     for m in results["memory"]:
-        mode = {"names": "NodeNames", "nodes": "Nodes", "idle": "(none yet: synced and idle)"}[m["after"]]
-        print(f"| {m['nodes']:,} | {mode} | {m['VmRSS']} | {m['VmHWM']} |")
+        mode, _, settled = m["after"].partition("-")
+        when = ("synced and idle, before the runs" if mode == "idle" else
+                f"{SETTLE_SECONDS} s after the {names[mode]} runs" if settled else
+                f"right after the {names[mode]} runs")
+        print(f"| {m['nodes']:,} | {when} | {m['VmRSS']} | {m['VmHWM']} |")
 
 
 if __name__ == "__main__":

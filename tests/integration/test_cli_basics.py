@@ -36,7 +36,10 @@ class CliBasicsTest(TempDirTest):
         self.assertEqual(r.returncode, 0)
         self.assertRegex(r.stdout, r"^powerctl \d+\.\d+\.\d+ \(commit \S+, built \d{4}-\d\d-\d\dT")
         doc = json.loads(run("version", "-o", "json").stdout)
-        self.assertEqual(set(doc), {"version", "gitCommit", "buildDate"})
+        self.assertEqual(set(doc), {"version", "gitCommit", "buildDate", "allocator"})
+        # The default build links jemalloc (cmake/Allocator.cmake); POWERCTL_JEMALLOC=OFF glibc.
+        self.assertRegex(doc["allocator"], r"^(jemalloc \d+\.\d+\.\d+|glibc malloc \d+\.\d+)")
+        self.assertIn("allocator: " + doc["allocator"], r.stdout)
         self.assertRegex(doc["version"], r"^\d+\.\d+\.\d+$")
         self.assertEqual(yaml.safe_load(run("version", "-o", "yaml").stdout), doc)
         self.assertEqual(run("version", "--short").stdout.strip(), doc["version"])
