@@ -27,9 +27,11 @@ class ExtenderService : public ExtenderHandler {
   // when they hold more than `keep_node_entries` per-node verdicts in all. Before dropping
   // any, older decisions keep only the nodes that explain them (the 20 best scored, the first
   // 50 rejected; TopNodes): a verdict is about 350 bytes (its components inline), so a whole
-  // 5,000-node decision is about 1.7 MiB and 20,000 verdicts about 7 MiB.
+  // 5,000-node decision is about 1.7 MiB and 10,000 verdicts about 3.5 MiB. At 5,000 nodes
+  // that is the newest decision whole and 250 older ones by their top nodes; the Decision
+  // Events keep the same top nodes for longer, in the API server.
   ExtenderService(scoring::SchedulingDeps deps, MetricsRegistry& metrics,
-                  std::size_t keep_decisions = 1000, std::size_t keep_node_entries = 20000);
+                  std::size_t keep_decisions = 1000, std::size_t keep_node_entries = 10000);
 
   HttpResponse Filter(const HttpRequest& request) override;
   HttpResponse Prioritize(const HttpRequest& request) override;

@@ -52,28 +52,32 @@ class PrometheusCpuSource : public CpuSource {
   Result<std::map<std::string, Reading>> Fetch(const std::vector<NodeInfo>& nodes) override {
     NodeNameMapper mapper(nodes, options_.mapping);
     const KeepLabels keep = options_.mapping.LabelsRead();  // a node's, nothing else
-    POWERCTL_TRY(usage, prometheus_.Query(options_.query, std::nullopt, keep));
+    // The timestamps first, then each usage series reduced to its node's reading as it is
+    // decoded (one series per node; thousands of them are not held at once).
     std::map<std::string, WallTime> sample_times;
     if (!options_.timestamp_query.empty()) {
-      POWERCTL_TRY(times, prometheus_.Query(options_.timestamp_query, std::nullopt, keep));
-      for (const PromSeries& series : times.series) {
-        auto node = mapper.Map(series.metric);
-        if (!node || series.samples.empty()) continue;
-        if (auto at = WallTimeFromSeconds(series.samples.front().value)) sample_times[*node] = *at;
-      }
+      POWERCTL_CHECK_OK(
+          prometheus_.Query(options_.timestamp_query, std::nullopt, keep, [&](PromSeries&& series) {
+            auto node = mapper.Map(series.metric);
+            if (!node || series.samples.empty()) return;
+            if (auto at = WallTimeFromSeconds(series.samples.front().value)) {
+              sample_times[*node] = *at;
+            }
+          }));
     }
     std::map<std::string, Reading> found;
     std::map<std::string, int> series_per_node;
     const std::string source = "Prometheus at " + prometheus_.url();
-    for (const PromSeries& series : usage.series) {
-      auto node = mapper.Map(series.metric);
-      if (!node || series.samples.empty()) continue;
-      const PromSample& sample = series.samples.front();
-      auto time = sample_times.find(*node);
-      WallTime at = time != sample_times.end() ? time->second : sample.time;
-      found[*node] = CpuReading(sample.value, time_.FromWall(at), source);
-      ++series_per_node[*node];
-    }
+    POWERCTL_CHECK_OK(
+        prometheus_.Query(options_.query, std::nullopt, keep, [&](PromSeries&& series) {
+          auto node = mapper.Map(series.metric);
+          if (!node || series.samples.empty()) return;
+          const PromSample& sample = series.samples.front();
+          auto time = sample_times.find(*node);
+          WallTime at = time != sample_times.end() ? time->second : sample.time;
+          found[*node] = CpuReading(sample.value, time_.FromWall(at), source);
+          ++series_per_node[*node];
+        }));
     std::map<std::string, Reading> out;
     for (const NodeInfo& node : nodes) {
       auto it = found.find(node.name);

@@ -162,7 +162,7 @@ Result<QueryResult> DecodeEnvelope(long http_status, const json& envelope, const
 }  // namespace
 
 Result<QueryResult> ParseQueryResponse(long http_status, std::string_view body,
-                                       const KeepLabels& keep) {
+                                       const KeepLabels& keep, const SeriesSink& each) {
   // Series are decoded as each one is parsed and dropped from the document: the whole
   // document of a query over 5,000 nodes is about ten times its text (tens of MiB at once).
   // That needs data.resultType first, as Prometheus writes it; otherwise the series stay in
@@ -182,10 +182,12 @@ Result<QueryResult> ParseQueryResponse(long http_status, std::string_view body,
       if (streamed_error) return false;
       try {
         Result<PromSeries> series = DecodeSeries(parsed, result_type == "matrix", keep);
-        if (series.ok()) {
-          streamed.push_back(std::move(series).value());
-        } else {
+        if (!series.ok()) {
           streamed_error = series.error();
+        } else if (each) {
+          each(std::move(series).value());
+        } else {
+          streamed.push_back(std::move(series).value());
         }
       } catch (const json::exception& e) {
         streamed_error =
@@ -207,8 +209,11 @@ Result<QueryResult> ParseQueryResponse(long http_status, std::string_view body,
   try {
     POWERCTL_TRY(result, DecodeEnvelope(http_status, envelope, keep));
     if (streamed_error) return *streamed_error;
-    if (!streamed.empty()) {
-      // Either every series was streamed or (resultType after the result) none was.
+    // Either every series was streamed or (resultType after the result) none was.
+    if (each) {
+      for (PromSeries& series : result.series) each(std::move(series));
+      result.series.clear();
+    } else if (!streamed.empty()) {
       result.series.insert(result.series.begin(), std::make_move_iterator(streamed.begin()),
                            std::make_move_iterator(streamed.end()));
     }
@@ -257,10 +262,10 @@ PrometheusClient::PrometheusClient(HttpClient& http, PrometheusOptions options)
 }
 
 Result<QueryResult> PrometheusClient::Query(std::string_view promql, std::optional<WallTime> time,
-                                            const KeepLabels& keep) const {
+                                            const KeepLabels& keep, const SeriesSink& each) const {
   std::string form = "query=" + FormEncode(promql);
   if (time) form += "&time=" + FormatPromTime(*time);
-  return Post("/api/v1/query", std::string(promql), form, keep);
+  return Post("/api/v1/query", std::string(promql), form, keep, each);
 }
 
 Result<QueryResult> PrometheusClient::QueryRange(std::string_view promql, WallTime start,
@@ -277,7 +282,8 @@ Result<QueryResult> PrometheusClient::QueryRange(std::string_view promql, WallTi
 }
 
 Result<QueryResult> PrometheusClient::Post(const std::string& endpoint, const std::string& promql,
-                                           const std::string& form, const KeepLabels& keep) const {
+                                           const std::string& form, const KeepLabels& keep,
+                                           const SeriesSink& each) const {
   HttpClientRequest request;
   request.method = "POST";
   request.url = base_url_ + endpoint;
@@ -302,7 +308,7 @@ Result<QueryResult> PrometheusClient::Post(const std::string& endpoint, const st
                         took.count());
     options_.log->trace("PromQL: {}", promql);
   }
-  Result<QueryResult> result = ParseQueryResponse(response->status, response->body, keep);
+  Result<QueryResult> result = ParseQueryResponse(response->status, response->body, keep, each);
   if (!result.ok()) return WithContext(result.error(), where + ": query \"" + promql + "\" failed");
   if (options_.log) {
     for (const std::string& warning : result->warnings) {

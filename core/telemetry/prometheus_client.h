@@ -9,6 +9,7 @@
 #include <spdlog/logger.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,6 +37,12 @@ struct PromSeries {
 // memory.
 using KeepLabels = std::vector<std::string>;
 
+// Takes each series of a vector or matrix result as it is decoded, instead of the result's
+// `series` collecting them: a caller that reduces series to a few numbers (a node's reading)
+// never holds the thousands of decoded series at once. When the query fails, the series
+// already given are to be discarded.
+using SeriesSink = std::function<void(PromSeries&& series)>;
+
 struct QueryResult {
   std::string result_type;         // vector | matrix | scalar | string
   std::vector<PromSeries> series;  // vector and matrix
@@ -57,9 +64,10 @@ class PrometheusClient {
   // `http` must outlive the client.
   PrometheusClient(HttpClient& http, PrometheusOptions options);
 
-  // Instant query at `time` (default: the server's now).
+  // Instant query at `time` (default: the server's now). With `each`, series go there and
+  // the result's `series` stays empty.
   Result<QueryResult> Query(std::string_view promql, std::optional<WallTime> time = std::nullopt,
-                            const KeepLabels& keep = {}) const;
+                            const KeepLabels& keep = {}, const SeriesSink& each = {}) const;
   // Range query; `step` must be positive.
   Result<QueryResult> QueryRange(std::string_view promql, WallTime start, WallTime end,
                                  std::chrono::milliseconds step) const;
@@ -68,7 +76,8 @@ class PrometheusClient {
 
  private:
   Result<QueryResult> Post(const std::string& endpoint, const std::string& promql,
-                           const std::string& form, const KeepLabels& keep = {}) const;
+                           const std::string& form, const KeepLabels& keep = {},
+                           const SeriesSink& each = {}) const;
 
   HttpClient& http_;
   PrometheusOptions options_;
@@ -78,9 +87,10 @@ class PrometheusClient {
 
 // Decodes an API response (the envelope and a query's data). A non-success envelope is
 // kApi "<errorType>: <error>"; a body that is not the API's JSON names the HTTP status.
-// Series keep only the labels in `keep` (all when it is empty).
+// Series keep only the labels in `keep` (all when it is empty); with `each`, they go there in
+// the response's order instead of into the result's `series`.
 Result<QueryResult> ParseQueryResponse(long http_status, std::string_view body,
-                                       const KeepLabels& keep = {});
+                                       const KeepLabels& keep = {}, const SeriesSink& each = {});
 
 // Unix seconds (a sample time, or the value of PromQL's timestamp()) as a time, rounded to
 // milliseconds; nullopt for NaN, infinities and times more than 9e9 s from 1970 (beyond about

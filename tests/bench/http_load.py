@@ -165,7 +165,6 @@ def main(argv=None):
                 mem = dict(server.memory(), nodes=size, after="idle")
                 results["memory"].append(mem)
                 log(f"schedule-server memory with {size} nodes, synced, before the runs: {mem}")
-                server.reset_peak()
                 for mode in modes:
                     path = os.path.join(work, f"body-{mode}-{size}.json")
                     with open(path, "w") as f:
@@ -180,12 +179,14 @@ def main(argv=None):
                                                         body_bytes=body_bytes))
                             continue
                         for conns in ([1] if args.smoke else [1, args.connections]):
+                            server.reset_peak()
                             res = run_wrk(url, path, conns, args.duration)
                             res.update(nodes=size, mode=mode, verb=verb, connections=conns, status=200,
-                                       body_bytes=body_bytes)
+                                       body_bytes=body_bytes, peak_rss_mib=server.memory()["VmHWM"])
                             results["runs"].append(res)
                             log(f"{size} nodes {mode} {verb} c={conns}: {res['rps']} req/s, "
-                                f"p50 {res['p50_us'] / 1000:.2f} ms, p99 {res['p99_us'] / 1000:.2f} ms")
+                                f"p50 {res['p50_us'] / 1000:.2f} ms, p99 {res['p99_us'] / 1000:.2f} ms, "
+                                f"peak RSS {res['peak_rss_mib']} MiB")
                     mem = dict(server.memory(), nodes=size, after=mode)
                     results["memory"].append(mem)
                     log(f"schedule-server memory with {size} nodes, after the {mode} runs: {mem}")
@@ -198,7 +199,6 @@ def main(argv=None):
                     results["memory"].append(mem)
                     log(f"schedule-server memory with {size} nodes, {SETTLE_SECONDS} s after the "
                         f"{mode} runs: {mem}")
-                    server.reset_peak()
             results["server_side"] = server.verb_latency()
     print_table(results)
     if args.json:
@@ -211,25 +211,25 @@ def print_table(results):
     """The results as the Markdown tables the README shows."""
     print(f"machine: {results['machine']}; load average at start {results['loadavg_at_start']}; "
           f"{results['duration_s']} s per run")
-    print("\n| nodes | mode | verb | connections | req/s | p50 ms | p99 ms | request body |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("\n| nodes | mode | verb | connections | req/s | p50 ms | p99 ms | request body | peak RSS MiB |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in results["runs"]:
         mode = "NodeNames" if r["mode"] == "names" else "Nodes"
         size = f"{r['body_bytes'] / 1024:,.0f} KiB"
         if r["status"] != 200:
-            print(f"| {r['nodes']:,} | {mode} | {r['verb']} | - | HTTP {r['status']} | - | - | {size} |")
+            print(f"| {r['nodes']:,} | {mode} | {r['verb']} | - | HTTP {r['status']} | - | - | {size} | - |")
             continue
         print(f"| {r['nodes']:,} | {mode} | {r['verb']} | {r['connections']} | {r['rps']:,.0f} | "
-              f"{r['p50_us'] / 1000:.2f} | {r['p99_us'] / 1000:.2f} | {size} |")
-    print("\n| nodes in the cluster | when | VmRSS MiB | VmHWM MiB (peak since the row before; the first row: since start) |")
-    print("|---|---|---|---|")
+              f"{r['p50_us'] / 1000:.2f} | {r['p99_us'] / 1000:.2f} | {size} | {r['peak_rss_mib']} |")
+    print("\n| nodes in the cluster | when | VmRSS MiB |")
+    print("|---|---|---|")
     names = {"names": "NodeNames", "nodes": "Nodes"}
     for m in results["memory"]:
         mode, _, settled = m["after"].partition("-")
-        when = ("synced and idle, before the runs" if mode == "idle" else
+        when = (f"synced and idle, before the runs (peak so far {m['VmHWM']})" if mode == "idle" else
                 f"{SETTLE_SECONDS} s after the {names[mode]} runs" if settled else
                 f"right after the {names[mode]} runs")
-        print(f"| {m['nodes']:,} | {when} | {m['VmRSS']} | {m['VmHWM']} |")
+        print(f"| {m['nodes']:,} | {when} | {m['VmRSS']} |")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 // Fuzzes the decoders of JSON that telemetry reads from servers:
 //  * ParseQueryResponse (Prometheus /api/v1/query and query_range): the first byte picks
 //    the HTTP status, the rest is the body. An accepted response has a known resultType,
-//    vector series have at most one sample, and its errors are kApi;
+//    vector series have at most one sample, and its errors are kApi; keeping labels or taking
+//    series through a sink changes nothing else;
 //  * if the body is JSON: ParseNodeMetrics / ParsePodMetrics (metrics.k8s.io objects, with
 //    their Kubernetes quantities and RFC 3339 times) and NodeInfoFromJson (Node objects).
 // Nothing may throw: the decoders catch nlohmann::json's exceptions themselves.
@@ -20,6 +21,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace {
 
@@ -66,6 +68,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (key == "instance" || key == "name" || key == "node") expected[key] = value;
       }
       if (kept->series[i].metric != expected) Fail("kept labels differ", body, "");
+    }
+  }
+  // A sink takes the same series, in order, and the result then holds none.
+  std::vector<telemetry::PromSeries> taken;
+  auto sunk = telemetry::ParseQueryResponse(
+      status, body, {}, [&](telemetry::PromSeries&& s) { taken.push_back(std::move(s)); });
+  if (sunk.ok() != result.ok()) Fail("a sink changed the outcome", body, "");
+  if (sunk.ok()) {
+    if (!sunk->series.empty()) Fail("a sink's result kept series", body, "");
+    if (taken.size() != result->series.size()) Fail("a sink lost series", body, "");
+    for (std::size_t i = 0; i < taken.size(); ++i) {
+      if (taken[i].metric != result->series[i].metric ||
+          taken[i].samples.size() != result->series[i].samples.size()) {
+        Fail("a sink's series differ", body, "");
+      }
     }
   }
 

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 namespace powerctl::telemetry {
 namespace {
@@ -102,6 +103,36 @@ TEST(PrometheusResponseTest, SeriesDecodeTheSameWhicheverOrderTheDataKeysCome) {
       R"({"status":"error","errorType":"timeout","error":"t","data":{"resultType":"vector","result":[{"value":[1,"x"]}]}})");
   ASSERT_FALSE(error.ok());
   EXPECT_THAT(error.error().message, HasSubstr("timeout (HTTP 503)"));
+}
+
+TEST(PrometheusResponseTest, ASinkTakesEachSeriesInOrderInsteadOfTheResult) {
+  const std::string result =
+      R"("result":[{"metric":{"instance":"a","job":"x"},"value":[1,"1"]},{"metric":{"instance":"b"},"value":[2,"2"]},{"metric":{"instance":"c"},"value":[3,"3"]}])";
+  for (const std::string& data :
+       {R"({"resultType":"vector",)" + result + "}", "{" + result + R"(,"resultType":"vector"})"}) {
+    const std::string body = R"({"status":"success","data":)" + data + "}";
+    std::vector<PromSeries> taken;
+    auto r = ParseQueryResponse(200, body, {"instance"},
+                                [&](PromSeries&& series) { taken.push_back(std::move(series)); });
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_TRUE(r->series.empty()) << data;
+    auto collected = ParseQueryResponse(200, body, {"instance"});
+    ASSERT_TRUE(collected.ok());
+    ASSERT_EQ(taken.size(), 3u) << data;
+    for (std::size_t i = 0; i < taken.size(); ++i) {
+      EXPECT_EQ(taken[i].metric, collected->series[i].metric) << data;
+      EXPECT_EQ(taken[i].samples.at(0).value, collected->series[i].samples.at(0).value);
+    }
+  }
+  // A bad series fails the query, whatever the sink was already given.
+  std::size_t given = 0;
+  auto bad = ParseQueryResponse(
+      200,
+      R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"1"]},{"metric":{},"value":[1,"x"]}]}})",
+      {}, [&](PromSeries&&) { ++given; });
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message, HasSubstr("\"x\" is not a number"));
+  EXPECT_EQ(given, 1u);
 }
 
 TEST(PrometheusResponseTest, ScalarNaNAndString) {
