@@ -2,9 +2,13 @@
 
 #include "core/cluster/node_cache.h"
 #include "core/kube/json_fields.h"
+#include "core/predict/node_params.h"
+#include "core/scoring/policies.h"
 #include "core/telemetry/quantity.h"
 
 #include <algorithm>
+#include <iterator>
+#include <string_view>
 
 namespace powerctl::cluster {
 namespace {
@@ -21,14 +25,38 @@ std::optional<double> Resource(const json& node, const char* field, const char* 
   return value.ok() ? std::optional<double>(*value) : std::nullopt;
 }
 
+bool StartsWith(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
 }  // namespace
+
+bool ScoringReadsLabel(const std::string& key, const std::string& value) {
+  // The power model's: temperature ranges and where the node's model server is.
+  for (const char* sensor : {"ambient", "cpu1", "cpu2"}) {
+    if (StartsWith(key, sensor) && (key.substr(std::string_view(sensor).size()) == "/min" ||
+                                    key.substr(std::string_view(sensor).size()) == "/max")) {
+      return true;
+    }
+  }
+  if (StartsWith(key, "tensorflow/")) return true;
+  // What policies write and read back: labeling's prefixed keys, deschedule's
+  // `<policy>=violating` (any key: a deschedule policy may be named anything).
+  return StartsWith(key, scoring::kLabelingPrefix) || value == scoring::kViolatingValue;
+}
+
+bool ScoringReadsAnnotation(const std::string& key) {
+  return StartsWith(key, predict::kPowerctlAnnotationPrefix);
+}
 
 NodeState NodeStateFromJson(const json& node) {
   NodeState state;
   state.info = telemetry::NodeInfoFromJson(node);
   state.facts = predict::NodeFactsFromJson(node);
-  // kubectl apply's copy of the whole manifest: read by nothing here.
-  state.facts.annotations.erase("kubectl.kubernetes.io/last-applied-configuration");
+  std::erase_if(state.facts.labels,
+                [](const auto& label) { return !ScoringReadsLabel(label.first, label.second); });
+  std::erase_if(state.facts.annotations,
+                [](const auto& annotation) { return !ScoringReadsAnnotation(annotation.first); });
   state.name = state.facts.name;
   state.cpu_capacity = Resource(node, "capacity", "cpu");
   state.cpu_allocatable = Resource(node, "allocatable", "cpu");

@@ -12,7 +12,9 @@
 
 namespace powerctl::predict {
 
-// Built-in model annotations (numbers as plain decimal text, e.g. "135.5").
+// Built-in model annotations (numbers as plain decimal text, e.g. "135.5"), all under
+// kPowerctlAnnotationPrefix.
+inline constexpr const char* kPowerctlAnnotationPrefix = "powerctl.io/";
 inline constexpr const char* kIdleWattsAnnotation = "powerctl.io/idle-watts";
 inline constexpr const char* kMaxWattsAnnotation = "powerctl.io/max-watts";
 inline constexpr const char* kCurveAnnotation = "powerctl.io/curve";

@@ -34,7 +34,10 @@ json Node(const std::string& name, const std::string& ip, json labels = json::ob
   return {
       {"apiVersion", "v1"},
       {"kind", "Node"},
-      {"metadata", {{"name", name}, {"labels", labels}, {"annotations", {{"a", "1"}}}}},
+      {"metadata",
+       {{"name", name},
+        {"labels", labels},
+        {"annotations", {{"a", "1"}, {"powerctl.io/idle-watts", "90"}}}}},
       {"status",
        {{"capacity", {{"cpu", "8"}, {"memory", "16Gi"}}},
         {"allocatable", {{"cpu", "7500m"}, {"memory", "15Gi"}}},
@@ -108,7 +111,8 @@ TEST_F(NodeCacheTest, ListsIntoASnapshot) {
   EXPECT_EQ(n1.cpu_allocatable, 7.5);
   EXPECT_EQ(n1.memory_allocatable, 15.0 * 1024 * 1024 * 1024);
   EXPECT_EQ(n1.facts.labels.at("ambient/max"), "40");
-  EXPECT_EQ(n1.facts.annotations.at("a"), "1");
+  EXPECT_EQ(n1.facts.annotations,
+            (std::map<std::string, std::string>{{"powerctl.io/idle-watts", "90"}}));
   EXPECT_EQ(n1.info.internal_ips, std::vector<std::string>{"10.0.0.1"});
   ASSERT_EQ(n1.pods.size(), 2u);
   EXPECT_EQ(n1.pods[0]->name, "db");
@@ -130,21 +134,39 @@ TEST_F(NodeCacheTest, ListsIntoASnapshot) {
   cache->Stop();
 }
 
-TEST(NodeStateTest, KeepsWhatScoringReadsWithoutKubectlsCopyOfTheManifest) {
+TEST(NodeStateTest, KeepsOnlyTheLabelsAndAnnotationsScoringReads) {
   json node = {{"metadata",
                 {{"name", "n1"},
-                 {"labels", {{"zone", "a"}}},
+                 {"labels",
+                  {{"zone", "a"},
+                   {"kubernetes.io/hostname", "n1"},
+                   {"ambient/min", "10"},
+                   {"cpu2/max", "90"},
+                   {"cpu1/minimum", "1"},
+                   {"ambient", "x"},
+                   {"tensorflow/host", "model.example"},
+                   {"telemetry.aware.scheduling.power/hot", "true"},
+                   {"power-policy", "violating"},
+                   {"other-policy", "fine"}}},
                  {"annotations",
                   {{"powerctl.io/idle-watts", "80"},
+                   {"node.alpha.kubernetes.io/ttl", "0"},
                    {"kubectl.kubernetes.io/last-applied-configuration", std::string(4096, 'x')}}},
                  {"managedFields", json::array({{{"manager", "kubectl"}}})}}},
                {"status", {{"allocatable", {{"cpu", "4"}, {"memory", "8Gi"}}}}}};
   NodeState state = NodeStateFromJson(node);
   EXPECT_EQ(state.name, "n1");
-  EXPECT_EQ(state.facts.labels.at("zone"), "a");
-  EXPECT_EQ(state.facts.annotations.size(), 1u);
-  EXPECT_EQ(state.facts.annotations.at("powerctl.io/idle-watts"), "80");
+  EXPECT_EQ(state.facts.labels,
+            (std::map<std::string, std::string>{{"ambient/min", "10"},
+                                                {"cpu2/max", "90"},
+                                                {"tensorflow/host", "model.example"},
+                                                {"telemetry.aware.scheduling.power/hot", "true"},
+                                                {"power-policy", "violating"}}));
+  EXPECT_EQ(state.facts.annotations,
+            (std::map<std::string, std::string>{{"powerctl.io/idle-watts", "80"}}));
   EXPECT_EQ(state.cpu_allocatable, 4);
+  // Addresses come from status, not labels: a series still maps by hostname and IP.
+  EXPECT_EQ(state.info.name, "n1");
 }
 
 TEST(ClusterSnapshotTest, PutNodeKeepsNodesSortedForFindNode) {
@@ -215,9 +237,11 @@ TEST_F(NodeCacheTest, SnapshotsShareTheIndexUntilANodeJoinsOrLeaves) {
   server.Put(Pod("team", "a", "n1", "1", {}, "Running"));
   ASSERT_TRUE(cache->WaitFor(
       [](const ClusterSnapshot& s) { return s.FindNode("n1")->pods.size() == 1; }, kWait));
-  server.Put(Node("n1", "10.0.0.1", {{"zone", "a"}}));
+  server.Put(Node("n1", "10.0.0.1", {{"ambient/min", "5"}}));
   ASSERT_TRUE(cache->WaitFor(
-      [](const ClusterSnapshot& s) { return s.FindNode("n1")->facts.labels.count("zone") == 1; },
+      [](const ClusterSnapshot& s) {
+        return s.FindNode("n1")->facts.labels.count("ambient/min") == 1;
+      },
       kWait));
   EXPECT_EQ(cache->Snapshot()->index, first);
   // A node joins: a new index that finds both.
@@ -493,7 +517,7 @@ TEST_F(NodeCacheRealApiServer, FollowsNodesAndPods) {
       cache.WaitForStatus([](const CacheStatus& s) { return s.ready; }, milliseconds(30000)))
       << cache.Status().last_error;
 
-  json n = Node(node, "10.9.9.9", {{"powerctl-e2e", "cache"}});
+  json n = Node(node, "10.9.9.9", {{"powerctl-e2e", "cache"}, {"ambient/max", "35"}});
   n.erase("status");
   ASSERT_TRUE(api.Create("/api/v1/nodes", n).ok());
   // A pod bound to the node by nodeName (no scheduler needed); it stays Pending.
@@ -511,7 +535,8 @@ TEST_F(NodeCacheRealApiServer, FollowsNodesAndPods) {
       },
       milliseconds(30000)));
   auto snap = cache.Snapshot();
-  EXPECT_EQ(snap->FindNode(node)->facts.labels.at("powerctl-e2e"), "cache");
+  EXPECT_EQ(snap->FindNode(node)->facts.labels,
+            (std::map<std::string, std::string>{{"ambient/max", "35"}}));
   EXPECT_DOUBLE_EQ(snap->FindNode(node)->requested.cpu_cores, 0.2);
   EXPECT_EQ(snap->PodGroup("default", node).size(), 1u);
   ASSERT_TRUE(api.Delete("/api/v1/namespaces/default/pods/" + node).ok());
