@@ -28,10 +28,9 @@ std::map<std::string, std::string> StringMap(const json& object) {
   return out;
 }
 
-ModelTemperature Normalize(const telemetry::Reading& reading, const NodeFacts& node,
-                           const std::string& prefix) {
-  ModelTemperature t;
-  t.reading = reading;
+PreparedTemperature Normalize(const telemetry::Reading& reading, const NodeFacts& node,
+                              const std::string& prefix) {
+  PreparedTemperature t;
   std::string error;
   t.range = TemperatureRangeFromLabels(node.labels, prefix, &error);
   if (!error.empty()) {
@@ -132,8 +131,10 @@ PreparedNode PrepareNode(const NodeFacts& node, telemetry::NodeReading reading,
   }
   // The age of the oldest input the prediction rests on.
   std::chrono::milliseconds age = telemetry::Age(cpu, now);
-  for (const ModelTemperature* t : {&out.ambient, &out.cpu1, &out.cpu2}) {
-    if (t->normalized) age = std::max(age, telemetry::Age(t->reading, now));
+  for (auto [t, read] :
+       {std::pair{&out.ambient, &out.reading.ambient}, std::pair{&out.cpu1, &out.reading.cpu1},
+        std::pair{&out.cpu2, &out.reading.cpu2}}) {
+    if (t->normalized) age = std::max(age, telemetry::Age(*read, now));
   }
   out.telemetry_age = age;
   return out;
@@ -282,10 +283,12 @@ std::vector<NodePower> PredictNodePower(
     PowerEstimate& e = estimates[i];
     NodePower& out = results[i];
     out.node = std::move(p.node);
+    for (auto [to, from, reading] : {std::tuple{&out.ambient, &p.ambient, &p.reading.ambient},
+                                     std::tuple{&out.cpu1, &p.cpu1, &p.reading.cpu1},
+                                     std::tuple{&out.cpu2, &p.cpu2, &p.reading.cpu2}}) {
+      *to = ModelTemperature{*reading, from->range, from->normalized, std::move(from->note)};
+    }
     out.reading = std::move(p.reading);
-    out.ambient = std::move(p.ambient);
-    out.cpu1 = std::move(p.cpu1);
-    out.cpu2 = std::move(p.cpu2);
     out.error = std::move(e.error);
     if (p.model != nullptr) out.model = *p.model;
     out.cpu_fraction_now = e.cpu_fraction_now;
