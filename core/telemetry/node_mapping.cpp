@@ -18,14 +18,6 @@ std::string Lower(std::string_view text) {
   return out;
 }
 
-// Hostnames compare case-insensitively (DNS); "" marks a key claimed by two nodes.
-void Claim(std::map<std::string, std::string>& index, const std::string& key,
-           const std::string& node) {
-  if (key.empty()) return;
-  auto [it, inserted] = index.emplace(Lower(key), node);
-  if (!inserted && it->second != node) it->second.clear();
-}
-
 }  // namespace
 
 NodeInfo NodeInfoFromJson(const json& node) {
@@ -81,19 +73,63 @@ std::string InstanceHost(std::string_view instance) {
 
 NodeNameMapper::NodeNameMapper(const std::vector<NodeInfo>& nodes, NodeMappingOptions options)
     : options_(std::move(options)) {
+  std::size_t bytes = 0;
+  for (const NodeInfo& node : nodes) {
+    bytes += 2 * node.name.size();
+    for (const std::string& ip : node.internal_ips) bytes += ip.size();
+    for (const std::string& host : node.hostnames) bytes += host.size();
+  }
+  text_.reserve(bytes);
   for (const NodeInfo& node : nodes) {
     if (node.name.empty()) continue;
-    Claim(names_, node.name, node.name);
-    for (const std::string& ip : node.internal_ips) Claim(addresses_, ip, node.name);
-    for (const std::string& host : node.hostnames) Claim(hostnames_, host, node.name);
+    const auto position = static_cast<std::uint32_t>(names_.size());
+    names_.push_back(Store(node.name, false));
+    Claim(by_name_, node.name, position);
+    for (const std::string& ip : node.internal_ips) Claim(by_address_, ip, position);
+    for (const std::string& host : node.hostnames) Claim(by_hostname_, host, position);
   }
+  for (Index* index : {&by_name_, &by_address_, &by_hostname_}) Finish(*index);
 }
 
-std::optional<std::string> NodeNameMapper::Lookup(const std::map<std::string, std::string>& index,
-                                                  const std::string& key) const {
-  auto it = index.find(Lower(key));
-  if (it == index.end() || it->second.empty()) return std::nullopt;
-  return it->second;
+NodeNameMapper::Span NodeNameMapper::Store(std::string_view text, bool lower) {
+  Span span{static_cast<std::uint32_t>(text_.size()), static_cast<std::uint32_t>(text.size())};
+  text_.append(text);
+  if (lower) {
+    std::transform(text_.begin() + span.offset, text_.end(), text_.begin() + span.offset,
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  }
+  return span;
+}
+
+// Keys compare case-insensitively (DNS names).
+void NodeNameMapper::Claim(Index& index, std::string_view key, std::uint32_t node) {
+  if (key.empty()) return;
+  index.push_back(Key{Store(key, true), node});
+}
+
+void NodeNameMapper::Finish(Index& index) const {
+  std::stable_sort(index.begin(), index.end(),
+                   [this](const Key& a, const Key& b) { return Text(a.key) < Text(b.key); });
+  Index merged;
+  merged.reserve(index.size());
+  for (const Key& key : index) {
+    if (!merged.empty() && Text(merged.back().key) == Text(key.key)) {
+      // Claimed twice: by the same node (a repeated address) it still names it; by two, none.
+      if (merged.back().node != key.node) merged.back().node = kAmbiguous;
+      continue;
+    }
+    merged.push_back(key);
+  }
+  index.swap(merged);
+}
+
+std::optional<std::string> NodeNameMapper::Lookup(const Index& index, std::string_view key) const {
+  const std::string lower = Lower(key);
+  auto it = std::lower_bound(
+      index.begin(), index.end(), lower,
+      [this](const Key& entry, const std::string& wanted) { return Text(entry.key) < wanted; });
+  if (it == index.end() || Text(it->key) != lower || it->node == kAmbiguous) return std::nullopt;
+  return std::string(Text(names_[it->node]));
 }
 
 std::optional<std::string> NodeNameMapper::Map(
@@ -101,21 +137,21 @@ std::optional<std::string> NodeNameMapper::Map(
   for (const std::string& label : options_.node_labels) {
     auto it = labels.find(label);
     if (it == labels.end()) continue;
-    if (auto node = Lookup(names_, it->second)) return node;
+    if (auto node = Lookup(by_name_, it->second)) return node;
   }
   auto instance = labels.find(options_.instance_label);
   if (instance == labels.end() || instance->second.empty()) return std::nullopt;
   std::string host = InstanceHost(instance->second);
-  if (auto node = Lookup(names_, host)) return node;
-  if (auto node = Lookup(addresses_, host)) return node;
-  if (auto node = Lookup(hostnames_, host)) return node;
+  if (auto node = Lookup(by_name_, host)) return node;
+  if (auto node = Lookup(by_address_, host)) return node;
+  if (auto node = Lookup(by_hostname_, host)) return node;
   // An IPv4 address has dots too, but its first part is no host name.
   bool ipv4 = std::all_of(host.begin(), host.end(), [](char c) {
     return c == '.' || std::isdigit(static_cast<unsigned char>(c));
   });
   std::size_t dot = host.find('.');
   if (ipv4 || dot == std::string::npos || dot == 0) return std::nullopt;
-  return Lookup(names_, host.substr(0, dot));
+  return Lookup(by_name_, std::string_view(host).substr(0, dot));
 }
 
 }  // namespace powerctl::telemetry

@@ -119,6 +119,18 @@ TEST(TelemetryNodeMappingTest, SharedAddressesMapToNoNode) {
   EXPECT_EQ(mapper.Map({{"instance", "a:9100"}}), "a");
 }
 
+TEST(TelemetryNodeMappingTest, KeysClaimedTwiceByOneNodeStillNameIt) {
+  // One node listing an address twice, a Hostname in capitals, names that differ only in case.
+  NodeNameMapper mapper({Node("a", {"10.0.0.1", "10.0.0.1"}, {"Host-A.Example"}),
+                         Node("Mixed", {"10.0.0.2"}), Node("mixed", {"10.0.0.3"})});
+  EXPECT_EQ(mapper.Map({{"instance", "10.0.0.1:9100"}}), "a");
+  EXPECT_EQ(mapper.Map({{"instance", "host-a.example:9100"}}), "a");
+  EXPECT_FALSE(mapper.Map({{"node", "mixed"}}));                    // two nodes claim it
+  EXPECT_EQ(mapper.Map({{"instance", "10.0.0.2:9100"}}), "Mixed");  // the Node's own spelling
+  NodeNameMapper none({});
+  EXPECT_FALSE(none.Map({{"instance", "a:1"}}));
+}
+
 TEST(TelemetryNodeMappingTest, CustomLabels) {
   NodeMappingOptions options;
   options.node_labels = {"host"};
