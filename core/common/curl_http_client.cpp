@@ -118,6 +118,9 @@ class CurlHttpClient : public HttpClient {
     CURL* h = handle.get();
     char error_buffer[CURL_ERROR_SIZE] = "";
     HttpClientResponse response;
+    if (request.expected_body_bytes > 0) {
+      response.body.reserve(std::min(request.expected_body_bytes, max_body_bytes_));
+    }
     Body body{&response.body, max_body_bytes_};
     Slist headers;
     auto add_header = [&headers](const std::string& line) {

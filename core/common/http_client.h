@@ -5,6 +5,7 @@
 #include "core/common/result.h"
 
 #include <chrono>
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <string>
@@ -17,6 +18,10 @@ struct HttpClientRequest {
   std::string body;
   std::string content_type;
   std::chrono::milliseconds timeout{2000};  // whole request, connect included
+  // A hint, not a limit: room for this many response bytes is made up front. A body that
+  // grows by appending is copied at each doubling and, at its peak, held twice over; a
+  // caller repeating a large query knows about how large the answer will be.
+  std::size_t expected_body_bytes = 0;
 };
 
 struct HttpClientResponse {

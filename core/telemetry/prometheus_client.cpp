@@ -293,8 +293,21 @@ Result<QueryResult> PrometheusClient::Post(const std::string& endpoint, const st
     request.body += "&timeout=" + DurationParam(options_.timeout);
     request.timeout = options_.timeout + std::chrono::seconds(1);
   }
+  {
+    std::lock_guard lock(sizes_mu_);
+    if (auto it = last_body_bytes_.find(form); it != last_body_bytes_.end()) {
+      request.expected_body_bytes = it->second + it->second / 8;  // room to grow a little
+    }
+  }
   auto start = std::chrono::steady_clock::now();
   Result<HttpClientResponse> response = http_.Do(request);
+  if (response.ok() && response->status / 100 == 2) {
+    std::lock_guard lock(sizes_mu_);
+    // Bounded: a client serves a few fixed queries; one asked ad hoc (calibrate's ranges)
+    // must not grow this without end.
+    if (last_body_bytes_.size() >= 64) last_body_bytes_.clear();
+    last_body_bytes_[form] = response->body.size();
+  }
   auto took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start);
   std::string where = "Prometheus at " + display_url_;
   if (!response.ok()) {

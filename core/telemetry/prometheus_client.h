@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -81,6 +82,10 @@ class PrometheusClient {
 
   HttpClient& http_;
   PrometheusOptions options_;
+  // The body size each query last answered with (HttpClientRequest::expected_body_bytes):
+  // a telemetry refresh repeats the same few queries, and a 5,000-node answer is megabytes.
+  mutable std::mutex sizes_mu_;
+  mutable std::map<std::string, std::size_t> last_body_bytes_;
   std::string base_url_;     // without a trailing '/'
   std::string display_url_;  // base_url_ without user:password@
 };

@@ -68,6 +68,18 @@ TEST(CurlHttpClientTest, PostSendsBodyAndContentTypeWithoutExpect) {
   EXPECT_EQ(empty->body, "POST||text/plain|no");
 }
 
+TEST(CurlHttpClientTest, AnExpectedSizeIsOnlyAHint) {
+  LocalHttpServer server(Route);
+  auto http = MakeCurlHttpClient();
+  for (std::size_t hint : {std::size_t{1}, std::size_t{4096}, std::size_t{1} << 40}) {
+    HttpClientRequest request{"GET", server.url() + "/big", "", "", milliseconds(2000)};
+    request.expected_body_bytes = hint;  // smaller, exact, and far over the body limit
+    auto r = http->Do(request);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->body, std::string(4096, 'x')) << hint;
+  }
+}
+
 TEST(CurlHttpClientTest, ConnectionsAreKeptAlive) {
   LocalHttpServer server(Route);
   auto http = MakeCurlHttpClient();

@@ -254,6 +254,28 @@ TEST(PrometheusClientTest, QueryPostsAFormWithTimeAndTimeout) {
   EXPECT_EQ(req.timeout, milliseconds(3500));
 }
 
+TEST(PrometheusClientTest, ARepeatedQueryExpectsAboutItsLastAnswersSize) {
+  const std::string big = R"({"status":"success","data":{"resultType":"vector","result":[)" +
+                          std::string(8000, ' ') + "]}}";
+  FakeHttp http([&](const HttpClientRequest& request) -> Result<HttpClientResponse> {
+    if (request.body.find("fails") != std::string::npos) return Reply(503, "{}");
+    return Reply(200, big);
+  });
+  PrometheusClient client(http, PrometheusOptions{"http://prom.example:9090"});
+  ASSERT_TRUE(client.Query("up").ok());
+  ASSERT_TRUE(client.Query("up").ok());
+  ASSERT_TRUE(client.Query("other").ok());
+  EXPECT_FALSE(client.Query("fails").ok());
+  EXPECT_FALSE(client.Query("fails").ok());
+  std::vector<HttpClientRequest> requests = http.requests();
+  ASSERT_EQ(requests.size(), 5u);
+  EXPECT_EQ(requests[0].expected_body_bytes, 0u);  // never asked: no guess
+  EXPECT_GE(requests[1].expected_body_bytes, big.size());
+  EXPECT_LE(requests[1].expected_body_bytes, big.size() + big.size() / 4);
+  EXPECT_EQ(requests[2].expected_body_bytes, 0u);  // another query
+  EXPECT_EQ(requests[4].expected_body_bytes, 0u);  // error answers teach nothing
+}
+
 TEST(PrometheusClientTest, QueryRange) {
   FakeHttp http([](const HttpClientRequest&) -> Result<HttpClientResponse> {
     return Reply(200, R"({"status":"success","data":{"resultType":"matrix","result":[]}})");
