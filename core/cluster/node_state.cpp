@@ -7,7 +7,6 @@
 #include "core/telemetry/quantity.h"
 
 #include <algorithm>
-#include <iterator>
 #include <string_view>
 
 namespace powerctl::cluster {
