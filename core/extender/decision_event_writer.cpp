@@ -86,7 +86,7 @@ void DecisionEventWriter::Write(const scoring::Decision& decision) {
   std::optional<nlohmann::json> event = DecisionEvent(decision, source);
   if (!event) return;
   const std::string& ns = decision.pod_namespace;
-  auto created = client_->Create("/api/v1/namespaces/" + ns + "/events", *event);
+  Status created = client_->CreateOnly("/api/v1/namespaces/" + ns + "/events", *event);
   if (created.ok()) {
     events_.Inc({"written"});
     return;

@@ -257,6 +257,15 @@ Result<json> Client::Create(const std::string& collection_path, const json& obje
       false);
 }
 
+Status Client::CreateOnly(const std::string& collection_path, const json& object) {
+  HttpRequest request = MakeRequest("POST", collection_path, DumpJson(object), "application/json");
+  POWERCTL_TRY(response, Do(std::move(request), false));  // not retried: as Create
+  if (!IsSuccess(response.status)) {
+    return ErrorFromResponse("POST", collection_path, response, options_.connection_description);
+  }
+  return OkStatus();
+}
+
 Result<json> Client::Replace(const std::string& path, const json& object) {
   // Not retried on 5xx: with metadata.resourceVersion set, a retry of an update that did land
   // would fail with 409 and be mistaken for someone else's change.

@@ -131,6 +131,31 @@ TEST_F(ClientTest, CreateIsNotRetriedOnServerErrors) {
   EXPECT_THAT(created.error().message, HasSubstr("HTTP 503"));
 }
 
+TEST_F(ClientTest, CreateOnlyChecksTheStatusWithoutParsingTheEcho) {
+  fake_->responses.push_back(HttpResponse{201, "{not json: never read", {}});
+  fake_->responses.push_back(Reply(503, StatusBody(503, "ServiceUnavailable", "etcd is down")));
+  fake_->responses.push_back(Reply(403, StatusBody(403, "Forbidden", "events is forbidden")));
+  const json event = {{"kind", "Event"}, {"metadata", {{"name", "e1"}}}};
+  Status written = client_->CreateOnly("/api/v1/namespaces/ns/events", event);
+  EXPECT_TRUE(written.ok()) << written.error().message;
+  EXPECT_EQ(Request(0).method, "POST");
+  EXPECT_EQ(Request(0).path, "/api/v1/namespaces/ns/events");
+  EXPECT_EQ(json::parse(Request(0).body), event);
+  Status unavailable = client_->CreateOnly("/api/v1/namespaces/ns/events", event);
+  ASSERT_FALSE(unavailable.ok());
+  EXPECT_EQ(fake_->requests.size(), 2u);  // not retried, as Create
+  EXPECT_THAT(unavailable.error().message, HasSubstr("etcd is down"));
+  Status forbidden = client_->CreateOnly("/api/v1/namespaces/ns/events", event);
+  ASSERT_FALSE(forbidden.ok());
+  EXPECT_THAT(forbidden.error().message, HasSubstr("events is forbidden"));
+  // The same error Create gives for the same answer.
+  fake_->responses.push_back(Reply(403, StatusBody(403, "Forbidden", "events is forbidden")));
+  Result<json> created = client_->Create("/api/v1/namespaces/ns/events", event);
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(forbidden.error().code, created.error().code);
+  EXPECT_EQ(forbidden.error().message, created.error().message);
+}
+
 TEST_F(ClientTest, RetriesRefusedConnectionsForEveryMethod) {
   fake_->responses.push_back(NetworkError("Connection refused"));
   fake_->responses.push_back(Reply(201, json::object()));
