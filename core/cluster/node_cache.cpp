@@ -338,13 +338,6 @@ bool NodeCache::WaitFor(const std::function<bool(const ClusterSnapshot&)>& predi
   }
 }
 
-std::uint64_t NodeCache::WaitForChange(std::uint64_t version,
-                                       std::chrono::milliseconds timeout) const {
-  std::unique_lock lock(mu_);
-  changed_.wait_for(lock, timeout, [&] { return version_ != version; });
-  return version_;
-}
-
 bool NodeCache::WaitForStatus(const std::function<bool(const CacheStatus&)>& predicate,
                               std::chrono::milliseconds timeout) const {
   auto deadline = std::chrono::steady_clock::now() + timeout;

@@ -151,10 +151,7 @@ class NodeCache {
   // Waits until `predicate` holds for a snapshot (true), or `timeout` passes (false).
   bool WaitFor(const std::function<bool(const ClusterSnapshot&)>& predicate,
                std::chrono::milliseconds timeout) const;
-  // Waits until the cache has changed since `version` (a ClusterSnapshot::version) or
-  // `timeout` passes, without building a snapshot; returns the version then current.
-  std::uint64_t WaitForChange(std::uint64_t version, std::chrono::milliseconds timeout) const;
-  // The same as WaitFor for Status() (e.g. until a failure is reported).
+  // The same for Status() (e.g. until a failure is reported).
   bool WaitForStatus(const std::function<bool(const CacheStatus&)>& predicate,
                      std::chrono::milliseconds timeout) const;
 

@@ -16,9 +16,7 @@
 #include "core/telemetry/sources.h"
 #include "core/telemetry/telemetry_service.h"
 
-#include <chrono>
 #include <cstdlib>
-#include <thread>
 
 namespace powerctl::extender {
 namespace {
@@ -85,12 +83,8 @@ Result<std::unique_ptr<ClusterWrites>> StartClusterWrites(
   deps.snapshot = [&cache] { return cache.Snapshot(); };
   deps.policies_synced = [&cache] { return cache.Status().policies_synced; };
   deps.wait_for_change = [&cache](std::uint64_t version, std::chrono::milliseconds timeout) {
-    // The version alone, then a moment for the changes that come together: each bind is
-    // several watch events, and building a snapshot for every one of them (to look for
-    // complete pod groups) was 6 % of the extender's CPU under kube-scheduler's load. A
-    // group's touch waits at most this much longer.
-    constexpr std::chrono::milliseconds kCoalesce{50};
-    if (cache.WaitForChange(version, timeout) != version) std::this_thread::sleep_for(kCoalesce);
+    cache.WaitFor([version](const cluster::ClusterSnapshot& s) { return s.version != version; },
+                  timeout);
   };
   cluster::LeaderElection* election = out->election.get();
   // Writing from a cache that has not listed everything yet would undo others' work.

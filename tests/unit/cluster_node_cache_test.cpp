@@ -261,30 +261,6 @@ TEST_F(NodeCacheTest, SnapshotsShareTheIndexUntilANodeJoinsOrLeaves) {
   EXPECT_EQ(left->FindNodePosition("n0"), kNoNode);
 }
 
-TEST_F(NodeCacheTest, WaitForChangeReturnsTheNewVersionWithoutASnapshot) {
-  server.Put(Node("n1", "10.0.0.1"));
-  auto cache = MakeCache();
-  cache->Start();
-  ASSERT_TRUE(cache->WaitForSync(kWait));
-  // Start-up may still bring changes (the policy watch's list): wait until 50 ms pass
-  // without one, which is also the timeout path returning the version it was given.
-  std::uint64_t before = cache->Snapshot()->version;
-  for (int i = 0; i < 100; ++i) {
-    const std::uint64_t now = cache->WaitForChange(before, std::chrono::milliseconds(50));
-    if (now == before) break;
-    before = now;
-  }
-  EXPECT_EQ(cache->WaitForChange(before, std::chrono::milliseconds(50)), before);
-  server.Put(Pod("team", "a", "n1", "1", {}, "Running"));
-  const std::uint64_t after = cache->WaitForChange(before, kWait);
-  EXPECT_NE(after, before);
-  // Versions are the snapshots': the next snapshot is at least as new, and shows the pod.
-  std::shared_ptr<const ClusterSnapshot> snapshot = cache->Snapshot();
-  EXPECT_GE(snapshot->version, after);
-  EXPECT_EQ(snapshot->FindNode("n1")->pods.size(), 1u);
-  cache->Stop();
-}
-
 TEST_F(NodeCacheTest, FollowsChanges) {
   server.Put(Node("n1", "10.0.0.1"));
   server.Put(Pod("team", "a", "", "1", {{"podGroup", "g"}, {"minAvailable", "2"}}, "Pending"));
