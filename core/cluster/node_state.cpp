@@ -32,11 +32,10 @@ bool StartsWith(std::string_view text, std::string_view prefix) {
 
 bool ScoringReadsLabel(const std::string& key, const std::string& value) {
   // The power model's: temperature ranges and where the node's model server is.
-  for (const char* sensor : {"ambient", "cpu1", "cpu2"}) {
-    if (StartsWith(key, sensor) && (key.substr(std::string_view(sensor).size()) == "/min" ||
-                                    key.substr(std::string_view(sensor).size()) == "/max")) {
-      return true;
-    }
+  for (std::string_view sensor : {"ambient", "cpu1", "cpu2"}) {
+    if (!StartsWith(key, sensor)) continue;
+    const std::string_view bound = std::string_view(key).substr(sensor.size());
+    if (bound == "/min" || bound == "/max") return true;
   }
   if (StartsWith(key, "tensorflow/")) return true;
   // What policies write and read back: labeling's prefixed keys, deschedule's

@@ -33,7 +33,8 @@ int mallctl(const char* name, void* oldp, std::size_t* oldlenp, void* newp, std:
 namespace powerctl {
 namespace {
 
-constexpr unsigned kAllArenas = 4096;  // jemalloc's MALLCTL_ARENAS_ALL
+// The purge of every arena (jemalloc's MALLCTL_ARENAS_ALL is 4096).
+constexpr const char* kPurgeAllArenas = "arena.4096.purge";
 
 bool JemallocLinked() {
   return mallctl != nullptr;
@@ -49,8 +50,7 @@ bool ReadJemalloc(const char* name, T& value) {
 
 void ReleaseFreeMemory() {
   if (JemallocLinked()) {
-    const std::string purge = fmt::format("arena.{}.purge", kAllArenas);
-    mallctl(purge.c_str(), nullptr, nullptr, nullptr, 0);
+    mallctl(kPurgeAllArenas, nullptr, nullptr, nullptr, 0);
     return;
   }
 #if defined(__GLIBC__)

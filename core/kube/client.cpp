@@ -166,13 +166,20 @@ Result<HttpResponse> Client::Do(HttpRequest request, bool retry_on_5xx) {
   }
 }
 
-Result<json> Client::DoJson(HttpRequest request, bool retry_on_5xx) {
+Result<HttpResponse> Client::DoSuccessful(HttpRequest request, bool retry_on_5xx) {
   std::string method = request.method;
   std::string path = request.path;
   POWERCTL_TRY(response, Do(std::move(request), retry_on_5xx));
   if (!IsSuccess(response.status)) {
     return ErrorFromResponse(method, path, response, options_.connection_description);
   }
+  return response;
+}
+
+Result<json> Client::DoJson(HttpRequest request, bool retry_on_5xx) {
+  std::string method = request.method;
+  std::string path = request.path;
+  POWERCTL_TRY(response, DoSuccessful(std::move(request), retry_on_5xx));
   return ParseBody(response, method, path);
 }
 
@@ -258,11 +265,9 @@ Result<json> Client::Create(const std::string& collection_path, const json& obje
 }
 
 Status Client::CreateOnly(const std::string& collection_path, const json& object) {
-  HttpRequest request = MakeRequest("POST", collection_path, DumpJson(object), "application/json");
-  POWERCTL_TRY(response, Do(std::move(request), false));  // not retried: as Create
-  if (!IsSuccess(response.status)) {
-    return ErrorFromResponse("POST", collection_path, response, options_.connection_description);
-  }
+  // Not retried on 5xx, as Create.
+  POWERCTL_CHECK_OK(DoSuccessful(
+      MakeRequest("POST", collection_path, DumpJson(object), "application/json"), false));
   return OkStatus();
 }
 

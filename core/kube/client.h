@@ -108,6 +108,9 @@ class Client {
   using QueryParams = std::vector<std::pair<std::string, std::string>>;
 
   Result<HttpResponse> Do(HttpRequest request, bool retry_on_5xx);
+  // Do, with a status outside 2xx as the API server's error.
+  Result<HttpResponse> DoSuccessful(HttpRequest request, bool retry_on_5xx);
+  // DoSuccessful, with the body parsed.
   Result<json> DoJson(HttpRequest request, bool retry_on_5xx);
   Result<ListResult> ListAll(const std::string& path, const ListOptions& options);
   // Lists page by page (options.limit per page), handing each item (kind and apiVersion
