@@ -194,10 +194,12 @@ policies:
         self.stack.write_node_metric(METRIC, {self.good: 10, self.bad: 20})
         cl.wait_for(lambda: self.hot not in self.labels_of(self.bad), 30, f"{self.hot} removed from {self.bad}",
                     diagnose=lambda: cl.tail(log))
-        metrics = get_text(ops + "/metrics")
-        self.assertEqual(metric_value(metrics, "powerctl_extender_leader"), 1, metrics)
-        self.assertGreaterEqual(
-            metric_value(metrics, 'powerctl_extender_node_label_patches_total{result="ok"}'), 2, metrics)
+        # The writer counts a patch after the API server's answer, so the label can be seen a moment
+        # before the counter moves: wait for it rather than read it once.
+        ok = 'powerctl_extender_node_label_patches_total{result="ok"}'
+        cl.wait_for(lambda: (metric_value(get_text(ops + "/metrics"), ok) or 0) >= 2, 10, "two label patches counted",
+                    diagnose=lambda: get_text(ops + "/metrics"))
+        self.assertEqual(metric_value(get_text(ops + "/metrics"), "powerctl_extender_leader"), 1)
         with open(log) as f:
             self.assertNotIn("forbidden", f.read().lower())
 
@@ -214,7 +216,9 @@ policies:
         cl.wait_for(lambda: self.labels_of(self.bad).get(self.hot) == "violating", 30,
                     f"{self.bad} labelled by the leader", diagnose=lambda: cl.tail(a_log))
         ok = 'powerctl_extender_node_label_patches_total{result="ok"}'
-        self.assertGreaterEqual(metric_value(get_text(a_ops + "/metrics"), ok) or 0, 1)
+        # Counted after the API server answers: the label may be visible a moment earlier.
+        cl.wait_for(lambda: (metric_value(get_text(a_ops + "/metrics"), ok) or 0) >= 1, 10,
+                    "replica-a's label patch counted")
         self.assertIsNone(metric_value(get_text(b_ops + "/metrics"), ok))  # the follower never wrote
         self.assertEqual(self.holder(), "replica-a")
 
@@ -231,7 +235,8 @@ policies:
         self.stack.write_node_metric(METRIC, {self.good: 10, self.bad: 20})
         cl.wait_for(lambda: self.hot not in self.labels_of(self.bad), 30, "the label removed by the new leader",
                     diagnose=lambda: cl.tail(b_log))
-        self.assertGreaterEqual(metric_value(get_text(b_ops + "/metrics"), ok) or 0, 1)
+        cl.wait_for(lambda: (metric_value(get_text(b_ops + "/metrics"), ok) or 0) >= 1, 10,
+                    "replica-b's label patch counted")
         with open(b_log) as f:
             self.assertIn("leading: holding lease", f.read())
 

@@ -206,12 +206,17 @@ telemetry:
             decisions = json.load(r)["items"]
         verbs = {d["verb"] for d in decisions}
         self.assertIn("prioritize", verbs, decisions)
-        with urllib.request.urlopen(f"http://127.0.0.1:{ops_port}/metrics", timeout=5) as r:
-            metrics = r.read().decode()
-        self.assertIn('powerctl_extender_requests_total{verb="prioritize",code="200"}', metrics)
-        written = [line for line in metrics.splitlines()
-                   if line.startswith('powerctl_extender_decision_events_total{result="written"}')]
-        self.assertTrue(written and float(written[0].split()[-1]) >= 3, written)
+        def metrics():
+            with urllib.request.urlopen(f"http://127.0.0.1:{ops_port}/metrics", timeout=5) as r:
+                return r.read().decode()
+        self.assertIn('powerctl_extender_requests_total{verb="prioritize",code="200"}', metrics())
+
+        # Events are written in the background and counted once the API server has answered.
+        def events_written():
+            written = [line for line in metrics().splitlines()
+                       if line.startswith('powerctl_extender_decision_events_total{result="written"}')]
+            return written and float(written[0].split()[-1]) >= 3
+        cl.wait_for(events_written, 10, "three decision Events written", diagnose=metrics)
         with open(scheduler_log) as f:
             self.assertNotIn("forbidden", f.read().lower())
         with open(extender_log) as f:
