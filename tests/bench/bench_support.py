@@ -37,6 +37,9 @@ sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "e2e"))
 import cluster as cl  # noqa: E402  (tests/e2e is on the path only from here)
 
 BINARY = os.environ.get("POWERCTL_BINARY") or os.path.join(SOURCE_DIR, "build", "powerctl")
+# tests/bench/noop_extender.cpp, built beside the powerctl binary.
+NOOP_EXTENDER = os.environ.get("POWERCTL_NOOP_EXTENDER") or os.path.join(
+    os.path.dirname(BINARY), "tests", "bench", "noop_extender")
 PROMETHEUS = "/usr/bin/prometheus"
 BENCH_LABEL = "powerctl.bench/node"
 CPU_SIZES = (16, 32, 64)
@@ -405,6 +408,28 @@ class ScheduleServer:
         if self.proc is not None:
             cl.terminate_pid(self.proc.pid, popen=self.proc, name="powerctl schedule-server")
             self.proc = None
+
+
+class NoopExtender(ScheduleServer):
+    """tests/bench/noop_extender on free loopback ports: the same server and wire code as
+    schedule-server with no decision, for the floor of an extender's cost. Same TLS files, same
+    readiness and /metrics reading; it has no cluster, telemetry or predictions."""
+
+    def start(self, port=None):
+        self.port = port or cl.free_ports(1)[0]
+        self.ops_port, = cl.free_ports(1)
+        argv = [NOOP_EXTENDER, "--port", str(self.port), "--ops-port", str(self.ops_port),
+                "--threads", str(self.threads)]
+        if self.tls_dir:
+            argv += ["--tls-cert", f"{self.tls_dir}/server.crt", "--tls-key", f"{self.tls_dir}/server.key",
+                     "--client-ca", f"{self.tls_dir}/ca.crt"]
+        self.log_path = os.path.join(self.workdir, "noop-extender.log")
+        with open(self.log_path, "w") as out:
+            self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        cl.wait_for(self._ready, 30, "noop_extender ready", diagnose=self.diagnose)
+
+    def wait_predicted(self, node, timeout=120):
+        """Nothing to wait for: it predicts nothing."""
 
 
 @contextlib.contextmanager

@@ -15,7 +15,9 @@ Each run: M pods are created (in parallel) while no scheduler runs, then the sch
 watch records when each pod gets its node; pods/s = (M - 1) / (last bind - first bind), so start-up
 and informer sync are not counted. The pods are deleted between runs. The extender reads CPU and
 temperatures from a real Prometheus (bench_support.py), so every prioritize goes through the
-built-in model. --perf DIR records `perf record --call-graph dwarf` of the extender during its runs.
+built-in model. --floor adds, in each round, a run against tests/bench/noop_extender (the same
+HTTPS server, mutual TLS and wire code with no decision): the part of the extender's per-pod cost
+that any extender pays, whatever it computes. --perf DIR records `perf record --call-graph dwarf` of the extender during its runs.
 """
 import argparse
 import copy
@@ -47,6 +49,8 @@ def parse_args(argv):
     p.add_argument("--perf", metavar="DIR", help="perf record the extender during its runs, into DIR")
     p.add_argument("--server-arg", action="append", default=[], metavar="FLAG",
                    help="extra schedule-server flag, repeatable (e.g. --server-arg=--decision-events=false)")
+    p.add_argument("--floor", action="store_true",
+                   help="also run each round against noop_extender (no decision): the protocol's own cost")
     p.add_argument("--json", help="also write the results here")
     p.add_argument("--smoke", action="store_true", help="check that the extender was called (ctest)")
     p.add_argument("--keep", action="store_true", help="keep the work directory")
@@ -181,7 +185,7 @@ def measure(cluster, api, work, name, config_doc, pods, extender=None, perf_dir=
 
 def main(argv=None):
     args = parse_args(argv)
-    bs.require(bs.PROMETHEUS, bs.BINARY)
+    bs.require(bs.PROMETHEUS, bs.BINARY, *([bs.NOOP_EXTENDER] if args.floor else []))
     results = {"machine": bs.machine(), "loadavg_at_start": bs.loadavg(), "nodes": args.nodes, "pods": args.pods,
                "qps": args.qps, "burst": args.burst, "runs": []}
     with bs.workdir("powerctl-sched-bench-", args.keep) as work, bs.bench_cluster(work) as cluster, \
@@ -226,14 +230,25 @@ def main(argv=None):
                 results.setdefault("extender_memory", []).append(server.memory())
             finally:
                 server.stop()
+            if args.floor:
+                noop = bs.NoopExtender(work, config, cluster.kubeconfig, tls_dir=os.path.join(out, "tls"),
+                                       threads=args.threads)
+                noop.start(port)  # the port the generated configuration names
+                try:
+                    results["runs"].append(measure(cluster, api, work, f"noop-{rnd}", with_extender,
+                                                   args.pods, extender=noop))
+                finally:
+                    noop.stop()
 
     summarize(results)
     if args.smoke:
-        ext = [r for r in results["runs"] if r["run"].startswith("extender")]
-        calls = ext[0]["extender"].get("prioritize", {}).get("calls", 0) + \
-            ext[0]["extender"].get("filter", {}).get("calls", 0)
-        if calls < args.pods:
-            raise RuntimeError(f"the extender answered only {calls} filter/prioritize calls for {args.pods} pods")
+        for kind in ("extender", "noop") if args.floor else ("extender",):
+            run = [r for r in results["runs"] if r["run"].startswith(kind)][0]
+            calls = run["extender"].get("prioritize", {}).get("calls", 0) + \
+                run["extender"].get("filter", {}).get("calls", 0)
+            if calls < args.pods:
+                raise RuntimeError(f"the {kind} run's extender answered only {calls} filter/prioritize calls "
+                                   f"for {args.pods} pods")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)
@@ -256,6 +271,10 @@ def summarize(results):
     if base and ext:
         results["ratio"] = round((sum(ext) / len(ext)) / (sum(base) / len(base)), 3)
         print(f"\nratio with/without extender: {results['ratio']} (target >= 0.8)")
+    noop = [r["pods_per_s"] for r in results["runs"] if r["run"].startswith("noop") and r["pods_per_s"]]
+    if base and noop:
+        results["floor_ratio"] = round((sum(noop) / len(noop)) / (sum(base) / len(base)), 3)
+        print(f"ratio with a no-op extender/without: {results['floor_ratio']} (the protocol's own cost)")
 
 
 if __name__ == "__main__":
