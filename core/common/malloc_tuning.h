@@ -31,7 +31,20 @@ struct AllocatorInfo {
   std::int64_t dirty_decay_ms = -1;  // jemalloc: how long freed pages stay mapped; -1 never
   std::int64_t muzzy_decay_ms = -1;  // jemalloc: the same for pages already advised away
   unsigned arenas = 0;               // jemalloc's arena count; 0 for glibc (set per process)
+  bool thread_caches = false;        // jemalloc's per-thread caches (tcache)
 };
 AllocatorInfo DescribeAllocator();
+
+// The heap as the allocator sees it, in bytes, for /metrics: what the program holds
+// (`allocated`) against what the allocator keeps in memory for it (`resident`), the difference
+// being free pages not yet returned and fragmentation. jemalloc fills all four; glibc fills
+// `allocated` (in use) and `mapped` (obtained from the system), the others stay 0.
+struct HeapStats {
+  std::uint64_t allocated = 0;
+  std::uint64_t active = 0;    // jemalloc: pages holding live allocations
+  std::uint64_t resident = 0;  // jemalloc: pages it has in RAM (data and metadata)
+  std::uint64_t mapped = 0;    // jemalloc: mapped in active extents; glibc: heap and mmap'd
+};
+HeapStats ReadHeapStats();
 
 }  // namespace powerctl

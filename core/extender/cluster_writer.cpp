@@ -35,7 +35,7 @@ std::vector<scoring::LabelChange> OrphanLabelingChanges(const std::set<std::stri
   std::vector<scoring::LabelChange> out;
   const std::string prefix = scoring::kLabelingPrefix;
   for (const auto& [node, labels] : nodes) {
-    for (const auto& [key, value] : labels) {
+    for (const auto& [key, value] : *labels) {
       if (key.rfind(prefix, 0) != 0) continue;
       std::size_t slash = key.find('/', prefix.size());
       if (slash == std::string::npos) continue;
@@ -92,7 +92,7 @@ LabelPassResult ClusterWriter::SyncLabels(const cluster::ClusterSnapshot& snapsh
     }
   }
   scoring::NodeLabels nodes;
-  for (const cluster::NodePtr& node : snapshot.nodes) nodes[node->name] = node->facts.labels;
+  for (const cluster::NodePtr& node : snapshot.nodes) nodes[node->name] = &node->facts.labels;
   scoring::MetricValues values;
   if (deps_.policy_metrics != nullptr && !metrics.empty() && !nodes.empty()) {
     values = scoring::CollectMetricValues(*deps_.policy_metrics, metrics, snapshot.NodeInfos());

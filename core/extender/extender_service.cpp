@@ -1,6 +1,7 @@
 #include "core/extender/extender_service.h"
 
 #include "core/common/json_bounds.h"
+#include "core/common/malloc_tuning.h"
 #include "core/extender/wire.h"
 #include "core/predict/node_power_json.h"
 #include "core/telemetry/quantity.h"
@@ -69,6 +70,11 @@ ExtenderService::ExtenderService(scoring::SchedulingDeps deps, MetricsRegistry& 
       telemetry_failing_(metrics.Gauge("powerctl_telemetry_refresh_failing",
                                        "1 when the last telemetry refresh of a source failed",
                                        {"source"})),
+      heap_(metrics.Gauge("powerctl_heap_bytes",
+                          "The memory allocator's view of the heap: allocated (held by powerctl), "
+                          "active, resident and mapped (held by the allocator); jemalloc fills "
+                          "all four, glibc allocated and mapped",
+                          {"state"})),
       keep_(keep_decisions),
       keep_node_entries_(keep_node_entries) {}
 
@@ -285,6 +291,11 @@ HttpResponse ExtenderService::Score(const HttpRequest& request) const {
 }
 
 void ExtenderService::CollectMetrics() {
+  const HeapStats heap = ReadHeapStats();
+  heap_.Set({"allocated"}, static_cast<double>(heap.allocated));
+  heap_.Set({"active"}, static_cast<double>(heap.active));
+  heap_.Set({"resident"}, static_cast<double>(heap.resident));
+  heap_.Set({"mapped"}, static_cast<double>(heap.mapped));
   if (deps_.telemetry == nullptr) return;
   for (const auto& source : deps_.telemetry->Sources()) {
     if (source.age) {

@@ -82,6 +82,7 @@ class ExtenderService : public ExtenderHandler {
   CounterFamily& prepared_nodes_;
   GaugeFamily& telemetry_age_;
   GaugeFamily& telemetry_failing_;
+  GaugeFamily& heap_;
   std::size_t keep_;
   std::size_t keep_node_entries_;
   mutable std::mutex mu_;

@@ -128,7 +128,12 @@ struct LabelChange {
   std::optional<std::string> value;  // nullopt: remove the label
   std::string reason;
 };
-using NodeLabels = std::map<std::string, std::map<std::string, std::string>>;  // node -> labels
+using Labels = std::map<std::string, std::string>;
+// node -> its labels, borrowed from the caller, who keeps them alive for the call: a label
+// pass reads every node of the cluster snapshot, and copying 5,000 nodes' labels held 3 MiB.
+using NodeLabels = std::map<std::string, const Labels*>;
+// Borrows each node's labels from `owned` (which must outlive the result).
+NodeLabels BorrowLabels(const std::map<std::string, Labels>& owned);
 
 // deschedule: `<policy name>=violating` on violating nodes, removed once they comply.
 // Nodes whose verdict is unknown keep what they have. Changes are sorted by node, then key.

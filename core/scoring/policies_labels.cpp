@@ -42,6 +42,12 @@ bool AnyMetricMissing(const manifests::PolicyStrategy& strategy, const std::stri
 
 }  // namespace
 
+NodeLabels BorrowLabels(const std::map<std::string, Labels>& owned) {
+  NodeLabels out;
+  for (const auto& [node, labels] : owned) out.emplace(node, &labels);
+  return out;
+}
+
 std::vector<LabelChange> DescheduleLabelChanges(const std::vector<Policy>& policies,
                                                 const NodeLabels& nodes,
                                                 const MetricValues& values) {
@@ -67,7 +73,7 @@ std::vector<LabelChange> DescheduleLabelChanges(const std::vector<Policy>& polic
         }
         unknown = unknown || v.verdict == Verdict::kUnknown;
       }
-      std::optional<std::string> current = LabelOf(labels, name);
+      std::optional<std::string> current = LabelOf(*labels, name);
       if (violating && current != kViolatingValue) {
         changes.push_back({node, name, std::string(kViolatingValue), reason});
       } else if (!violating && !unknown && current == kViolatingValue) {
@@ -86,7 +92,7 @@ std::vector<LabelChange> DescheduleCleanup(const std::string& policy_name,
                                            const NodeLabels& nodes) {
   std::vector<LabelChange> changes;
   for (const auto& [node, labels] : nodes) {
-    if (LabelOf(labels, policy_name) == kViolatingValue) {
+    if (LabelOf(*labels, policy_name) == kViolatingValue) {
       changes.push_back({node, policy_name, std::nullopt,
                          "no deschedule policy named " + policy_name + " is left"});
     }
@@ -148,11 +154,11 @@ std::vector<LabelChange> LabelingChanges(const Policy& policy, const NodeLabels&
   for (const auto& [node, labels] : nodes) {
     const auto& want = desired[node];
     for (const auto& [key, value] : want) {
-      if (LabelOf(labels, key) != value) changes.push_back({node, key, value, reason});
+      if (LabelOf(*labels, key) != value) changes.push_back({node, key, value, reason});
     }
     // With a metric missing the node's state is not known: keep what it has.
     if (AnyMetricMissing(it->second, node, values)) continue;
-    for (const auto& [key, value] : labels) {
+    for (const auto& [key, value] : *labels) {
       if (key.rfind(prefix, 0) == 0 && want.count(key) == 0) {
         changes.push_back({node, key, std::nullopt, reason + ": no rule produces it now"});
       }

@@ -20,18 +20,20 @@ class MetricsApiCpuSource : public CpuSource {
     POWERCTL_TRY(metrics, client_.ListNodeMetrics("", &invalid));
     std::map<std::string, const NodeMetrics*> by_name;
     for (const NodeMetrics& m : metrics) by_name[m.name] = &m;
+    // One text each, shared by every node's reading.
+    const SharedText source = kMetricsApi;
+    const SharedText absent =
+        "metrics.k8s.io has no NodeMetrics for this node (metrics-server reports nodes whose "
+        "kubelet it could scrape)";
     std::map<std::string, Reading> out;
     for (const NodeInfo& node : nodes) {
       if (auto it = by_name.find(node.name); it != by_name.end()) {
-        out[node.name] = CpuReading(it->second->usage.cpu_cores,
-                                    time_.FromWall(it->second->timestamp), kMetricsApi);
+        out[node.name] =
+            CpuReading(it->second->usage.cpu_cores, time_.FromWall(it->second->timestamp), source);
       } else if (auto bad = invalid.find(node.name); bad != invalid.end()) {
-        out[node.name] = MissingReading(bad->second.message, kMetricsApi);
+        out[node.name] = MissingReading(bad->second.message, source);
       } else {
-        out[node.name] = MissingReading(
-            "metrics.k8s.io has no NodeMetrics for this node (metrics-server reports nodes "
-            "whose kubelet it could scrape)",
-            kMetricsApi);
+        out[node.name] = MissingReading(absent, source);
       }
     }
     return out;
@@ -67,7 +69,7 @@ class PrometheusCpuSource : public CpuSource {
     }
     std::map<std::string, Reading> found;
     std::map<std::string, int> series_per_node;
-    const std::string source = "Prometheus at " + prometheus_.url();
+    const SharedText source = "Prometheus at " + prometheus_.url();  // shared by every node
     POWERCTL_CHECK_OK(
         prometheus_.Query(options_.query, std::nullopt, keep, [&](PromSeries&& series) {
           auto node = mapper.Map(series.metric);
@@ -78,14 +80,14 @@ class PrometheusCpuSource : public CpuSource {
           found[*node] = CpuReading(sample.value, time_.FromWall(at), source);
           ++series_per_node[*node];
         }));
+    const SharedText no_series =
+        "the CPU query returned no series for this node (series are matched to nodes by a node "
+        "label, or by instance host = node name, InternalIP or Hostname)";
     std::map<std::string, Reading> out;
     for (const NodeInfo& node : nodes) {
       auto it = found.find(node.name);
       if (it == found.end()) {
-        out[node.name] = MissingReading(
-            "the CPU query returned no series for this node (series are matched to nodes by "
-            "a node label, or by instance host = node name, InternalIP or Hostname)",
-            source);
+        out[node.name] = MissingReading(no_series, source);
       } else if (series_per_node[node.name] > 1) {
         // Two scrape jobs of the same exporter would be added up; better no number.
         out[node.name] =

@@ -10,7 +10,7 @@
 namespace powerctl::telemetry {
 namespace {
 
-Reading Rejected(std::string reason, SteadyTime observed_at, std::string source) {
+Reading Rejected(SharedText reason, SteadyTime observed_at, SharedText source) {
   Reading r;
   r.observed_at = observed_at;
   r.source = std::move(source);
@@ -18,7 +18,7 @@ Reading Rejected(std::string reason, SteadyTime observed_at, std::string source)
   return r;
 }
 
-Reading Accepted(double value, SteadyTime observed_at, std::string source) {
+Reading Accepted(double value, SteadyTime observed_at, SharedText source) {
   Reading r;
   r.value = value;
   r.observed_at = observed_at;
@@ -28,7 +28,7 @@ Reading Accepted(double value, SteadyTime observed_at, std::string source) {
 
 }  // namespace
 
-Reading CpuReading(double cores, SteadyTime observed_at, std::string source) {
+Reading CpuReading(double cores, SteadyTime observed_at, SharedText source) {
   if (std::isnan(cores)) return Rejected("CPU usage is NaN", observed_at, std::move(source));
   if (!std::isfinite(cores) || cores < 0) {
     return Rejected(fmt::format("CPU usage {} cores is not plausible", cores), observed_at,
@@ -37,7 +37,7 @@ Reading CpuReading(double cores, SteadyTime observed_at, std::string source) {
   return Accepted(cores, observed_at, std::move(source));
 }
 
-Reading TemperatureReading(double celsius, SteadyTime observed_at, std::string source) {
+Reading TemperatureReading(double celsius, SteadyTime observed_at, SharedText source) {
   if (std::isnan(celsius)) {
     return Rejected("the sensor reads NaN (no reading)", observed_at, std::move(source));
   }
@@ -49,7 +49,7 @@ Reading TemperatureReading(double celsius, SteadyTime observed_at, std::string s
   return Accepted(celsius, observed_at, std::move(source));
 }
 
-Reading MissingReading(std::string reason, std::string source) {
+Reading MissingReading(SharedText reason, SharedText source) {
   Reading r;
   r.source = std::move(source);
   r.missing_reason = std::move(reason);

@@ -5,6 +5,7 @@
 // are dropped here and the reason travels to `explain` and `predict`.
 
 #include "core/common/clock.h"
+#include "core/common/shared_text.h"
 
 #include <chrono>
 #include <functional>
@@ -24,8 +25,9 @@ inline constexpr double kMaxCelsius = 150;
 struct Reading {
   std::optional<double> value;  // set when usable
   SteadyTime observed_at{};     // when it was measured, on the Clock's timeline (if known)
-  std::string source;           // where it came from, e.g. ipmi_exporter sensor "Inlet Temp"
-  std::string missing_reason;   // why `value` is empty
+  // Texts shared with the other readings of the same fetch (see SharedText).
+  SharedText source;          // where it came from, e.g. ipmi_exporter sensor "Inlet Temp"
+  SharedText missing_reason;  // why `value` is empty
 
   bool ok() const { return value.has_value(); }
 };
@@ -46,9 +48,9 @@ struct Temperatures {
 };
 
 // Validating constructors: the value is kept only when it is plausible.
-Reading CpuReading(double cores, SteadyTime observed_at, std::string source);
-Reading TemperatureReading(double celsius, SteadyTime observed_at, std::string source);
-Reading MissingReading(std::string reason, std::string source = "");
+Reading CpuReading(double cores, SteadyTime observed_at, SharedText source);
+Reading TemperatureReading(double celsius, SteadyTime observed_at, SharedText source);
+Reading MissingReading(SharedText reason, SharedText source = {});
 
 // `reading` as of `now`: empty with a "stale" reason when it was measured more than
 // `max_age` ago. A reading from the future (clock skew) counts as measured now.

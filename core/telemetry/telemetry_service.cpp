@@ -36,8 +36,9 @@ Result<Value> Current(Cache& cache, Wait wait) {
 
 // Adds why a stale reading was not refreshed, when the last refresh failed.
 void ExplainStale(Reading& reading, const std::optional<Error>& last_error) {
-  if (reading.ok() || !last_error || reading.missing_reason.rfind("stale", 0) != 0) return;
-  reading.missing_reason += "; the last refresh failed: " + last_error->message;
+  if (reading.ok() || !last_error || !reading.missing_reason.starts_with("stale")) return;
+  reading.missing_reason =
+      reading.missing_reason + "; the last refresh failed: " + last_error->message;
 }
 
 }  // namespace
@@ -109,7 +110,7 @@ TelemetryView TelemetryService::View(Wait wait) {
   std::uint64_t g = 0xcbf29ce484222325ULL;
   g = mix(g, reinterpret_cast<std::uintptr_t>(view.cpu_.get()));
   g = mix(g, reinterpret_cast<std::uintptr_t>(view.temperatures_.get()));
-  g = mix(g, std::hash<std::string>{}(view.cpu_problem_ + "|" + view.temperature_problem_));
+  g = mix(g, std::hash<std::string>{}(view.cpu_problem_ + "|" + view.temperature_problem_.str()));
   g = mix(g, (view.cpu_error_ ? 1U : 0U) | (view.temperature_error_ ? 2U : 0U));
   view.generation_ = g;
   return view;
@@ -131,7 +132,7 @@ std::vector<TelemetryService::SourceStatus> TelemetryService::Sources() const {
 }
 
 NodeReading TelemetryView::For(const std::string& name) const {
-  static const std::string kNotListed = "the node was not in the last node list";
+  static const SharedText kNotListed = "the node was not in the last node list";
   NodeReading r;
   r.node = name;
   if (cpu_ == nullptr) {

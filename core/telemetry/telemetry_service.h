@@ -61,8 +61,8 @@ class TelemetryView {
   friend class TelemetryService;
   std::shared_ptr<const SourceSnapshot<Reading>> cpu_;
   std::shared_ptr<const SourceSnapshot<Temperatures>> temperatures_;
-  std::string cpu_problem_;           // why there is no CPU snapshot ("" when there is one)
-  std::string temperature_problem_;   // likewise for temperatures
+  SharedText cpu_problem_;            // why there is no CPU snapshot ("" when there is one)
+  SharedText temperature_problem_;    // likewise for temperatures
   std::optional<Error> cpu_failure_;  // why there is no CPU snapshot
   std::optional<Error> cpu_error_, temperature_error_;  // the last refresh's failure
   SteadyTime now_{};

@@ -33,27 +33,20 @@ std::string JoinNames(const std::vector<std::string>& names) {
 }
 
 Reading Pick(const std::vector<SensorSample>& samples, const std::vector<std::string>& names,
-             const char* role, const std::string& where) {
-  if (names.empty()) {
-    return MissingReading(std::string("no sensor names are configured for ") + role +
-                          " (telemetry.sensors)");
-  }
+             const char* role, SensorTexts& texts) {
+  if (names.empty()) return MissingReading(texts.NoSensor(role, names));
   for (const std::string& name : names) {
     for (const SensorSample& sample : samples) {
       if (sample.name == name) {
-        return TemperatureReading(sample.value, sample.observed_at,
-                                  where + " sensor \"" + name + "\"");
+        return TemperatureReading(sample.value, sample.observed_at, texts.Sensor(name));
       }
     }
   }
-  return MissingReading("no " + std::string(kTemperatureMetric) + " sensor named " +
-                            JoinNames(names) + " (set telemetry.sensors." + role +
-                            " to this node's sensor name)",
-                        where);
+  return MissingReading(texts.NoSensor(role, names), texts.where());
 }
 
 // Every role of a node that could not be read gets the same reason.
-Temperatures AllMissing(const std::string& reason, const std::string& where) {
+Temperatures AllMissing(const SharedText& reason, const SharedText& where) {
   Reading r = MissingReading(reason, where);
   return Temperatures{r, r, r};
 }
@@ -128,7 +121,8 @@ class IpmiExporterTemperatureSource : public TemperatureSource {
       if (up->value != 0) continue;
       for (Reading* r : {&picked.ambient, &picked.cpu1, &picked.cpu2}) {
         if (!r->ok())
-          r->missing_reason += "; ipmi_up{collector=\"ipmi\"} is 0 (the BMC did not answer)";
+          r->missing_reason =
+              r->missing_reason + "; ipmi_up{collector=\"ipmi\"} is 0 (the BMC did not answer)";
       }
     }
     return picked;
@@ -179,17 +173,15 @@ class PrometheusTemperatureSource : public TemperatureSource {
       WallTime at = time != sample_times.end() ? time->second : series.samples.front().time;
       by_node[*node].push_back({name->second, series.samples.front().value, time_.FromWall(at)});
     }));
-    const std::string where = "Prometheus at " + prometheus_.url();
+    SensorTexts texts("Prometheus at " + prometheus_.url());
+    const SharedText no_series = "Prometheus has no " + std::string(kTemperatureMetric) +
+                                 " series for this node (series are matched to nodes by a node "
+                                 "label, or by instance host = node name, InternalIP or Hostname)";
     std::map<std::string, Temperatures> out;
     for (const NodeInfo& node : nodes) {
       auto it = by_node.find(node.name);
-      out[node.name] =
-          it != by_node.end()
-              ? PickSensors(it->second, options_.sensors, where)
-              : AllMissing("Prometheus has no " + std::string(kTemperatureMetric) +
-                               " series for this node (series are matched to nodes by a node "
-                               "label, or by instance host = node name, InternalIP or Hostname)",
-                           where);
+      out[node.name] = it != by_node.end() ? PickSensors(it->second, options_.sensors, texts)
+                                           : AllMissing(no_series, texts.where());
     }
     return out;
   }
@@ -204,11 +196,38 @@ class PrometheusTemperatureSource : public TemperatureSource {
 
 }  // namespace
 
+const SharedText& SensorTexts::Sensor(const std::string& name) {
+  auto it = sensors_.find(name);
+  if (it == sensors_.end()) {
+    it = sensors_.emplace(name, where_ + " sensor \"" + name + "\"").first;
+  }
+  return it->second;
+}
+
+const SharedText& SensorTexts::NoSensor(const char* role, const std::vector<std::string>& names) {
+  auto it = missing_.find(role);
+  if (it == missing_.end()) {
+    std::string reason =
+        names.empty()
+            ? std::string("no sensor names are configured for ") + role + " (telemetry.sensors)"
+            : "no " + std::string(kTemperatureMetric) + " sensor named " + JoinNames(names) +
+                  " (set telemetry.sensors." + role + " to this node's sensor name)";
+    it = missing_.emplace(role, std::move(reason)).first;
+  }
+  return it->second;
+}
+
+Temperatures PickSensors(const std::vector<SensorSample>& samples,
+                         const manifests::SensorNames& names, SensorTexts& texts) {
+  return Temperatures{Pick(samples, names.ambient, "ambient", texts),
+                      Pick(samples, names.cpu1, "cpu1", texts),
+                      Pick(samples, names.cpu2, "cpu2", texts)};
+}
+
 Temperatures PickSensors(const std::vector<SensorSample>& samples,
                          const manifests::SensorNames& names, const std::string& where) {
-  return Temperatures{Pick(samples, names.ambient, "ambient", where),
-                      Pick(samples, names.cpu1, "cpu1", where),
-                      Pick(samples, names.cpu2, "cpu2", where)};
+  SensorTexts texts(where);
+  return PickSensors(samples, names, texts);
 }
 
 std::string IpmiExporterUrl(const NodeInfo& node, int port, const std::string& path) {

@@ -384,6 +384,44 @@ class ScheduleServer:
                     out[key] = round(int(value.split()[0]) / 1024, 1)
         return out
 
+    def heap(self):
+        """The allocator's view (powerctl_heap_bytes on /metrics), MiB by state."""
+        out = {}
+        for line in self._get("/metrics").splitlines():
+            if line.startswith('powerctl_heap_bytes{state="'):
+                state, _, value = line[len('powerctl_heap_bytes{state="'):].partition('"} ')
+                out[state] = round(float(value) / 2**20, 1)
+        return out
+
+    def sample_memory(self, interval=0.25):
+        """Context manager: samples VmRSS and the heap every `interval` s while open; .peak is
+        then the sample with the highest VmRSS (with the heap figures of that moment)."""
+        server = self
+
+        class Sampler:
+            peak = None
+
+            def __enter__(self):
+                self.stop = threading.Event()
+                self.thread = threading.Thread(target=self.run, daemon=True)
+                self.thread.start()
+                return self
+
+            def run(self):
+                while not self.stop.wait(interval):
+                    try:
+                        sample = dict(server.memory(), **{f"heap_{k}": v for k, v in server.heap().items()})
+                    except (OSError, ValueError):
+                        continue
+                    if self.peak is None or sample["VmRSS"] > self.peak["VmRSS"]:
+                        self.peak = sample
+
+            def __exit__(self, *exc):
+                self.stop.set()
+                self.thread.join()
+
+        return Sampler()
+
     def reset_peak(self):
         """Starts VmHWM afresh at the current VmRSS (Linux: 5 > /proc/PID/clear_refs), so the
         next memory() reports the peak since now."""

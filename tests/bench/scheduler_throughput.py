@@ -17,7 +17,9 @@ and informer sync are not counted. The pods are deleted between runs. The extend
 temperatures from a real Prometheus (bench_support.py), so every prioritize goes through the
 built-in model. --floor adds, in each round, a run against tests/bench/noop_extender (the same
 HTTPS server, mutual TLS and wire code with no decision): the part of the extender's per-pod cost
-that any extender pays, whatever it computes. --perf DIR records `perf record --call-graph dwarf` of the extender during its runs.
+that any extender pays, whatever it computes. The extender's memory is reported per round: VmRSS
+once it is ready, its peak while kube-scheduler calls it, VmRSS after, and the highest of samples
+taken every 0.25 s with the allocator's heap figures of that moment. --perf DIR records `perf record --call-graph dwarf` of the extender during its runs.
 """
 import argparse
 import copy
@@ -225,9 +227,15 @@ def main(argv=None):
             server.start(port)
             try:
                 server.wait_predicted(bs.node_name(args.nodes - 1))
-                results["runs"].append(measure(cluster, api, work, f"extender-{rnd}", with_extender, args.pods,
-                                               extender=server, perf_dir=args.perf))
-                results.setdefault("extender_memory", []).append(server.memory())
+                ready = server.memory()["VmRSS"]
+                server.reset_peak()  # VmHWM from here on: the peak while kube-scheduler calls it
+                with server.sample_memory() as sampler:
+                    results["runs"].append(measure(cluster, api, work, f"extender-{rnd}", with_extender,
+                                                   args.pods, extender=server, perf_dir=args.perf))
+                after = server.memory()
+                results.setdefault("extender_memory", []).append(
+                    {"ready_mib": ready, "peak_during_run_mib": after["VmHWM"], "after_run_mib": after["VmRSS"],
+                     "highest_sample": sampler.peak})
             finally:
                 server.stop()
             if args.floor:
@@ -271,6 +279,9 @@ def summarize(results):
     if base and ext:
         results["ratio"] = round((sum(ext) / len(ext)) / (sum(base) / len(base)), 3)
         print(f"\nratio with/without extender: {results['ratio']} (target >= 0.8)")
+    for i, m in enumerate(results.get("extender_memory", [])):
+        print(f"extender RSS, round {i}: {m['ready_mib']} MiB ready, peak {m['peak_during_run_mib']} MiB while "
+              f"scheduling, {m['after_run_mib']} MiB after; highest 0.25 s sample: {m.get('highest_sample')}")
     noop = [r["pods_per_s"] for r in results["runs"] if r["run"].startswith("noop") and r["pods_per_s"]]
     if base and noop:
         results["floor_ratio"] = round((sum(noop) / len(noop)) / (sum(base) / len(base)), 3)

@@ -112,12 +112,13 @@ void Evaluate(const Policy& policy, double seed) {
       (void)scoring::EvaluateStrategy(policy.name, name, strategy, node, values);
     }
   }
-  scoring::NodeLabels labels;
+  std::map<std::string, scoring::Labels> owned;
   for (const std::string& node : kNodes) {
-    labels[node][policy.name] = scoring::kViolatingValue;
-    labels[node][std::string(scoring::kLabelingPrefix) + policy.name + "/stale"] = "x";
-    labels[node]["kubernetes.io/hostname"] = node;
+    owned[node][policy.name] = scoring::kViolatingValue;
+    owned[node][std::string(scoring::kLabelingPrefix) + policy.name + "/stale"] = "x";
+    owned[node]["kubernetes.io/hostname"] = node;
   }
+  const scoring::NodeLabels labels = scoring::BorrowLabels(owned);
   CheckLabelChanges(scoring::DescheduleLabelChanges({policy}, labels, values), policy);
   CheckLabelChanges(scoring::DescheduleCleanup(policy.name, labels), policy);
   CheckLabelChanges(scoring::LabelingChanges(policy, labels, values), policy);

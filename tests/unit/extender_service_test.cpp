@@ -98,6 +98,9 @@ TEST_F(ExtenderServiceTest, MetricsCountPredictionsAndDescribeTelemetry) {
   EXPECT_NE(text.find("powerctl_telemetry_refresh_failing{source=\"temperature\"} 0"),
             std::string::npos)
       << text;
+  // The allocator's view of the heap, for telling live data from memory kept for reuse.
+  EXPECT_NE(text.find("powerctl_heap_bytes{state=\"allocated\"} "), std::string::npos) << text;
+  EXPECT_EQ(text.find("powerctl_heap_bytes{state=\"allocated\"} 0\n"), std::string::npos) << text;
 }
 
 TEST_F(ExtenderServiceTest, FilterWithoutAClusterPassesEveryNodeAndSaysWhy) {

@@ -39,6 +39,7 @@ TEST(MallocTuningTest, TheBinariesRunJemallocWithPowerctlsSettings) {
   EXPECT_EQ(info.dirty_decay_ms, 1000);
   EXPECT_EQ(info.muzzy_decay_ms, 0);
   EXPECT_EQ(info.arenas, 2u);
+  EXPECT_FALSE(info.thread_caches);
 }
 #else
 TEST(MallocTuningTest, WithoutJemallocGlibcMallocIsReported) {
@@ -86,6 +87,25 @@ TEST(MallocTuningTest, ReleaseFreeMemoryReturnsFreedPages) {
   const long released = RssAnonOnceAtMost(before + 16 * 1024);
   EXPECT_LE(released - before, 16 * 1024)
       << "before " << before << " KiB, allocated " << allocated << " KiB, released " << released;
+}
+
+TEST(MallocTuningTest, HeapStatsCountWhatIsHeld) {
+  const HeapStats before = ReadHeapStats();
+  constexpr std::size_t kBlock = 1 << 20;
+  std::vector<std::unique_ptr<char[]>> blocks;
+  for (int i = 0; i < 32; ++i) {
+    blocks.emplace_back(new char[kBlock]);
+    std::memset(blocks.back().get(), 1, kBlock);
+  }
+  const HeapStats held = ReadHeapStats();
+  EXPECT_GE(held.allocated, before.allocated + 30 * kBlock);
+  EXPECT_GE(held.mapped, held.allocated - held.allocated / 10);  // roughly all of it is mapped
+#if defined(POWERCTL_JEMALLOC)
+  EXPECT_GE(held.active, held.allocated);
+  EXPECT_GE(held.resident, held.active);
+#endif
+  blocks.clear();
+  EXPECT_LE(ReadHeapStats().allocated, held.allocated - 30 * kBlock);
 }
 
 #if defined(POWERCTL_JEMALLOC)

@@ -239,11 +239,12 @@ TEST(PolicyDeschedule, LabelsViolatorsRemovesRecoveredAndLeavesUnknownAlone) {
       {{"deschedule",
         {{"rules", {{{"metricname", "temp"}, {"operator", "GreaterThan"}, {"target", 80}}}}}}},
       "too-hot");
-  NodeLabels nodes{{"hot", {}},
-                   {"recovered", {{"too-hot", "violating"}}},
-                   {"still", {{"too-hot", "violating"}}},
-                   {"blind", {{"too-hot", "violating"}}},
-                   {"cool", {{"other", "x"}}}};
+  const std::map<std::string, Labels> owned{{"hot", {}},
+                                            {"recovered", {{"too-hot", "violating"}}},
+                                            {"still", {{"too-hot", "violating"}}},
+                                            {"blind", {{"too-hot", "violating"}}},
+                                            {"cool", {{"other", "x"}}}};
+  NodeLabels nodes = BorrowLabels(owned);
   auto changes = DescheduleLabelChanges(
       {p}, nodes,
       Values("temp", {{"hot", 95}, {"recovered", 60}, {"still", 90}, {"blind", {}}, {"cool", 20}}));
@@ -275,10 +276,11 @@ TEST(PolicyDeschedule, SameNamedPoliciesInTwoNamespacesDoNotFight) {
   MetricValues v = Values("temp", {{"n", 50}});
   v["power"] = Values("power", {{"n", 70}})["power"];
   // a says compliant, b says violating: the node is violating (TAS flapped between the two).
-  auto changes = DescheduleLabelChanges({a, b}, {{"n", {}}}, v);
+  const Labels none, labelled{{"hot", "violating"}};
+  auto changes = DescheduleLabelChanges({a, b}, {{"n", &none}}, v);
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(changes[0].value, "violating");
-  EXPECT_TRUE(DescheduleLabelChanges({a, b}, {{"n", {{"hot", "violating"}}}}, v).empty());
+  EXPECT_TRUE(DescheduleLabelChanges({a, b}, {{"n", &labelled}}, v).empty());
 }
 
 TEST(PolicyLabeling, LabelsPerNodeWithTheWinningRulePerKey) {
@@ -303,10 +305,12 @@ TEST(PolicyLabeling, LabelsPerNodeWithTheWinningRulePerKey) {
   EXPECT_EQ(labels.at("b").at(pre + "prefer"), "gpu0");
   EXPECT_EQ(labels.count("c"), 0u);
 
-  NodeLabels current{{"a", {{pre + "prefer", "gpu0"}, {pre + "busy", "yes"}}},
-                     {"b", {}},
-                     {"c", {{pre + "prefer", "gpu0"}, {"unrelated", "x"}}},
-                     {"d", {{pre + "stale", "1"}}}};
+  const std::map<std::string, Labels> owned{
+      {"a", {{pre + "prefer", "gpu0"}, {pre + "busy", "yes"}}},
+      {"b", {}},
+      {"c", {{pre + "prefer", "gpu0"}, {"unrelated", "x"}}},
+      {"d", {{pre + "stale", "1"}}}};
+  NodeLabels current = BorrowLabels(owned);
   auto changes = LabelingChanges(p, current, v);
   ASSERT_EQ(changes.size(), 4u);
   EXPECT_EQ(changes[0].node, "a");  // replace

@@ -139,7 +139,7 @@ TEST_F(TelemetryServiceTest, StaleReadingsSayTheRefreshFailed) {
   EXPECT_TRUE(Eventually([&] {
     auto r = service_->Readings(Wait::kNever);
     return r.ok() &&
-           r->at("a").cpu_cores_used.missing_reason.find(
+           r->at("a").cpu_cores_used.missing_reason.str().find(
                "the last refresh failed: fake CPU: metrics-server is down") != std::string::npos;
   }));
   // Temperatures refreshed fine in the meantime.

@@ -201,6 +201,12 @@ TEST_F(TelemetrySourcesTest, PrometheusTemperatures) {
               HasSubstr("no ipmi_temperature_celsius sensor named \"CPU1\" or \"CPU1 Temp\""));
   EXPECT_THAT(temps->at("c").ambient.missing_reason,
               HasSubstr("Prometheus has no ipmi_temperature_celsius series for this node"));
+  // One text per fetch, not one per node: b's missing CPU1 and c's missing series name the
+  // same place, held once.
+  EXPECT_EQ(temps->at("b").cpu1.source, "Prometheus at http://prom:9090");
+  EXPECT_EQ(&temps->at("b").cpu1.source.str(), &temps->at("c").ambient.source.str());
+  EXPECT_EQ(&temps->at("c").ambient.missing_reason.str(),
+            &temps->at("c").cpu2.missing_reason.str());
 }
 
 TEST_F(TelemetrySourcesTest, PrometheusCpu) {
@@ -231,6 +237,8 @@ TEST_F(TelemetrySourcesTest, PrometheusCpu) {
   EXPECT_THAT(cpu->at("d").missing_reason,
               HasSubstr("the CPU query returned no series for this node"));
   EXPECT_EQ(cpu->size(), 4u);
+  EXPECT_EQ(cpu->at("a").source, "Prometheus at http://prom:9090");
+  EXPECT_EQ(&cpu->at("a").source.str(), &cpu->at("d").source.str());  // shared, not copied
 }
 
 TEST_F(TelemetrySourcesTest, PrometheusDownFailsTheWholeSource) {
