@@ -110,7 +110,8 @@ TelemetryView TelemetryService::View(Wait wait) {
   std::uint64_t g = 0xcbf29ce484222325ULL;
   g = mix(g, reinterpret_cast<std::uintptr_t>(view.cpu_.get()));
   g = mix(g, reinterpret_cast<std::uintptr_t>(view.temperatures_.get()));
-  g = mix(g, std::hash<std::string>{}(view.cpu_problem_ + "|" + view.temperature_problem_.str()));
+  g = mix(
+      g, std::hash<std::string>{}(view.cpu_problem_.str() + "|" + view.temperature_problem_.str()));
   g = mix(g, (view.cpu_error_ ? 1U : 0U) | (view.temperature_error_ ? 2U : 0U));
   view.generation_ = g;
   return view;

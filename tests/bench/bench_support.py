@@ -324,11 +324,10 @@ class ScheduleServer:
     def pid(self):
         return self.proc.pid
 
-    def start(self, port=None):
-        """Starts the server (plain HTTP unless tls_dir) and waits until /readyz has no degraded
-        dependency other than the TASPolicy CRD, which these benchmarks do not install."""
-        self.port = port or cl.free_ports(1)[0]
-        self.ops_port, = cl.free_ports(1)
+    name = "schedule-server"
+
+    def command(self):
+        """The server's argv, on self.port and self.ops_port."""
         argv = [BINARY, "schedule-server", "-c", self.config, "--kubeconfig", self.kubeconfig,
                 f"--listen=127.0.0.1:{self.port}", f"--ops-listen=127.0.0.1:{self.ops_port}",
                 f"--threads={self.threads}"]
@@ -337,12 +336,18 @@ class ScheduleServer:
                      f"--client-ca={self.tls_dir}/ca.crt"]
         else:
             argv.append("--insecure-http")
-        argv += self.extra_args
-        self.log_path = os.path.join(self.workdir, "schedule-server.log")
+        return argv + self.extra_args
+
+    def start(self, port=None):
+        """Starts the server (plain HTTP unless tls_dir) and waits until /readyz has no degraded
+        dependency other than the TASPolicy CRD, which these benchmarks do not install."""
+        self.port = port or cl.free_ports(1)[0]
+        self.ops_port, = cl.free_ports(1)
+        self.log_path = os.path.join(self.workdir, f"{self.name}.log")
         with open(self.log_path, "w") as out:
-            self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         env=powerctl_env())
-        cl.wait_for(self._ready, 60, "schedule-server ready", diagnose=self.diagnose)
+            self.proc = subprocess.Popen(self.command(), stdout=out, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, env=powerctl_env())
+        cl.wait_for(self._ready, 60, f"{self.name} ready", diagnose=self.diagnose)
 
     def _get(self, path):
         if self.proc.poll() is not None:
@@ -444,7 +449,7 @@ class ScheduleServer:
     def stop(self):
         """Stops the server by PID (SIGTERM, then SIGKILL after a timeout)."""
         if self.proc is not None:
-            cl.terminate_pid(self.proc.pid, popen=self.proc, name="powerctl schedule-server")
+            cl.terminate_pid(self.proc.pid, popen=self.proc, name=self.name)
             self.proc = None
 
 
@@ -453,18 +458,15 @@ class NoopExtender(ScheduleServer):
     schedule-server with no decision, for the floor of an extender's cost. Same TLS files, same
     readiness and /metrics reading; it has no cluster, telemetry or predictions."""
 
-    def start(self, port=None):
-        self.port = port or cl.free_ports(1)[0]
-        self.ops_port, = cl.free_ports(1)
+    name = "noop-extender"
+
+    def command(self):
         argv = [NOOP_EXTENDER, "--port", str(self.port), "--ops-port", str(self.ops_port),
                 "--threads", str(self.threads)]
         if self.tls_dir:
             argv += ["--tls-cert", f"{self.tls_dir}/server.crt", "--tls-key", f"{self.tls_dir}/server.key",
                      "--client-ca", f"{self.tls_dir}/ca.crt"]
-        self.log_path = os.path.join(self.workdir, "noop-extender.log")
-        with open(self.log_path, "w") as out:
-            self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        cl.wait_for(self._ready, 30, "noop_extender ready", diagnose=self.diagnose)
+        return argv
 
     def wait_predicted(self, node, timeout=120):
         """Nothing to wait for: it predicts nothing."""
