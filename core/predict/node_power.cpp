@@ -82,7 +82,8 @@ std::optional<TemperatureRange> TemperatureRangeFromLabels(
 }
 
 PreparedNode PrepareNode(const NodeFacts& node, telemetry::NodeReading reading,
-                         const manifests::PowerctlConfig& config, telemetry::SteadyTime now) {
+                         const manifests::PowerctlConfig& config, telemetry::SteadyTime now,
+                         const std::shared_ptr<const ModelEndpoint>& usual_model) {
   PreparedNode out;
   out.node = node.name;
   out.reading = std::move(reading);
@@ -95,7 +96,9 @@ PreparedNode PrepareNode(const NodeFacts& node, telemetry::NodeReading reading,
     out.error = endpoint.error().message;
     return out;
   }
-  out.model = std::make_shared<const ModelEndpoint>(std::move(*endpoint));
+  out.model = usual_model != nullptr && *usual_model == *endpoint
+                  ? usual_model
+                  : std::make_shared<const ModelEndpoint>(std::move(*endpoint));
   const bool builtin = out.model->backend == "builtin";
   auto params = BuiltinParamsFromAnnotations(node.annotations);
   if (builtin && !params.ok()) {

@@ -94,8 +94,12 @@ struct PreparedNode {
   std::vector<std::string> notes;  // caveats of any prediction made from it
   std::optional<std::chrono::milliseconds> telemetry_age;  // as of preparation
 };
+// `usual_model`, when given, is the endpoint most nodes resolve to (the configuration's
+// default): a node whose endpoint equals it shares it instead of holding a copy (168 bytes
+// and an allocation per node).
 PreparedNode PrepareNode(const NodeFacts& node, telemetry::NodeReading reading,
-                         const manifests::PowerctlConfig& config, telemetry::SteadyTime now);
+                         const manifests::PowerctlConfig& config, telemetry::SteadyTime now,
+                         const std::shared_ptr<const ModelEndpoint>& usual_model = nullptr);
 
 // What one query predicts for a prepared node: the scoring path needs no more.
 struct PowerEstimate {

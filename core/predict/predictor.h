@@ -30,6 +30,8 @@ struct ModelEndpoint {
   std::string name;
   std::string version;    // "" = latest
   std::string signature;  // TF Serving only; "" = serving_default
+
+  bool operator==(const ModelEndpoint&) const = default;
   std::string Key() const {
     return backend + "|" + host + ":" + std::to_string(port) + "|" + name + "|" + version + "|" +
            signature;

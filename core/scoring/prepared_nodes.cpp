@@ -1,5 +1,7 @@
 #include "core/scoring/prepared_nodes.h"
 
+#include "core/predict/node_params.h"
+
 #include <utility>
 
 namespace powerctl::scoring {
@@ -26,7 +28,11 @@ PreparedNodeCache::Batch::Batch(PreparedNodeCache& cache, std::shared_lock<std::
       view_(view),
       config_(config),
       now_(view != nullptr ? view->Now() : telemetry::SteadyTime{}),
-      generation_(view != nullptr ? view->Generation() : 0) {}
+      generation_(view != nullptr ? view->Generation() : 0) {
+  if (auto usual = predict::ModelEndpointForNode({}, config); usual.ok()) {
+    usual_model_ = std::make_shared<const predict::ModelEndpoint>(std::move(*usual));
+  }
+}
 
 PreparedNodeCache::Batch::~Batch() {
   cache_.prepared_count_ += misses_;
@@ -37,7 +43,7 @@ PreparedPtr PreparedNodeCache::Batch::PrepareAfresh(const NodeSource& node,
   telemetry::NodeReading reading = ReadingForNode(node, view_);
   *stale_at = view_ != nullptr ? view_->StaleAt(reading) : telemetry::SteadyTime::max();
   return std::make_shared<const predict::PreparedNode>(
-      predict::PrepareNode(*node.facts, std::move(reading), config_, now_));
+      predict::PrepareNode(*node.facts, std::move(reading), config_, now_, usual_model_));
 }
 
 PreparedPtr PreparedNodeCache::Batch::Get(const NodeSource& node) {

@@ -66,6 +66,8 @@ class PreparedNodeCache {
     const manifests::PowerctlConfig& config_;
     telemetry::SteadyTime now_;
     std::uint64_t generation_;
+    // The configuration's default model endpoint, shared by every node that resolves to it.
+    std::shared_ptr<const predict::ModelEndpoint> usual_model_;
     std::atomic<std::size_t> misses_{0};
   };
 

@@ -56,27 +56,26 @@ class PrometheusCpuSource : public CpuSource {
     const KeepLabels keep = options_.mapping.LabelsRead();  // a node's, nothing else
     // The timestamps first, then each usage series reduced to its node's reading as it is
     // decoded (one series per node; thousands of them are not held at once).
-    std::map<std::string, WallTime> sample_times;
+    std::vector<std::optional<WallTime>> sample_times(nodes.size());  // by position in `nodes`
     if (!options_.timestamp_query.empty()) {
       POWERCTL_CHECK_OK(
           prometheus_.Query(options_.timestamp_query, std::nullopt, keep, [&](PromSeries&& series) {
-            auto node = mapper.Map(series.metric);
+            auto node = mapper.MapPosition(series.metric);
             if (!node || series.samples.empty()) return;
             if (auto at = WallTimeFromSeconds(series.samples.front().value)) {
               sample_times[*node] = *at;
             }
           }));
     }
-    std::map<std::string, Reading> found;
-    std::map<std::string, int> series_per_node;
+    std::vector<Reading> found(nodes.size());
+    std::vector<int> series_per_node(nodes.size());
     const SharedText source = "Prometheus at " + prometheus_.url();  // shared by every node
     POWERCTL_CHECK_OK(
         prometheus_.Query(options_.query, std::nullopt, keep, [&](PromSeries&& series) {
-          auto node = mapper.Map(series.metric);
+          auto node = mapper.MapPosition(series.metric);
           if (!node || series.samples.empty()) return;
           const PromSample& sample = series.samples.front();
-          auto time = sample_times.find(*node);
-          WallTime at = time != sample_times.end() ? time->second : sample.time;
+          WallTime at = sample_times[*node].value_or(sample.time);
           found[*node] = CpuReading(sample.value, time_.FromWall(at), source);
           ++series_per_node[*node];
         }));
@@ -84,18 +83,17 @@ class PrometheusCpuSource : public CpuSource {
         "the CPU query returned no series for this node (series are matched to nodes by a node "
         "label, or by instance host = node name, InternalIP or Hostname)";
     std::map<std::string, Reading> out;
-    for (const NodeInfo& node : nodes) {
-      auto it = found.find(node.name);
-      if (it == found.end()) {
-        out[node.name] = MissingReading(no_series, source);
-      } else if (series_per_node[node.name] > 1) {
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      Reading& reading = out[nodes[i].name];
+      if (series_per_node[i] == 0) {
+        reading = MissingReading(no_series, source);
+      } else if (series_per_node[i] > 1) {
         // Two scrape jobs of the same exporter would be added up; better no number.
-        out[node.name] =
-            MissingReading("the CPU query returned " + std::to_string(series_per_node[node.name]) +
-                               " series for this node; it must return one per node",
-                           source);
+        reading = MissingReading("the CPU query returned " + std::to_string(series_per_node[i]) +
+                                     " series for this node; it must return one per node",
+                                 source);
       } else {
-        out[node.name] = it->second;
+        reading = std::move(found[i]);
       }
     }
     return out;

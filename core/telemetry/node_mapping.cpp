@@ -81,9 +81,10 @@ NodeNameMapper::NodeNameMapper(const std::vector<NodeInfo>& nodes, NodeMappingOp
   }
   text_.reserve(bytes);
   for (const NodeInfo& node : nodes) {
-    if (node.name.empty()) continue;
+    // Every node has its span, so positions in names_ are positions in `nodes`.
     const auto position = static_cast<std::uint32_t>(names_.size());
     names_.push_back(Store(node.name, false));
+    if (node.name.empty()) continue;
     Claim(by_name_, node.name, position);
     for (const std::string& ip : node.internal_ips) Claim(by_address_, ip, position);
     for (const std::string& host : node.hostnames) Claim(by_hostname_, host, position);
@@ -123,16 +124,24 @@ void NodeNameMapper::Finish(Index& index) const {
   index.swap(merged);
 }
 
-std::optional<std::string> NodeNameMapper::Lookup(const Index& index, std::string_view key) const {
+std::optional<std::uint32_t> NodeNameMapper::Lookup(const Index& index,
+                                                    std::string_view key) const {
   const std::string lower = Lower(key);
   auto it = std::lower_bound(
       index.begin(), index.end(), lower,
       [this](const Key& entry, const std::string& wanted) { return Text(entry.key) < wanted; });
   if (it == index.end() || Text(it->key) != lower || it->node == kAmbiguous) return std::nullopt;
-  return std::string(Text(names_[it->node]));
+  return it->node;
 }
 
 std::optional<std::string> NodeNameMapper::Map(
+    const std::map<std::string, std::string>& labels) const {
+  std::optional<std::size_t> position = MapPosition(labels);
+  if (!position) return std::nullopt;
+  return std::string(Text(names_[*position]));
+}
+
+std::optional<std::size_t> NodeNameMapper::MapPosition(
     const std::map<std::string, std::string>& labels) const {
   for (const std::string& label : options_.node_labels) {
     auto it = labels.find(label);

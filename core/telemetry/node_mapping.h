@@ -54,6 +54,8 @@ class NodeNameMapper {
 
   // The node name for a series' labels, or nullopt when no rule matches.
   std::optional<std::string> Map(const std::map<std::string, std::string>& labels) const;
+  // The same node as its position in the list the mapper was built from (no string made).
+  std::optional<std::size_t> MapPosition(const std::map<std::string, std::string>& labels) const;
 
  private:
   // A piece of text_: a lower-case key, or a node's name as the Node has it.
@@ -73,7 +75,7 @@ class NodeNameMapper {
   Span Store(std::string_view text, bool lower);
   void Claim(Index& index, std::string_view key, std::uint32_t node);
   void Finish(Index& index) const;  // sorts and merges the keys claimed twice
-  std::optional<std::string> Lookup(const Index& index, std::string_view key) const;
+  std::optional<std::uint32_t> Lookup(const Index& index, std::string_view key) const;
 
   NodeMappingOptions options_;
   // Every name and key in one block: a refresh builds a mapper for 5,000 nodes (three keys

@@ -106,7 +106,8 @@ class SensorTexts {
 };
 
 // For each role, the first configured name that is present among `samples` wins (its value
-// validated); no such sensor is a missing reading naming the candidates. `where` says
+// validated; of several samples with that name, the highest); no such sensor is a missing
+// reading naming the candidates. `where` says
 // where the samples came from, for sources and reasons.
 Temperatures PickSensors(const std::vector<SensorSample>& samples,
                          const manifests::SensorNames& names, const std::string& where);

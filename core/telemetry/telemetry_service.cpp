@@ -56,6 +56,7 @@ TelemetryService::TelemetryService(CpuSource& cpu, TemperatureSource& temperatur
 template <typename T, typename Source>
 Result<std::shared_ptr<const TelemetryService::Snapshot<T>>> TelemetryService::FetchSnapshot(
     Source& source) {
+  std::lock_guard lock(fetch_mu_);
   Result<std::vector<NodeInfo>> nodes = nodes_();
   if (!nodes.ok()) return WithContext(nodes.error(), "listing nodes");
   auto readings = source.Fetch(*nodes);
@@ -69,9 +70,32 @@ Result<std::shared_ptr<const TelemetryService::Snapshot<T>>> TelemetryService::F
     return error;
   }
   auto snapshot = std::make_shared<Snapshot<T>>();
-  for (auto& [name, reading] : *readings) snapshot->readings.emplace(name, std::move(reading));
-  for (const NodeInfo& node : *nodes) snapshot->capacity[node.name] = node.cpu_capacity;
+  auto& entries = snapshot->nodes;
+  entries.reserve(nodes->size());
+  for (const NodeInfo& node : *nodes) {
+    entries.push_back({node.name, true, node.cpu_capacity, std::nullopt});
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return a.node < b.node; });
+  // Node lists have unique names; should one repeat, its first entry stands.
+  entries.erase(std::unique(entries.begin(), entries.end(),
+                            [](const auto& a, const auto& b) { return a.node == b.node; }),
+                entries.end());
+  std::size_t listed = entries.size();
+  for (auto& [name, reading] : *readings) {
+    auto it = std::lower_bound(entries.begin(), entries.begin() + listed, name,
+                               [](const auto& e, const std::string& n) { return e.node < n; });
+    if (it != entries.begin() + listed && it->node == name) {
+      it->reading = std::move(reading);
+    } else {
+      entries.push_back({name, false, std::nullopt, std::move(reading)});  // not asked about
+    }
+  }
   readings->clear();
+  if (entries.size() > listed) {
+    std::sort(entries.begin(), entries.end(),
+              [](const auto& a, const auto& b) { return a.node < b.node; });
+  }
   std::vector<NodeInfo>().swap(*nodes);
   // A fetch parses a large response (series with all their labels) on this thread; give
   // what it freed back to the system instead of keeping it until the next fetch.
@@ -139,25 +163,20 @@ NodeReading TelemetryView::For(const std::string& name) const {
   if (cpu_ == nullptr) {
     r.cpu_cores_used = MissingReading(cpu_problem_);
   } else {
-    if (auto it = cpu_->capacity.find(name); it != cpu_->capacity.end())
-      r.cpu_capacity = it->second;
-    if (auto it = cpu_->readings.find(name); it != cpu_->readings.end()) {
-      r.cpu_cores_used = it->second;
-    } else {
-      r.cpu_cores_used = MissingReading(kNotListed);
-    }
+    const auto* entry = cpu_->Find(name);
+    if (entry != nullptr) r.cpu_capacity = entry->capacity;
+    r.cpu_cores_used =
+        entry != nullptr && entry->reading ? *entry->reading : MissingReading(kNotListed);
   }
   if (temperatures_ == nullptr) {
     r.ambient = r.cpu1 = r.cpu2 = MissingReading(temperature_problem_);
   } else {
-    if (!r.cpu_capacity) {
-      if (auto it = temperatures_->capacity.find(name); it != temperatures_->capacity.end())
-        r.cpu_capacity = it->second;
-    }
-    if (auto it = temperatures_->readings.find(name); it != temperatures_->readings.end()) {
-      r.ambient = it->second.ambient;
-      r.cpu1 = it->second.cpu1;
-      r.cpu2 = it->second.cpu2;
+    const auto* entry = temperatures_->Find(name);
+    if (!r.cpu_capacity && entry != nullptr) r.cpu_capacity = entry->capacity;
+    if (entry != nullptr && entry->reading) {
+      r.ambient = entry->reading->ambient;
+      r.cpu1 = entry->reading->cpu1;
+      r.cpu2 = entry->reading->cpu2;
     } else {
       r.ambient = r.cpu1 = r.cpu2 = MissingReading(kNotListed);
     }
@@ -180,19 +199,24 @@ SteadyTime TelemetryView::StaleAt(const NodeReading& reading) const {
 Result<std::map<std::string, NodeReading>> TelemetryService::Readings(
     Wait wait, const std::vector<std::string>& only) {
   TelemetryView view = View(wait);
-  // The nodes a snapshot was fetched for: the keys of its capacity map.
-  const std::map<std::string, std::optional<double>, std::less<>>* nodes =
-      view.cpu_ != nullptr            ? &view.cpu_->capacity
-      : view.temperatures_ != nullptr ? &view.temperatures_->capacity
-                                      : nullptr;
-  if (only.empty() && nodes == nullptr) {
+  // The nodes a snapshot was fetched for: its listed entries.
+  const auto* cpu_nodes = view.cpu_ != nullptr ? &view.cpu_->nodes : nullptr;
+  const auto* temperature_nodes =
+      view.temperatures_ != nullptr ? &view.temperatures_->nodes : nullptr;
+  if (only.empty() && cpu_nodes == nullptr && temperature_nodes == nullptr) {
     return *view.cpu_failure_;  // neither source has a snapshot: the CPU source's error
   }
   std::map<std::string, NodeReading> out;
   if (!only.empty()) {
     for (const std::string& name : only) out[name] = view.For(name);
+  } else if (cpu_nodes != nullptr) {
+    for (const auto& entry : *cpu_nodes) {
+      if (entry.listed) out[entry.node] = view.For(entry.node);
+    }
   } else {
-    for (const auto& [name, capacity] : *nodes) out[name] = view.For(name);
+    for (const auto& entry : *temperature_nodes) {
+      if (entry.listed) out[entry.node] = view.For(entry.node);
+    }
   }
   return out;
 }

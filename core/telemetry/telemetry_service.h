@@ -11,13 +11,16 @@
 
 #include <spdlog/logger.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace powerctl::telemetry {
@@ -37,11 +40,23 @@ enum class Wait {
   kNever,    // answer from what is cached; start a fetch if nothing is (scoring path)
 };
 
-// One fetch of a source: what it found, and each node it was asked about (its capacity).
+// One fetch of a source: each node it was asked about (with its capacity) and what it found,
+// in one vector sorted by node name. A map per field was twice the memory at 5,000 nodes.
 template <typename T>
 struct SourceSnapshot {
-  std::map<std::string, T, std::less<>> readings;
-  std::map<std::string, std::optional<double>, std::less<>> capacity;  // cores, by node
+  struct Entry {
+    std::string node;
+    bool listed = false;             // in the node list the fetch was given
+    std::optional<double> capacity;  // cores, from the Node
+    std::optional<T> reading;        // nullopt: the source said nothing of the node
+  };
+  std::vector<Entry> nodes;
+
+  const Entry* Find(std::string_view name) const {
+    auto it = std::lower_bound(nodes.begin(), nodes.end(), name,
+                               [](const Entry& e, std::string_view n) { return e.node < n; });
+    return it != nodes.end() && it->node == name ? &*it : nullptr;
+  }
 };
 
 // The cached snapshots as of one moment, read node by node without copying them (the
@@ -110,6 +125,10 @@ class TelemetryService {
   CpuSource& cpu_;
   TemperatureSource& temperature_;
   NodeLister nodes_;
+  // One fetch at a time. Each holds a copy of the node list and a response of a few MiB at
+  // 5,000 nodes while it runs, and both sources fall due together; one after the other, the
+  // refresh's peak is half as high, at the cost of one source waiting for the other's fetch.
+  std::mutex fetch_mu_;
   TelemetryServiceOptions options_;
   TtlCache<int, CpuSnapshot> cpu_cache_;
   TtlCache<int, TemperatureSnapshot> temperature_cache_;

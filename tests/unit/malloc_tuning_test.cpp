@@ -38,7 +38,7 @@ TEST(MallocTuningTest, TheBinariesRunJemallocWithPowerctlsSettings) {
   EXPECT_TRUE(info.background_purge);
   EXPECT_EQ(info.dirty_decay_ms, 1000);
   EXPECT_EQ(info.muzzy_decay_ms, 0);
-  EXPECT_EQ(info.arenas, 2u);
+  EXPECT_EQ(info.arenas, 1u);
   EXPECT_FALSE(info.thread_caches);
 }
 #else

@@ -1,5 +1,6 @@
 // PredictNodePower: telemetry and node metadata to model rows and back, and its JSON form.
 #include "core/predict/builtin_model.h"
+#include "core/predict/node_params.h"
 #include "core/predict/node_power.h"
 #include "core/predict/node_power_json.h"
 #include "core/predict/power_report.h"
@@ -190,6 +191,37 @@ TEST(NodePowerTest, AFailingModelFailsOnlyItsNodes) {
   auto result = PredictNodePower({Node("a"), Node("b")}, readings, config, predictor, Query());
   EXPECT_EQ(result[0].error, "model server unreachable");
   EXPECT_TRUE(result[1].watts_now.has_value());
+}
+
+// Nodes that resolve to the configuration's default model share one endpoint object; a node
+// labelled with its own model server gets its own.
+TEST(NodePowerTest, PreparedNodesShareTheUsualModelEndpoint) {
+  manifests::PowerctlConfig config;
+  config.predictor.backend = "tfserving-grpc";
+  config.predictor.model.host = "model.power.svc";
+  auto usual = ModelEndpointForNode({}, config);
+  ASSERT_TRUE(usual.ok()) << usual.error().message;
+  auto shared = std::make_shared<const ModelEndpoint>(*usual);
+
+  PreparedNode a = PrepareNode(Node("a"), Reading("a", 1, 4, kNow), config, kNow, shared);
+  PreparedNode b = PrepareNode(Node("b"), Reading("b", 1, 4, kNow), config, kNow, shared);
+  EXPECT_EQ(a.model, shared);
+  EXPECT_EQ(b.model, shared);
+
+  NodeFacts labelled = Node("c");
+  labelled.labels[kModelHostLabel] = "10.0.0.9";
+  labelled.labels[kModelPortLabel] = "9000";
+  labelled.labels[kModelNameLabel] = "rack7";
+  PreparedNode c = PrepareNode(labelled, Reading("c", 1, 4, kNow), config, kNow, shared);
+  ASSERT_NE(c.model, nullptr);
+  EXPECT_NE(c.model, shared);
+  EXPECT_EQ(c.model->host, "10.0.0.9");
+  EXPECT_EQ(c.model->name, "rack7");
+
+  PreparedNode alone = PrepareNode(Node("d"), Reading("d", 1, 4, kNow), config, kNow);
+  ASSERT_NE(alone.model, nullptr);  // without a usual endpoint: a copy of its own
+  EXPECT_NE(alone.model, shared);
+  EXPECT_EQ(*alone.model, *shared);
 }
 
 TEST(NodePowerJsonTest, RoundTripKeepsWhatTheCliShows) {

@@ -112,6 +112,17 @@ TEST(TelemetryNodeMappingTest, RulesInOrder) {
   EXPECT_EQ(map({{"instance", ""}}), "(none)");
 }
 
+// MapPosition names the node by its place in the list, nodes without a name included, so
+// a source can keep per-node results in a vector.
+TEST(TelemetryNodeMappingTest, PositionsAreThoseOfTheList) {
+  NodeNameMapper mapper({Node("", {"10.0.0.9"}), Node("a", {"10.0.0.1"}), Node("b", {"10.0.0.2"})});
+  EXPECT_EQ(mapper.MapPosition({{"instance", "10.0.0.2:9100"}}), 2u);
+  EXPECT_EQ(mapper.MapPosition({{"node", "a"}}), 1u);
+  EXPECT_FALSE(mapper.MapPosition({{"instance", "10.0.0.9:9100"}}));  // a nameless node: none
+  EXPECT_FALSE(mapper.MapPosition({{"instance", "10.0.0.3:9100"}}));
+  EXPECT_EQ(mapper.Map({{"instance", "10.0.0.2:9100"}}), "b");
+}
+
 TEST(TelemetryNodeMappingTest, SharedAddressesMapToNoNode) {
   NodeNameMapper mapper({Node("a", {"10.0.0.1"}, {"shared"}), Node("b", {"10.0.0.1"}, {"shared"})});
   EXPECT_FALSE(mapper.Map({{"instance", "10.0.0.1:9100"}}));

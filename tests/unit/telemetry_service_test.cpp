@@ -7,7 +7,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -20,19 +22,43 @@ using std::chrono::seconds;
 using telemetry_test::ManualClock;
 using ::testing::HasSubstr;
 
+// Counts the fetches running at once. A fetch waits a moment for another to join it, so
+// two that could overlap do.
+struct FetchProbe {
+  void Enter() {
+    std::unique_lock lock(mu);
+    most = std::max(most, ++active);
+    joined.notify_all();
+    joined.wait_for(lock, milliseconds(200), [&] { return active > 1; });
+  }
+  void Exit() {
+    std::lock_guard lock(mu);
+    --active;
+  }
+  std::mutex mu;
+  std::condition_variable joined;
+  int active = 0;
+  int most = 0;
+};
+
 class FakeCpu : public CpuSource {
  public:
   explicit FakeCpu(ManualClock& clock) : clock_(clock) {}
   Result<std::map<std::string, Reading>> Fetch(const std::vector<NodeInfo>& nodes) override {
+    if (probe != nullptr) probe->Enter();
     ++calls;
+    if (probe != nullptr) probe->Exit();
     if (fail) return MakeError(ErrorCode::kNetwork, "metrics-server is down");
     std::map<std::string, Reading> out;
     for (const NodeInfo& n : nodes) out[n.name] = CpuReading(2.0, clock_.Now(), "fake");
+    out.insert(extra.begin(), extra.end());
     return out;
   }
   std::string Describe() const override { return "fake CPU"; }
   std::atomic<int> calls{0};
   std::atomic<bool> fail{false};
+  FetchProbe* probe = nullptr;
+  std::map<std::string, Reading> extra;  // readings of nodes the list did not name
 
  private:
   ManualClock& clock_;
@@ -42,7 +68,9 @@ class FakeTemps : public TemperatureSource {
  public:
   explicit FakeTemps(ManualClock& clock) : clock_(clock) {}
   Result<std::map<std::string, Temperatures>> Fetch(const std::vector<NodeInfo>& nodes) override {
+    if (probe != nullptr) probe->Enter();
     ++calls;
+    if (probe != nullptr) probe->Exit();
     if (fail) return MakeError(ErrorCode::kNetwork, "no BMC answers");
     std::map<std::string, Temperatures> out;
     for (const NodeInfo& n : nodes) {
@@ -55,6 +83,7 @@ class FakeTemps : public TemperatureSource {
   std::string Describe() const override { return "fake temperatures"; }
   std::atomic<int> calls{0};
   std::atomic<bool> fail{false};
+  FetchProbe* probe = nullptr;
 
  private:
   ManualClock& clock_;
@@ -204,6 +233,35 @@ TEST_F(TelemetryServiceTest, ViewJudgesStalenessAtItsOwnTime) {
   EXPECT_FALSE(a.cpu_cores_used.ok());
   EXPECT_THAT(a.cpu_cores_used.missing_reason, HasSubstr("stale"));
   EXPECT_EQ(view.StaleAt(a), SteadyTime::max());  // nothing usable left to go stale
+}
+
+// Both sources fall due together; their fetches (each holding the node list and a large
+// response at 5,000 nodes) run one after the other.
+TEST_F(TelemetryServiceTest, FetchesRunOneAtATime) {
+  FetchProbe probe;
+  cpu_.probe = &probe;
+  temps_.probe = &probe;
+  service_->Warm();
+  ASSERT_TRUE(Eventually([&] { return cpu_.calls >= 1 && temps_.calls >= 1; }));
+  ASSERT_TRUE(service_->Readings(Wait::kIfEmpty).ok());
+  std::lock_guard lock(probe.mu);
+  EXPECT_EQ(probe.most, 1);
+}
+
+// A source may answer for a node the list did not name: the view reads it, but Readings()
+// lists only the nodes of the list.
+TEST_F(TelemetryServiceTest, ReadingsOfUnlistedNodesAreReadableButNotListed) {
+  cpu_.extra["ghost"] = CpuReading(3.0, clock_.Now(), "fake");
+  auto readings = service_->Readings(Wait::kIfEmpty);
+  ASSERT_TRUE(readings.ok()) << readings.error().message;
+  EXPECT_EQ(readings->size(), 2u);
+  EXPECT_EQ(readings->count("ghost"), 0u);
+  NodeReading ghost = service_->View().For("ghost");
+  EXPECT_EQ(ghost.cpu_cores_used.value, 3.0);
+  EXPECT_FALSE(ghost.cpu_capacity.has_value());
+  EXPECT_THAT(ghost.ambient.missing_reason, HasSubstr("not in the last node list"));
+  NodeReading missing = service_->View().For("nowhere");
+  EXPECT_THAT(missing.cpu_cores_used.missing_reason, HasSubstr("not in the last node list"));
 }
 
 }  // namespace

@@ -119,19 +119,22 @@ TEST_F(TelemetrySourcesTest, IpmiExporterDirect) {
   EXPECT_THAT(temps->at("g").cpu2.missing_reason, HasSubstr("Connection refused"));
 }
 
-TEST(TelemetryPickSensorsTest, FirstConfiguredNamePresentWins) {
+TEST(TelemetryPickSensorsTest, FirstConfiguredNamePresentWinsAndItsHighestReading) {
   manifests::SensorNames names;
   names.ambient = {"Ambient", "Inlet Temp"};
   names.cpu1 = {"CPU1"};
   names.cpu2 = {};
   SteadyTime t{};
-  std::vector<SensorSample> samples = {
-      {"Inlet Temp", 18, t}, {"Ambient", NAN, t}, {"CPU1", 40, t}, {"CPU1", 41, t}};
+  std::vector<SensorSample> samples = {{"Inlet Temp", 18, t},
+                                       {"Ambient", NAN, t},
+                                       {"CPU1", NAN, t},
+                                       {"CPU1", 41, t},
+                                       {"CPU1", 40, t}};
   Temperatures picked = PickSensors(samples, names, "here");
   // "Ambient" is present, so it wins even though it has no reading.
   EXPECT_FALSE(picked.ambient.ok());
   EXPECT_EQ(picked.ambient.source, "here sensor \"Ambient\"");
-  EXPECT_EQ(picked.cpu1.value, 40.0);  // the first series of that name
+  EXPECT_EQ(picked.cpu1.value, 41.0);  // of several series of that name, the highest
   EXPECT_EQ(picked.cpu2.missing_reason,
             "no sensor names are configured for cpu2 (telemetry.sensors)");
 }
@@ -156,7 +159,7 @@ std::string Vector(const std::vector<std::pair<std::string, std::string>>& serie
 TEST_F(TelemetrySourcesTest, PrometheusTemperatures) {
   FakeHttp http([](const HttpClientRequest& r) -> Result<HttpClientResponse> {
     std::string q = QueryOf(r);
-    if (q.rfind("timestamp(", 0) == 0) {
+    if (q.find("(timestamp(") != std::string::npos) {
       return Reply(
           200, Vector({{R"({"instance":"10.0.0.1:9290","job":"ipmi","name":"Ambient","id":"1"})",
                         "1700000090"},
@@ -184,10 +187,13 @@ TEST_F(TelemetrySourcesTest, PrometheusTemperatures) {
       source->Fetch({Node("a", {"10.0.0.1"}), Node("b", {"10.0.0.2"}), Node("c", {"10.0.0.3"})});
   ASSERT_TRUE(temps.ok()) << temps.error().message;
   ASSERT_EQ(http.requests().size(), 2u);
-  // The timestamps first (their series are freed before the values arrive).
-  EXPECT_EQ(QueryOf(http.requests()[1]),
-            "ipmi_temperature_celsius{name=~\"Ambient|Inlet Temp|CPU1|CPU1 Temp|CPU2|CPU2 Temp\"}");
-  EXPECT_EQ(QueryOf(http.requests()[0]), "timestamp(" + QueryOf(http.requests()[1]) + ")");
+  // The timestamps first (their series are freed before the values arrive); Prometheus keeps
+  // only the labels that place a reading.
+  const std::string selector =
+      "ipmi_temperature_celsius{name=~\"Ambient|Inlet Temp|CPU1|CPU1 Temp|CPU2|CPU2 Temp\"}";
+  const std::string by = "max by (name, node, kubernetes_node, nodename, instance) ";
+  EXPECT_EQ(QueryOf(http.requests()[1]), by + "(" + selector + ")");
+  EXPECT_EQ(QueryOf(http.requests()[0]), by + "(timestamp(" + selector + "))");
 
   const Temperatures& a = temps->at("a");
   EXPECT_EQ(a.ambient.value, 21.0);
