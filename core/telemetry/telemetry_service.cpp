@@ -56,7 +56,12 @@ TelemetryService::TelemetryService(CpuSource& cpu, TemperatureSource& temperatur
 template <typename T, typename Source>
 Result<std::shared_ptr<const TelemetryService::Snapshot<T>>> TelemetryService::FetchSnapshot(
     Source& source) {
-  std::lock_guard lock(fetch_mu_);
+  std::unique_lock lock(fetch_mu_, std::defer_lock);
+  if (!lock.try_lock_for(options_.fetch_queue_limit) && options_.log) {
+    options_.log->debug(
+        "telemetry: the other source's fetch still runs after {}ms; fetching beside it",
+        options_.fetch_queue_limit.count());
+  }
   Result<std::vector<NodeInfo>> nodes = nodes_();
   if (!nodes.ok()) return WithContext(nodes.error(), "listing nodes");
   auto readings = source.Fetch(*nodes);
@@ -75,8 +80,8 @@ Result<std::shared_ptr<const TelemetryService::Snapshot<T>>> TelemetryService::F
   for (const NodeInfo& node : *nodes) {
     entries.push_back({node.name, true, node.cpu_capacity, std::nullopt});
   }
-  std::sort(entries.begin(), entries.end(),
-            [](const auto& a, const auto& b) { return a.node < b.node; });
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const auto& a, const auto& b) { return a.node < b.node; });
   // Node lists have unique names; should one repeat, its first entry stands.
   entries.erase(std::unique(entries.begin(), entries.end(),
                             [](const auto& a, const auto& b) { return a.node == b.node; }),
@@ -158,6 +163,7 @@ std::vector<TelemetryService::SourceStatus> TelemetryService::Sources() const {
 
 NodeReading TelemetryView::For(const std::string& name) const {
   static const SharedText kNotListed = "the node was not in the last node list";
+  static const SharedText kNothing = "the source returned nothing for this node";
   NodeReading r;
   r.node = name;
   if (cpu_ == nullptr) {
@@ -165,8 +171,9 @@ NodeReading TelemetryView::For(const std::string& name) const {
   } else {
     const auto* entry = cpu_->Find(name);
     if (entry != nullptr) r.cpu_capacity = entry->capacity;
-    r.cpu_cores_used =
-        entry != nullptr && entry->reading ? *entry->reading : MissingReading(kNotListed);
+    r.cpu_cores_used = entry == nullptr ? MissingReading(kNotListed)
+                       : entry->reading ? *entry->reading
+                                        : MissingReading(kNothing);
   }
   if (temperatures_ == nullptr) {
     r.ambient = r.cpu1 = r.cpu2 = MissingReading(temperature_problem_);
@@ -178,7 +185,7 @@ NodeReading TelemetryView::For(const std::string& name) const {
       r.cpu1 = entry->reading->cpu1;
       r.cpu2 = entry->reading->cpu2;
     } else {
-      r.ambient = r.cpu1 = r.cpu2 = MissingReading(kNotListed);
+      r.ambient = r.cpu1 = r.cpu2 = MissingReading(entry == nullptr ? kNotListed : kNothing);
     }
   }
   r = WithMaxAge(std::move(r), now_, max_age_);

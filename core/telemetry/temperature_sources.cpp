@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <system_error>
 #include <thread>
@@ -29,8 +30,9 @@ std::uint64_t LabelsHash(const std::map<std::string, std::string>& labels, std::
   return std::hash<std::string>{}(buffer);
 }
 
-// The labels of a `by (...)` clause: those that are valid label names (a configured name that
-// is not could never be on a series; in the clause it would break the query).
+// The labels of a `by (...)` clause: those that are classic label names ([a-zA-Z_][a-zA-Z0-9_]*).
+// Prometheus 2 (Debian 12's) has no others and rejects a query naming one; Prometheus 3's
+// UTF-8 names would need quoting, and are left out rather than risk the whole query.
 std::string LabelList(const KeepLabels& labels) {
   std::string out;
   for (const std::string& label : labels) {
@@ -41,6 +43,16 @@ std::string LabelList(const KeepLabels& labels) {
     if (valid) out += (out.empty() ? "" : ", ") + label;
   }
   return out;
+}
+
+std::string FormatNumber(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", value);
+  return buffer;
+}
+
+bool Plausible(double celsius) {
+  return celsius >= kMinCelsius && celsius <= kMaxCelsius;
 }
 
 std::string JoinNames(const std::vector<std::string>& names) {
@@ -57,11 +69,16 @@ Reading Pick(const std::vector<SensorSample>& samples, const std::vector<std::st
   if (names.empty()) return MissingReading(texts.NoSensor(role, names));
   for (const std::string& name : names) {
     // Several sensors of one name (two series that differ only in a label not read, e.g. the
-    // sensor id): the highest reading counts, as with Prometheus' `max by` (a NaN never wins).
+    // sensor id): the highest plausible reading counts, as in the Prometheus source's query;
+    // an implausible one only when there is nothing better, so its reason is shown.
+    auto rank = [](double v) { return std::isnan(v) ? 0 : Plausible(v) ? 2 : 1; };
     const SensorSample* best = nullptr;
     for (const SensorSample& sample : samples) {
       if (sample.name != name) continue;
-      if (best == nullptr || std::isnan(best->value) || sample.value > best->value) best = &sample;
+      if (best == nullptr || rank(sample.value) > rank(best->value) ||
+          (rank(sample.value) == rank(best->value) && sample.value > best->value)) {
+        best = &sample;
+      }
     }
     if (best != nullptr) {
       return TemperatureReading(best->value, best->observed_at, texts.Sensor(name));
@@ -183,8 +200,12 @@ class PrometheusTemperatureSource : public TemperatureSource {
     // these: the exporter's, the scrape job's and relabelling's labels were much of its bytes
     // (at 5,000 nodes in the bench, five labels a series, 2.4 MB of values; with these, 1.4).
     // Series that differ only in a label not read name the same sensor of the same node; the
-    // highest reading, and the newest scrape time, count.
+    // highest plausible reading counts (an implausible one only when there is no other, so
+    // its reason shows), and the newest scrape time.
     const std::string by = "max by (" + LabelList(keep) + ") ";
+    const std::string values = by + "(" + selector + " >= " + FormatNumber(kMinCelsius) +
+                               " <= " + FormatNumber(kMaxCelsius) + ") or " + by + "(" + selector +
+                               ")";
     // timestamp() gives each sample's scrape time; the query's own time is just "now".
     std::unordered_map<std::uint64_t, WallTime> sample_times;  // by LabelsHash
     std::string key_buffer;
@@ -197,18 +218,17 @@ class PrometheusTemperatureSource : public TemperatureSource {
         }));
     NodeNameMapper mapper(nodes, options_.mapping);
     std::vector<std::vector<SensorSample>> by_node(nodes.size());  // by position in `nodes`
-    POWERCTL_CHECK_OK(
-        prometheus_.Query(by + "(" + selector + ")", std::nullopt, keep, [&](PromSeries&& series) {
-          auto node = mapper.MapPosition(series.metric);
-          auto name = series.metric.find("name");
-          if (!node || name == series.metric.end() || series.samples.empty()) return;
-          auto time = sample_times.find(LabelsHash(series.metric, key_buffer));
-          WallTime at = time != sample_times.end() ? time->second : series.samples.front().time;
-          std::vector<SensorSample>& samples = by_node[*node];
-          if (samples.empty()) samples.reserve(3);  // ambient, cpu1, cpu2: one block, not three
-          samples.push_back(
-              {std::move(name->second), series.samples.front().value, time_.FromWall(at)});
-        }));
+    POWERCTL_CHECK_OK(prometheus_.Query(values, std::nullopt, keep, [&](PromSeries&& series) {
+      auto node = mapper.MapPosition(series.metric);
+      auto name = series.metric.find("name");
+      if (!node || name == series.metric.end() || series.samples.empty()) return;
+      auto time = sample_times.find(LabelsHash(series.metric, key_buffer));
+      WallTime at = time != sample_times.end() ? time->second : series.samples.front().time;
+      std::vector<SensorSample>& samples = by_node[*node];
+      if (samples.empty()) samples.reserve(3);  // ambient, cpu1, cpu2: one block, not three
+      samples.push_back(
+          {std::move(name->second), series.samples.front().value, time_.FromWall(at)});
+    }));
     sample_times = {};
     SensorTexts texts("Prometheus at " + prometheus_.url());
     const SharedText no_series = "Prometheus has no " + std::string(kTemperatureMetric) +

@@ -46,8 +46,9 @@ constexpr char kIpmiProm[] =
 # TYPE ipmi_temperature_celsius gauge
 ipmi_temperature_celsius{id="1",name="Ambient"} 23
 ipmi_temperature_celsius{id="9",name="CPU1"} 41
-ipmi_temperature_celsius{id="10",name="CPU2"} 44.5
+ipmi_temperature_celsius{id="07",name="CPU1"} 255
 ipmi_temperature_celsius{id="08",name="CPU2"} 30
+ipmi_temperature_celsius{id="10",name="CPU2"} 44.5
 # HELP ipmi_dcmi_power_consumption_watts Current power consumption in Watts.
 # TYPE ipmi_dcmi_power_consumption_watts gauge
 ipmi_dcmi_power_consumption_watts 240
@@ -123,7 +124,7 @@ class TelemetryRealPrometheusTest : public ::testing::Test {
                           auto cpu = client.Query(kDefaultCpuQuery);
                           auto temps = client.Query("ipmi_temperature_celsius");
                           return cpu.ok() && cpu->series.size() == 1 && temps.ok() &&
-                                 temps->series.size() == 4;
+                                 temps->series.size() == 5;
                         }))
         << "series did not appear:\n"
         << ReadFile(*dir_ / "prometheus.log") << ReadFile(*dir_ / "node_exporter.log");
@@ -183,9 +184,11 @@ TEST_F(TelemetryRealPrometheusTest, SourcesReadTemperaturesAndRealCpu) {
   ASSERT_TRUE(temps.ok()) << temps.error().message;
   const Temperatures& t = temps->at("node-a");
   EXPECT_EQ(t.ambient.value, 23.0) << t.ambient.missing_reason;
+  // Two CPU1 series differ only in "id", which powerctl does not read: one sensor, and the
+  // implausible 255 C does not hide the plausible 41 C.
   EXPECT_EQ(t.cpu1.value, 41.0) << t.cpu1.missing_reason;
-  // Two CPU2 series differ only in "id", which powerctl does not read: one sensor, the highest
-  // reading (Prometheus returns id="08" first; it used to be the one taken).
+  // Two CPU2 series likewise: the highest reading (Prometheus returns id="08" first; it used
+  // to be the one taken).
   EXPECT_EQ(t.cpu2.value, 44.5) << t.cpu2.missing_reason;
   EXPECT_LT(Age(t.ambient, time.clock.now()), seconds(10));  // a scrape time, 1s apart
   EXPECT_LT(Age(t.cpu2, time.clock.now()), seconds(10));
@@ -216,7 +219,7 @@ TEST_F(TelemetryRealPrometheusTest, IpmiExporterDirectScrape) {
   auto temps = MakeIpmiExporterTemperatureSource(*http_, options, TimeBase{})->Fetch(Nodes());
   ASSERT_TRUE(temps.ok());
   EXPECT_EQ(temps->at("node-a").ambient.value, 23.0) << temps->at("node-a").ambient.missing_reason;
-  EXPECT_EQ(temps->at("node-a").cpu1.value, 41.0);
+  EXPECT_EQ(temps->at("node-a").cpu1.value, 41.0);  // not the implausible 255 beside it
   EXPECT_EQ(temps->at("node-a").cpu2.value, 44.5);  // the higher of the two CPU2 sensors
 }
 

@@ -71,6 +71,10 @@ class FakeTemps : public TemperatureSource {
     if (probe != nullptr) probe->Enter();
     ++calls;
     if (probe != nullptr) probe->Exit();
+    {
+      std::unique_lock lock(gate_mu);
+      gate.wait_for(lock, seconds(10), [&] { return !held; });  // a slow source, until let go
+    }
     if (fail) return MakeError(ErrorCode::kNetwork, "no BMC answers");
     std::map<std::string, Temperatures> out;
     for (const NodeInfo& n : nodes) {
@@ -81,9 +85,23 @@ class FakeTemps : public TemperatureSource {
     return out;
   }
   std::string Describe() const override { return "fake temperatures"; }
+  void Hold() {
+    std::lock_guard lock(gate_mu);
+    held = true;
+  }
+  void LetGo() {
+    {
+      std::lock_guard lock(gate_mu);
+      held = false;
+    }
+    gate.notify_all();
+  }
   std::atomic<int> calls{0};
   std::atomic<bool> fail{false};
   FetchProbe* probe = nullptr;
+  std::mutex gate_mu;
+  std::condition_variable gate;
+  bool held = false;
 
  private:
   ManualClock& clock_;
@@ -91,10 +109,13 @@ class FakeTemps : public TemperatureSource {
 
 class TelemetryServiceTest : public ::testing::Test {
  protected:
-  TelemetryServiceTest() : cpu_(clock_), temps_(clock_) {
+  TelemetryServiceTest() : cpu_(clock_), temps_(clock_) { Build(seconds(5)); }
+
+  void Build(milliseconds fetch_queue_limit) {
     TelemetryServiceOptions options;
     options.max_age = seconds(120);
     options.refresh_interval = seconds(15);
+    options.fetch_queue_limit = fetch_queue_limit;
     options.time.clock = clock_.AsClock();
     service_ = std::make_unique<TelemetryService>(
         cpu_, temps_,
@@ -246,6 +267,23 @@ TEST_F(TelemetryServiceTest, FetchesRunOneAtATime) {
   ASSERT_TRUE(service_->Readings(Wait::kIfEmpty).ok());
   std::lock_guard lock(probe.mu);
   EXPECT_EQ(probe.most, 1);
+}
+
+// A slow source (ipmi_exporter scraping every node) holds up the other's fetch only for
+// fetch_queue_limit; then the other runs beside it.
+TEST_F(TelemetryServiceTest, ASlowSourceDelaysTheOtherOnlyForTheQueueLimit) {
+  Build(milliseconds(50));
+  temps_.Hold();
+  service_->Warm();
+  ASSERT_TRUE(Eventually([&] { return temps_.calls >= 1 && cpu_.calls >= 1; }));
+  // The temperature fetch holds on (inside Fetch, so it has the turn); the CPU source falls
+  // due again and is fetched beside it instead of waiting for it.
+  clock_.Advance(seconds(16));
+  (void)service_->View();
+  EXPECT_TRUE(Eventually([&] { return cpu_.calls >= 2; }));
+  EXPECT_EQ(temps_.calls, 1);
+  temps_.LetGo();
+  ASSERT_TRUE(Eventually([&] { return service_->View().For("a").ambient.ok(); }));
 }
 
 // A source may answer for a node the list did not name: the view reads it, but Readings()

@@ -123,19 +123,21 @@ TEST(TelemetryPickSensorsTest, FirstConfiguredNamePresentWinsAndItsHighestReadin
   manifests::SensorNames names;
   names.ambient = {"Ambient", "Inlet Temp"};
   names.cpu1 = {"CPU1"};
-  names.cpu2 = {};
   SteadyTime t{};
-  std::vector<SensorSample> samples = {{"Inlet Temp", 18, t},
-                                       {"Ambient", NAN, t},
-                                       {"CPU1", NAN, t},
-                                       {"CPU1", 41, t},
-                                       {"CPU1", 40, t}};
+  names.cpu2 = {"CPU2"};
+  std::vector<SensorSample> samples = {{"Inlet Temp", 18, t}, {"Ambient", NAN, t}, {"CPU1", NAN, t},
+                                       {"CPU1", 255, t},      {"CPU1", 41, t},     {"CPU1", 40, t},
+                                       {"CPU2", NAN, t},      {"CPU2", 300, t}};
   Temperatures picked = PickSensors(samples, names, "here");
   // "Ambient" is present, so it wins even though it has no reading.
   EXPECT_FALSE(picked.ambient.ok());
   EXPECT_EQ(picked.ambient.source, "here sensor \"Ambient\"");
-  EXPECT_EQ(picked.cpu1.value, 41.0);  // of several series of that name, the highest
-  EXPECT_EQ(picked.cpu2.missing_reason,
+  EXPECT_EQ(picked.cpu1.value, 41.0);  // of several series of that name, the highest plausible
+  // Nothing plausible: the implausible reading, so its reason shows (not the NaN's).
+  EXPECT_FALSE(picked.cpu2.ok());
+  EXPECT_THAT(picked.cpu2.missing_reason, HasSubstr("300"));
+  names.cpu2 = {};
+  EXPECT_EQ(PickSensors(samples, names, "here").cpu2.missing_reason,
             "no sensor names are configured for cpu2 (telemetry.sensors)");
 }
 
@@ -154,6 +156,26 @@ std::string Vector(const std::vector<std::pair<std::string, std::string>>& serie
         R"({"metric":)" + series[i].first + R"(,"value":[1700000100,")" + series[i].second + "\"]}";
   }
   return out + "]}}";
+}
+
+// The `by` clause names only the labels the node mapping reads that Prometheus accepts as
+// label names: a malformed configured one is left out rather than failing every query.
+TEST_F(TelemetrySourcesTest, PrometheusTemperatureQueriesGroupByTheLabelsRead) {
+  FakeHttp http([](const HttpClientRequest&) -> Result<HttpClientResponse> {
+    return Reply(200, Vector({}));
+  });
+  PrometheusClient prometheus(http, PrometheusOptions{"http://prom:9090", seconds(5), nullptr});
+  PrometheusTemperatureOptions options;
+  options.mapping.node_labels = {"host_name", "bad-label", "9lives", ""};
+  options.mapping.instance_label = "target";
+  auto temps = MakePrometheusTemperatureSource(prometheus, options, time_)->Fetch({Node("a", {})});
+  ASSERT_TRUE(temps.ok()) << temps.error().message;
+  ASSERT_EQ(http.requests().size(), 2u);
+  for (const HttpClientRequest& request : http.requests()) {
+    EXPECT_EQ(QueryOf(request).rfind("max by (name, host_name, target) (", 0), 0u)
+        << QueryOf(request);
+  }
+  EXPECT_THAT(temps->at("a").ambient.missing_reason, HasSubstr("has no ipmi_temperature_celsius"));
 }
 
 TEST_F(TelemetrySourcesTest, PrometheusTemperatures) {
@@ -192,7 +214,8 @@ TEST_F(TelemetrySourcesTest, PrometheusTemperatures) {
   const std::string selector =
       "ipmi_temperature_celsius{name=~\"Ambient|Inlet Temp|CPU1|CPU1 Temp|CPU2|CPU2 Temp\"}";
   const std::string by = "max by (name, node, kubernetes_node, nodename, instance) ";
-  EXPECT_EQ(QueryOf(http.requests()[1]), by + "(" + selector + ")");
+  EXPECT_EQ(QueryOf(http.requests()[1]),
+            by + "(" + selector + " >= -40 <= 150) or " + by + "(" + selector + ")");
   EXPECT_EQ(QueryOf(http.requests()[0]), by + "(timestamp(" + selector + "))");
 
   const Temperatures& a = temps->at("a");
