@@ -41,7 +41,7 @@ Reading TemperatureReading(double celsius, SteadyTime observed_at, SharedText so
   if (std::isnan(celsius)) {
     return Rejected("the sensor reads NaN (no reading)", observed_at, std::move(source));
   }
-  if (!(celsius >= kMinCelsius && celsius <= kMaxCelsius)) {
+  if (!PlausibleCelsius(celsius)) {
     return Rejected(fmt::format("temperature {} C is outside the plausible {}..{} C", celsius,
                                 kMinCelsius, kMaxCelsius),
                     observed_at, std::move(source));

@@ -21,6 +21,10 @@ using WallTime = std::chrono::system_clock::time_point;
 // Plausible temperatures of a server sensor, in degrees Celsius; outside is a broken sensor.
 inline constexpr double kMinCelsius = -40;
 inline constexpr double kMaxCelsius = 150;
+// A temperature in kMinCelsius..kMaxCelsius (false for NaN).
+inline bool PlausibleCelsius(double celsius) {
+  return celsius >= kMinCelsius && celsius <= kMaxCelsius;
+}
 
 struct Reading {
   std::optional<double> value;  // set when usable

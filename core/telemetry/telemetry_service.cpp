@@ -76,12 +76,12 @@ Result<std::shared_ptr<const TelemetryService::Snapshot<T>>> TelemetryService::F
   }
   auto snapshot = std::make_shared<Snapshot<T>>();
   auto& entries = snapshot->nodes;
+  const auto by_name = [](const auto& a, const auto& b) { return a.node < b.node; };
   entries.reserve(nodes->size());
   for (const NodeInfo& node : *nodes) {
     entries.push_back({node.name, true, node.cpu_capacity, std::nullopt});
   }
-  std::stable_sort(entries.begin(), entries.end(),
-                   [](const auto& a, const auto& b) { return a.node < b.node; });
+  std::stable_sort(entries.begin(), entries.end(), by_name);
   // Node lists have unique names; should one repeat, its first entry stands.
   entries.erase(std::unique(entries.begin(), entries.end(),
                             [](const auto& a, const auto& b) { return a.node == b.node; }),
@@ -97,10 +97,7 @@ Result<std::shared_ptr<const TelemetryService::Snapshot<T>>> TelemetryService::F
     }
   }
   readings->clear();
-  if (entries.size() > listed) {
-    std::sort(entries.begin(), entries.end(),
-              [](const auto& a, const auto& b) { return a.node < b.node; });
-  }
+  if (entries.size() > listed) std::sort(entries.begin(), entries.end(), by_name);
   std::vector<NodeInfo>().swap(*nodes);
   // A fetch parses a large response (series with all their labels) on this thread; give
   // what it freed back to the system instead of keeping it until the next fetch.
@@ -214,16 +211,17 @@ Result<std::map<std::string, NodeReading>> TelemetryService::Readings(
     return *view.cpu_failure_;  // neither source has a snapshot: the CPU source's error
   }
   std::map<std::string, NodeReading> out;
+  auto read_listed = [&](const auto& entries) {
+    for (const auto& entry : entries) {
+      if (entry.listed) out[entry.node] = view.For(entry.node);
+    }
+  };
   if (!only.empty()) {
     for (const std::string& name : only) out[name] = view.For(name);
   } else if (cpu_nodes != nullptr) {
-    for (const auto& entry : *cpu_nodes) {
-      if (entry.listed) out[entry.node] = view.For(entry.node);
-    }
+    read_listed(*cpu_nodes);
   } else {
-    for (const auto& entry : *temperature_nodes) {
-      if (entry.listed) out[entry.node] = view.For(entry.node);
-    }
+    read_listed(*temperature_nodes);
   }
   return out;
 }

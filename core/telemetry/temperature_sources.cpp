@@ -2,12 +2,13 @@
 
 #include "core/telemetry/sources.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <functional>
 #include <system_error>
 #include <thread>
@@ -45,16 +46,6 @@ std::string LabelList(const KeepLabels& labels) {
   return out;
 }
 
-std::string FormatNumber(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%g", value);
-  return buffer;
-}
-
-bool Plausible(double celsius) {
-  return celsius >= kMinCelsius && celsius <= kMaxCelsius;
-}
-
 std::string JoinNames(const std::vector<std::string>& names) {
   std::string out;
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -67,11 +58,11 @@ std::string JoinNames(const std::vector<std::string>& names) {
 Reading Pick(const std::vector<SensorSample>& samples, const std::vector<std::string>& names,
              const char* role, SensorTexts& texts) {
   if (names.empty()) return MissingReading(texts.NoSensor(role, names));
+  // Several sensors of one name (two series that differ only in a label not read, e.g. the
+  // sensor id): the highest plausible reading counts, as in the Prometheus source's query;
+  // an implausible one only when there is nothing better, so its reason is shown.
+  auto rank = [](double v) { return std::isnan(v) ? 0 : PlausibleCelsius(v) ? 2 : 1; };
   for (const std::string& name : names) {
-    // Several sensors of one name (two series that differ only in a label not read, e.g. the
-    // sensor id): the highest plausible reading counts, as in the Prometheus source's query;
-    // an implausible one only when there is nothing better, so its reason is shown.
-    auto rank = [](double v) { return std::isnan(v) ? 0 : Plausible(v) ? 2 : 1; };
     const SensorSample* best = nullptr;
     for (const SensorSample& sample : samples) {
       if (sample.name != name) continue;
@@ -203,9 +194,8 @@ class PrometheusTemperatureSource : public TemperatureSource {
     // highest plausible reading counts (an implausible one only when there is no other, so
     // its reason shows), and the newest scrape time.
     const std::string by = "max by (" + LabelList(keep) + ") ";
-    const std::string values = by + "(" + selector + " >= " + FormatNumber(kMinCelsius) +
-                               " <= " + FormatNumber(kMaxCelsius) + ") or " + by + "(" + selector +
-                               ")";
+    const std::string values =
+        fmt::format("{0}({1} >= {2} <= {3}) or {0}({1})", by, selector, kMinCelsius, kMaxCelsius);
     // timestamp() gives each sample's scrape time; the query's own time is just "now".
     std::unordered_map<std::uint64_t, WallTime> sample_times;  // by LabelsHash
     std::string key_buffer;
