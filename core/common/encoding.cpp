@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -48,6 +49,61 @@ std::string Sha256Hex(std::string_view data) {
   for (unsigned int k = 0; k < length; ++k) {
     out += kHex[digest[k] >> 4];
     out += kHex[digest[k] & 15];
+  }
+  return out;
+}
+
+namespace {
+
+// The length of the well-formed UTF-8 sequence at text[i] (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF), or 0 when there is none.
+std::size_t Utf8SequenceLength(std::string_view text, std::size_t i) {
+  auto at = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = at(i);
+  std::size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
+  if (lead < 0x80) return 1;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;   // overlong
+    if (lead == 0xED) high = 0x9F;  // surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;   // overlong
+    if (lead == 0xF4) high = 0x8F;  // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (text.size() - i < length) return 0;
+  if (at(i + 1) < low || at(i + 1) > high) return 0;
+  for (std::size_t k = 2; k < length; ++k) {
+    if ((at(i + k) & 0xC0) != 0x80) return 0;
+  }
+  return length;
+}
+
+}  // namespace
+
+std::string ExcerptForMessage(std::string_view text, std::size_t max_bytes) {
+  std::string out;
+  out.reserve(std::min(text.size(), max_bytes) + 3);
+  for (std::size_t i = 0; i < text.size();) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    const std::size_t length = Utf8SequenceLength(text, i);
+    std::string_view piece;
+    if (length == 0) {
+      piece = "?";  // not UTF-8: one byte at a time, so what follows may still be read
+    } else if (lead < 0x20 || lead == 0x7F ||
+               (lead == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0)) {
+      piece = " ";  // C0, DEL and C1 (U+0080..U+009F): no line breaks or terminal escapes
+    } else {
+      piece = text.substr(i, length);
+    }
+    if (piece.size() > max_bytes - out.size()) return out + "...";
+    out += piece;
+    i += length == 0 ? 1 : length;
   }
   return out;
 }

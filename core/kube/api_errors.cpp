@@ -4,6 +4,7 @@
 // Request bodies are never quoted (they may hold Secret data); response bodies only when
 // they are not a Status, and then at most 200 characters.
 
+#include "core/common/encoding.h"
 #include "core/common/json_bounds.h"
 #include "core/kube/client.h"
 #include "core/kube/json_fields.h"
@@ -46,15 +47,15 @@ ApiStatus ParseStatus(const std::string& body) {
 }
 
 std::string Excerpt(const std::string& body) {
-  std::string out;
-  for (char c : body.substr(0, kMaxExcerpt)) {
-    unsigned char u = static_cast<unsigned char>(c);
-    out += u < 0x20 || u == 0x7f ? ' ' : c;  // keep one line, no terminal escapes
+  std::string_view text = body;
+  while (!text.empty() && (static_cast<unsigned char>(text.back()) <= 0x20 ||
+                           static_cast<unsigned char>(text.back()) == 0x7f)) {
+    text.remove_suffix(1);
   }
-  size_t end = out.find_last_not_of(' ');
-  out.erase(end == std::string::npos ? 0 : end + 1);
-  if (out.empty()) return "(empty body)";
-  return body.size() > kMaxExcerpt ? out + "..." : out;
+  if (text.empty()) return "(empty body)";
+  // One line, no terminal escapes, never cut inside a character: the message may be served
+  // as JSON, whose strict dump() throws on invalid UTF-8.
+  return ExcerptForMessage(text, kMaxExcerpt);
 }
 
 // What RBAC sees in a request: apiGroup, resource[/subresource], namespace and verb; or a

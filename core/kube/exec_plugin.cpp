@@ -141,7 +141,7 @@ Result<ExecCredential> ParseCredential(const std::string& output, const ExecConf
       version != nullptr && version->is_string() ? version->get<std::string>() : "";
   if (got != exec.api_version) {
     return fail(fmt::format("is configured to use API version {}, plugin returned version \"{}\"",
-                            exec.api_version, got.substr(0, 80)));
+                            exec.api_version, ExcerptForMessage(got, 80)));
   }
   const Json* status = field(doc, "status");
   if (status == nullptr || !status->is_object()) return fail("output has no status field");

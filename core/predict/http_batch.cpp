@@ -1,5 +1,6 @@
 #include "core/predict/http_batch.h"
 
+#include "core/common/encoding.h"
 #include "core/common/json_bounds.h"
 #include "core/common/parallel.h"
 #include "core/predict/builtin_model.h"
@@ -250,22 +251,10 @@ std::string DescribeHttpError(long status, std::string_view body) {
       from_json = true;
     }
   }
-  if (!from_json) message = std::string(body.substr(0, kMaxChars + 1));
-  // One line, printable, bounded and valid UTF-8: the message ends up in tables and JSON.
-  std::string clean;
-  for (char c : message) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x80 && !from_json) {
-      clean += '?';  // a raw body may be any bytes
-    } else {
-      clean += (byte < 0x20 || byte == 0x7f) ? ' ' : c;
-    }
-  }
-  if (clean.size() > kMaxChars) {
-    std::size_t cut = kMaxChars;
-    while (cut > 0 && (static_cast<unsigned char>(clean[cut]) & 0xC0) == 0x80) --cut;
-    clean = clean.substr(0, cut) + "...";
-  }
+  // One line, printable, bounded and valid UTF-8: the message ends up in tables and JSON, and
+  // a raw body may be any bytes.
+  const std::string clean =
+      ExcerptForMessage(from_json ? std::string_view(message) : body, kMaxChars);
   std::string out = "HTTP " + std::to_string(status);
   if (status == 404) out += " (model not found)";
   if (!clean.empty()) out += ": " + clean;

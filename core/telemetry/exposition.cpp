@@ -1,5 +1,7 @@
 #include "core/telemetry/exposition.h"
 
+#include "core/common/encoding.h"
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -18,12 +20,10 @@ bool IsNameChar(char c, bool colon_ok) {
   return IsNameStart(c, colon_ok) || std::isdigit(static_cast<unsigned char>(c));
 }
 
-// Untrusted text in error messages is cut short so one bad line cannot flood a log.
+// Untrusted text in error messages is cut short so one bad line cannot flood a log, and
+// never inside a character, so the message stays valid UTF-8.
 std::string Quote(std::string_view text) {
-  constexpr std::size_t kMax = 40;
-  std::string out = "\"" + std::string(text.substr(0, kMax));
-  if (text.size() > kMax) out += "...";
-  return out + "\"";
+  return "\"" + ExcerptForMessage(text, 40) + "\"";
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "core/telemetry/metrics_api.h"
 
 #include "core/common/duration.h"
+#include "core/common/encoding.h"
 #include "core/telemetry/quantity.h"
 
 #include <charconv>
@@ -59,7 +60,9 @@ template <typename T>
 Status ParseTimes(const json& object, const std::string& what, T& out) {
   std::string stamp = StringField(object, "timestamp");
   std::optional<std::chrono::system_clock::time_point> time = ParseRfc3339(stamp);
-  if (!time) return Malformed(what, "timestamp \"" + stamp.substr(0, 40) + "\" is not RFC 3339");
+  if (!time) {
+    return Malformed(what, "timestamp \"" + ExcerptForMessage(stamp, 40) + "\" is not RFC 3339");
+  }
   out.timestamp = *time;
   // Go formats windows as "30s" or "1m0.5s"; an unreadable one is informational only.
   if (Result<Duration> window = ParseDuration(StringField(object, "window")); window.ok()) {

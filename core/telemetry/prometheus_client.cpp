@@ -1,5 +1,6 @@
 #include "core/telemetry/prometheus_client.h"
 
+#include "core/common/encoding.h"
 #include "core/common/json_bounds.h"
 #include "core/telemetry/exposition.h"
 
@@ -67,7 +68,7 @@ Result<PromSample> DecodeSample(const json& pair) {
   std::optional<double> value = ParseGoFloat(text);
   if (!value) {
     return MakeError(ErrorCode::kApi,
-                     "a sample value \"" + text.substr(0, 40) + "\" is not a number");
+                     "a sample value \"" + ExcerptForMessage(text, 40) + "\" is not a number");
   }
   return PromSample{time, *value};
 }
@@ -130,7 +131,8 @@ Result<QueryResult> DecodeData(const json& data, const KeepLabels& keep) {
     out.string_value = result[1].get<std::string>();
     return out;
   }
-  return MakeError(ErrorCode::kApi, "unknown resultType \"" + out.result_type.substr(0, 40) + "\"");
+  return MakeError(ErrorCode::kApi,
+                   "unknown resultType \"" + ExcerptForMessage(out.result_type, 40) + "\"");
 }
 
 Result<QueryResult> DecodeEnvelope(long http_status, const json& envelope, const KeepLabels& keep) {
@@ -143,8 +145,8 @@ Result<QueryResult> DecodeEnvelope(long http_status, const json& envelope, const
   }
   if (status != "success") {
     return MakeError(ErrorCode::kApi, "HTTP " + std::to_string(http_status) +
-                                          " with an unknown status \"" + status.substr(0, 40) +
-                                          "\"");
+                                          " with an unknown status \"" +
+                                          ExcerptForMessage(status, 40) + "\"");
   }
   if (http_status / 100 != 2) {
     return MakeError(ErrorCode::kApi,

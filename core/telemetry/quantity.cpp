@@ -1,5 +1,7 @@
 #include "core/telemetry/quantity.h"
 
+#include "core/common/encoding.h"
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -15,7 +17,7 @@ constexpr int kMaxExponent = 1000;  // "1e999999999" must not loop or overflow i
 
 Error Invalid(std::string_view text, const std::string& why) {
   return MakeError(ErrorCode::kInvalidInput,
-                   "invalid quantity \"" + std::string(text.substr(0, 64)) + "\": " + why);
+                   "invalid quantity \"" + ExcerptForMessage(text, 64) + "\": " + why);
 }
 
 // The value of a suffix as (power of ten, power of 1024); false for an unknown suffix.
@@ -84,7 +86,7 @@ Result<Quantity> ParseQuantity(std::string_view text) {
       return Invalid(text, "invalid exponent");
     }
   } else if (!DecodeSuffix(suffix, suffix10, q.binary_power)) {
-    return Invalid(text, "unknown suffix \"" + std::string(suffix.substr(0, 8)) +
+    return Invalid(text, "unknown suffix \"" + ExcerptForMessage(suffix, 8) +
                              "\" (use n, u, m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei or e<N>)");
   }
   if (digits.empty()) return Quantity{};  // zero, whatever the sign and suffix

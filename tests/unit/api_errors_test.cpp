@@ -3,6 +3,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <string>
 
@@ -135,6 +136,17 @@ TEST(ErrorFromResponseTest, NonStatusBodiesAreCappedAndFlattened) {
   EXPECT_LT(error.message.size(), 260u);
   EXPECT_EQ(ErrorFromResponse("GET", "/x", HttpResponse{500, "", {}}).message,
             "HTTP 500 from GET /x: (empty body)");
+}
+
+TEST(ErrorFromResponseTest, NonStatusBodiesAreCutBetweenCharactersAndStayUtf8) {
+  std::string accents;
+  for (int i = 0; i < 150; ++i) accents += "\xc3\xa9";
+  Error error = ErrorFromResponse("GET", "/x", HttpResponse{502, "a" + accents, {}});
+  EXPECT_THAT(error.message, HasSubstr("HTTP 502 from GET /x: a\xc3\xa9"));
+  EXPECT_NO_THROW((void)nlohmann::json(error.message).dump()) << error.message;
+  error = ErrorFromResponse("GET", "/x", HttpResponse{502, "bad \xff\xfe body\r\n", {}});
+  EXPECT_EQ(error.message, "HTTP 502 from GET /x: bad ?? body");
+  EXPECT_NO_THROW((void)nlohmann::json(error.message).dump());
 }
 
 TEST(ErrorFromResponseTest, OtherStatusesKeepTheServerMessage) {

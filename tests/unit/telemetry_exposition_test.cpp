@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <string>
@@ -166,6 +167,15 @@ TEST(ExpositionTest, LongInputIsQuotedShortly) {
   std::string error = ErrorOf("m " + std::string(1000, 'x'));
   EXPECT_LT(error.size(), 120u);
   EXPECT_THAT(error, HasSubstr("...\""));
+}
+
+TEST(ExpositionTest, QuotedInputIsCutBetweenCharacters) {
+  std::string accents;
+  for (int i = 0; i < 30; ++i) accents += "\xc3\xa9";
+  const std::string error = ErrorOf("m a" + accents + "\n");
+  EXPECT_THAT(error, HasSubstr("\"a\xc3\xa9"));
+  EXPECT_THAT(error, HasSubstr("...\""));
+  EXPECT_NO_THROW((void)nlohmann::json(error).dump()) << error;
 }
 
 TEST(ExpositionTest, Limits) {

@@ -154,6 +154,23 @@ TEST(TelemetryMetricsParseTest, RejectsMalformedObjects) {
   EXPECT_THAT(parsed.error().message, HasSubstr("PodMetrics n/p container \"c\": usage.cpu"));
 }
 
+// A timestamp (or quantity) cut at byte 40 (64) inside a character made the message invalid
+// UTF-8, and a strict dump() of it throw.
+TEST(TelemetryMetricsParseTest, UntrustedTextInErrorsIsCutBetweenCharacters) {
+  std::string accents;
+  for (int i = 0; i < 40; ++i) accents += "\xc3\xa9";
+  auto parsed = ParseNodeMetrics(NodeMetricsJson("a", "1", "1", "a" + accents));
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_THAT(parsed.error().message, HasSubstr("timestamp \"a\xc3\xa9"));
+  EXPECT_THAT(parsed.error().message, HasSubstr("...\" is not RFC 3339"));
+  EXPECT_NO_THROW((void)json(parsed.error().message).dump()) << parsed.error().message;
+
+  parsed = ParseNodeMetrics(NodeMetricsJson("a", "1" + accents, "1"));
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_THAT(parsed.error().message, HasSubstr("usage.cpu: invalid quantity"));
+  EXPECT_NO_THROW((void)json(parsed.error().message).dump()) << parsed.error().message;
+}
+
 TEST(TelemetryMetricsParseTest, Rfc3339) {
   auto seconds = [](const char* text) -> long long {
     auto t = ParseRfc3339(text);

@@ -5,6 +5,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <string>
@@ -316,6 +317,38 @@ TEST(PrometheusClientTest, ErrorsNameServerQueryAndNeverCredentials) {
   EXPECT_THAT(down.error().message, HasSubstr("Prometheus at http://p:9090: cannot connect"));
   EXPECT_THAT(down.error().message, Not(HasSubstr("s3cret")));
   EXPECT_EQ(http.requests()[0].url, "http://user:s3cret@p:9090/api/v1/query");  // curl uses it
+}
+
+// The issue: a sample value of "a" and 30 "é" was cut at byte 40, inside a character, and the
+// message made the strict dump() of /readyz and /v1/decisions throw (HTTP 500).
+TEST(PrometheusClientTest, UntrustedTextInErrorsIsCutBetweenCharacters) {
+  std::string accents;
+  for (int i = 0; i < 30; ++i) accents += "\xc3\xa9";
+  const std::string value = "a" + accents;
+  const std::string body =
+      nlohmann::json{
+          {"status", "success"},
+          {"data",
+           {{"resultType", "vector"},
+            {"result", {{{"metric", {{"instance", "n1"}}}, {"value", {1700000000, value}}}}}}}}
+          .dump();
+  FakeHttp http(
+      [&](const HttpClientRequest&) -> Result<HttpClientResponse> { return Reply(200, body); });
+  PrometheusClient client(http, PrometheusOptions{"http://prom.example:9090"});
+  auto r = client.Query("ipmi_dcmi_power_consumption_watts");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, HasSubstr("a sample value \"a\xc3\xa9"));
+  EXPECT_THAT(r.error().message, HasSubstr("...\" is not a number"));
+  EXPECT_NO_THROW((void)nlohmann::json(r.error().message).dump()) << r.error().message;
+
+  // The same for the other texts a server chooses: resultType and status.
+  for (const std::string& envelope :
+       {nlohmann::json{{"status", "success"}, {"data", {{"resultType", value}}}}.dump(),
+        nlohmann::json{{"status", value}}.dump()}) {
+    auto other = ParseQueryResponse(200, envelope);
+    ASSERT_FALSE(other.ok()) << envelope;
+    EXPECT_NO_THROW((void)nlohmann::json(other.error().message).dump()) << other.error().message;
+  }
 }
 
 TEST(PrometheusClientTest, Helpers) {

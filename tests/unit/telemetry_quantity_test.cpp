@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <string>
 
@@ -102,6 +103,22 @@ TEST(QuantityTest, Invalid) {
               HasSubstr("significant digits"));
   EXPECT_TRUE(ParseQuantity("1000000000000000000000000").ok());  // zeros are not significant
   EXPECT_FALSE(ParseCpuCores("1e20").ok());                      // not representable in nanocores
+}
+
+// The quoted text (cut at 64 bytes) and the quoted suffix (cut at 8) used to end inside an
+// "é": the message was invalid UTF-8 and a strict dump() of it threw.
+TEST(QuantityTest, UntrustedTextInErrorsIsCutBetweenCharacters) {
+  std::string accents;
+  for (int i = 0; i < 40; ++i) accents += "\xc3\xa9";
+  Result<Quantity> q = ParseQuantity("1a" + accents);
+  ASSERT_FALSE(q.ok());
+  EXPECT_THAT(q.error().message, HasSubstr("invalid quantity \"1a\xc3\xa9"));
+  EXPECT_THAT(q.error().message, HasSubstr("unknown suffix \"a\xc3\xa9\xc3\xa9\xc3\xa9...\""));
+  EXPECT_NO_THROW((void)nlohmann::json(q.error().message).dump()) << q.error().message;
+  Result<double> cores = ParseCpuCores(std::string("1\xff\x1b[2J"));
+  ASSERT_FALSE(cores.ok());
+  EXPECT_THAT(cores.error().message, HasSubstr("invalid quantity \"1? [2J\""));
+  EXPECT_NO_THROW((void)nlohmann::json(cores.error().message).dump());
 }
 
 }  // namespace
