@@ -10,6 +10,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <future>
@@ -19,43 +20,10 @@ namespace powerctl::extender {
 namespace net = boost::asio;
 using net::ip::tcp;
 
-namespace internal {
-
-std::optional<std::uint64_t> ServerState::Register(Closer closer) {
-  std::lock_guard lock(mu_);
-  if (closers_.size() >= limits.max_connections) return std::nullopt;
-  std::uint64_t id = next_id_++;
-  closers_.emplace(id, std::move(closer));
-  return id;
-}
-
-void ServerState::Unregister(std::uint64_t id) {
-  {
-    std::lock_guard lock(mu_);
-    closers_.erase(id);
-  }
-  cv_.notify_all();
-}
-
-void ServerState::CloseConnections(bool all) {
-  std::vector<Closer> closers;
-  {
-    std::lock_guard lock(mu_);
-    for (const auto& [id, closer] : closers_) closers.push_back(closer);
-  }
-  for (const Closer& closer : closers) closer(all);
-}
-
-bool ServerState::WaitNoConnections(std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock lock(mu_);
-  return cv_.wait_until(lock, deadline, [this] { return closers_.empty(); });
-}
-
-}  // namespace internal
-
 struct HttpServer::Impl {
   HttpServerOptions options;
-  std::shared_ptr<internal::ServerState> state = std::make_shared<internal::ServerState>();
+  std::shared_ptr<internal::ServerState> state;
+  std::unique_ptr<net::thread_pool> workers;  // RouteThreads::kWorker handlers, when configured
   std::unique_ptr<net::io_context> io;
   std::unique_ptr<tcp::acceptor> acceptor;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
@@ -76,6 +44,23 @@ struct HttpServer::Impl {
       internal::StartConnection(std::move(socket), state);
     }
   }
+
+  // A server thread. An exception that escapes a handler of the event loop (a bug, or a
+  // library throwing where it should report) must not end the process: it is reported, the
+  // operation it interrupted is abandoned (its connection closes when it is next looked at),
+  // and the thread goes back to serving.
+  void RunThread() {
+    for (;;) {
+      try {
+        io->run();
+        return;
+      } catch (const std::exception& e) {
+        if (options.on_internal_error) options.on_internal_error(e.what());
+      } catch (...) {
+        if (options.on_internal_error) options.on_internal_error("unknown exception");
+      }
+    }
+  }
 };
 
 HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -88,21 +73,28 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Create(HttpServerOptions options
   if (options.port < 0 || options.port > 65535)
     return MakeError(ErrorCode::kInvalidInput,
                      "listen port " + std::to_string(options.port) + ": must be 0..65535");
+  // A request head (or trailer section) near 64 KiB would reach Beast's 16-bit field offsets.
+  if (options.limits.header_bytes < 1024 || options.limits.header_bytes > kMaxHeaderBytes)
+    return MakeError(ErrorCode::kInvalidInput,
+                     "header limit " + std::to_string(options.limits.header_bytes) +
+                         " bytes: must be 1024.." + std::to_string(kMaxHeaderBytes));
   if (options.threads < 1) options.threads = 1;
+  if (options.worker_threads < 0) options.worker_threads = 0;
   auto impl = std::make_unique<Impl>();
+  impl->state = std::make_shared<internal::ServerState>(options.limits);
   if (options.tls) {
     POWERCTL_TRY(tls, internal::TlsContextSource::Create(*options.tls, options.on_tls_reload));
     impl->state->tls = std::move(tls);
   }
-  impl->state->limits = options.limits;
   impl->state->on_request = options.on_request;
   impl->state->on_tls_error = options.on_tls_error;
   impl->options = std::move(options);
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
 
-void HttpServer::Route(std::string method, std::string path, HttpHandler handler) {
-  impl_->state->routes.push_back({std::move(method), std::move(path), std::move(handler)});
+void HttpServer::Route(std::string method, std::string path, HttpHandler handler,
+                       RouteThreads threads) {
+  impl_->state->routes.push_back({std::move(method), std::move(path), std::move(handler), threads});
 }
 
 Status HttpServer::Start() {
@@ -129,10 +121,14 @@ Status HttpServer::Start() {
   }
   s.port = s.acceptor->local_endpoint().port();
   s.state->draining = false;
+  if (s.options.worker_threads > 0) {
+    s.workers = std::make_unique<net::thread_pool>(s.options.worker_threads);
+    s.state->workers.emplace(s.workers->get_executor());
+    s.state->worker_slots = static_cast<std::size_t>(s.options.worker_threads);
+  }
   s.work.emplace(s.io->get_executor());
   net::co_spawn(*s.io, s.AcceptLoop(), [](const std::exception_ptr&) {});
-  for (int i = 0; i < s.options.threads; ++i)
-    s.threads.emplace_back([io = s.io.get()] { io->run(); });
+  for (int i = 0; i < s.options.threads; ++i) s.threads.emplace_back([&s] { s.RunThread(); });
   s.running = true;
   return OkStatus();
 }
@@ -162,15 +158,21 @@ void HttpServer::Stop(std::chrono::milliseconds grace) {
   });
   closed.get_future().wait();
   s.work.reset();
-  s.state->CloseConnections(false);
+  internal::ConnectionTable& connections = s.state->connections;
+  connections.CloseConnections(false);
   auto deadline = std::chrono::steady_clock::now() + grace;
-  if (!s.state->WaitNoConnections(deadline)) {
-    s.state->CloseConnections(true);
-    s.state->WaitNoConnections(std::chrono::steady_clock::now() + std::chrono::milliseconds(200));
+  if (!connections.WaitNoConnections(deadline)) {
+    connections.CloseConnections(true);
+    connections.WaitNoConnections(std::chrono::steady_clock::now() +
+                                  std::chrono::milliseconds(200));
   }
+  // Handlers still on a worker finish first: their connections resume on the I/O threads.
+  if (s.workers) s.workers->join();
   s.io->stop();
   for (std::thread& t : s.threads) t.join();
   s.threads.clear();
+  s.state->workers.reset();
+  s.workers.reset();
   s.acceptor.reset();
   s.io.reset();  // destroys what is left of the connections
 }

@@ -49,6 +49,17 @@ struct HttpResponse {
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
+// Where a route's handler runs. kIo: on the server's I/O threads, for cheap answers that must
+// come even when everything else is busy (probes, /metrics). kWorker: on the server's worker
+// threads (HttpServerOptions::worker_threads), at most that many at once; a request that
+// finds them all busy is answered 503 with Retry-After at once, and I/O threads never wait
+// for a worker. Without worker threads kWorker handlers run on the I/O threads.
+enum class RouteThreads { kIo, kWorker };
+
+// The request methods a RequestRecord names; any other is recorded as "other".
+inline constexpr const char* kKnownMethods[] = {"GET",     "HEAD",  "POST",    "PUT",  "DELETE",
+                                                "OPTIONS", "PATCH", "CONNECT", "TRACE"};
+
 struct TlsOptions {
   std::string cert_file;       // PEM certificate (chain) of the server
   std::string key_file;        // PEM private key
@@ -60,21 +71,39 @@ struct TlsOptions {
   std::chrono::milliseconds reload_interval{2'000};
 };
 
+// The largest HttpServerLimits::header_bytes HttpServer::Create accepts (a connection buffers
+// at most twice that outside a body, well below the parser's 64 KiB field limit).
+inline constexpr std::size_t kMaxHeaderBytes = 24 * 1024;
+
 struct HttpServerLimits {
-  std::size_t header_bytes = 16 * 1024;      // larger request heads get 431
+  // Larger request heads get 431. A chunk-size line (with its extensions) and the trailer
+  // section of a chunked body get 431 too when they outgrow the read buffer: the server never
+  // buffers more than twice header_bytes of a request outside its body.
+  std::size_t header_bytes = 16 * 1024;
   std::size_t body_bytes = 3 * 1024 * 1024;  // larger bodies get 413 (kube-apiserver's 3 MiB)
-  // From a request's first byte to its last (head and body): slowloris guard. Also bounds the
-  // TLS handshake.
+  // From a request's first byte to its last (head and body): slowloris guard.
   std::chrono::milliseconds read_timeout{10'000};
   std::chrono::milliseconds idle_timeout{60'000};   // keep-alive wait for the next request
   std::chrono::milliseconds write_timeout{10'000};  // writing one response
-  std::size_t max_connections = 512;                // more are closed right after accept
+  // A new connection is *pending* until it is through the TLS handshake or, on plain HTTP,
+  // has sent its first whole request; both must happen within handshake_timeout of the
+  // accept. Pending connections are a pool of their own: when it is full the oldest pending
+  // one is closed to make room, so silent or half-open peers can neither fill the port nor
+  // displace connections that have proved themselves.
+  std::chrono::milliseconds handshake_timeout{5'000};
+  std::size_t max_pending_connections = 128;
+  // Established connections. At the limit the one idle longest is closed for a newcomer;
+  // when all are busy the newcomer is closed (TLS) or answered 503 (plain HTTP).
+  std::size_t max_connections = 512;
+  // Pending and established connections from one IP address. A peer at its limit makes room
+  // from its own idle or pending connections, never from another peer's.
+  std::size_t max_connections_per_peer = 64;
 };
 
 // One line per answered request, for metrics and logs (never carries the body).
 struct RequestRecord {
-  std::string method;
-  std::string path;  // the route's path, or "" when no route matched (keeps label sets small)
+  std::string method;  // one of kKnownMethods, or "other": never the client's raw token
+  std::string path;    // the route's path, or "" when no route matched (keeps label sets small)
   int status = 0;
   std::chrono::microseconds duration{0};  // handler plus writing the response
 };
@@ -85,6 +114,7 @@ struct HttpServerOptions {
   std::optional<TlsOptions> tls;   // absent = plain HTTP
   HttpServerLimits limits;
   int threads = 2;
+  int worker_threads = 0;  // for RouteThreads::kWorker routes; 0 = they run on `threads`
   std::function<void(const RequestRecord&)> on_request;  // optional; called on server threads
   // Optional: a TLS handshake failed (no or untrusted client certificate, old protocol, not
   // TLS at all). Arguments: the peer "ip:port" and OpenSSL's reason. Called on server threads.
@@ -92,6 +122,9 @@ struct HttpServerOptions {
   // Optional: the TLS files changed on disk. `ok` says whether they were loaded (else the old
   // ones stay); `message` names the files and, on failure, what is wrong. Server threads.
   std::function<void(bool ok, const std::string& message)> on_tls_reload;
+  // Optional: an exception escaped a server thread's event loop (a bug: the server goes on,
+  // the connection it belonged to is closed). The argument is what() of the exception.
+  std::function<void(const std::string& what)> on_internal_error;
 };
 
 class HttpServer {
@@ -104,7 +137,8 @@ class HttpServer {
 
   // Adds a route (before Start). A path with another method's route gets 405 with Allow.
   // Handlers may run concurrently on the server threads; a throwing handler yields 500.
-  void Route(std::string method, std::string path, HttpHandler handler);
+  void Route(std::string method, std::string path, HttpHandler handler,
+             RouteThreads threads = RouteThreads::kIo);
 
   // Binds, listens and starts the threads. kNetwork when the address cannot be bound.
   Status Start();

@@ -42,8 +42,8 @@ HttpResponse HttpResponse::Json(int status, std::string body) {
 
 namespace internal {
 
-HttpResponse Dispatch(const std::vector<RouteEntry>& routes, const HttpRequest& request,
-                      std::string& matched) {
+const RouteEntry* FindRoute(const std::vector<RouteEntry>& routes, const HttpRequest& request,
+                            HttpResponse& miss, std::string& matched) {
   matched.clear();
   std::string allow;
   for (const RouteEntry& route : routes) {
@@ -53,18 +53,32 @@ HttpResponse Dispatch(const std::vector<RouteEntry>& routes, const HttpRequest& 
       continue;
     }
     matched = route.path;
-    try {
-      return route.handler(request);
-    } catch (...) {
-      // Never echo the exception: it may quote the request (pods carry secrets in env values).
-      return HttpResponse::Text(500, "internal error\n");
-    }
+    return &route;
   }
-  if (allow.empty()) return HttpResponse::Text(404, "not found\n");
+  if (allow.empty()) {
+    miss = HttpResponse::Text(404, "not found\n");
+    return nullptr;
+  }
   matched = request.path;
-  HttpResponse r = HttpResponse::Text(405, "method not allowed\n");
-  r.headers.emplace_back("Allow", allow);
-  return r;
+  miss = HttpResponse::Text(405, "method not allowed\n");
+  miss.headers.emplace_back("Allow", allow);
+  return nullptr;
+}
+
+HttpResponse RunHandler(const RouteEntry& route, const HttpRequest& request) {
+  try {
+    return route.handler(request);
+  } catch (...) {
+    // Never echo the exception: it may quote the request (pods carry secrets in env values).
+    return HttpResponse::Text(500, "internal error\n");
+  }
+}
+
+const char* RecordedMethod(std::string_view method) {
+  for (const char* known : kKnownMethods) {
+    if (method == known) return known;
+  }
+  return "other";
 }
 
 }  // namespace internal

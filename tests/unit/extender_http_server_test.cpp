@@ -215,21 +215,6 @@ TEST(HttpServerTest, IdleKeepAliveConnectionIsClosed) {
   EXPECT_TRUE(silent.WaitClosed(3s));
 }
 
-TEST(HttpServerTest, ConnectionsOverTheLimitAreClosed) {
-  HttpServerOptions options = FastOptions();
-  options.limits.max_connections = 2;
-  options.limits.idle_timeout = 5s;
-  auto server = testing::StartServer(options, EchoRoutes);
-  RawClient a, b, c;
-  ASSERT_TRUE(a.Connect(server->port()));
-  ASSERT_TRUE(a.Exchange(Get("/echo")));
-  ASSERT_TRUE(b.Connect(server->port()));
-  ASSERT_TRUE(b.Exchange(Get("/echo")));
-  ASSERT_TRUE(c.Connect(server->port()));  // the kernel accepts; the server closes it
-  EXPECT_TRUE(c.WaitClosed(2s));
-  EXPECT_TRUE(a.Exchange(Get("/echo")));  // the others keep working
-}
-
 TEST(HttpServerTest, CreateRejectsBadOptionsAndStartReportsBindErrors) {
   HttpServerOptions bad_port;
   bad_port.port = 70000;
