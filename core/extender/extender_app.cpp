@@ -212,7 +212,9 @@ Status ServeExtender(const ExtenderAppOptions& options, ScheduleServerHooks hook
   MetricsRegistry owned_registry;
   MetricsRegistry& registry = hooks.metrics != nullptr ? *hooks.metrics : owned_registry;
   hooks.metrics = &registry;
-  ExtenderService service(deps, registry);
+  ExtenderServiceOptions service_options;
+  service_options.max_request_nodes = static_cast<std::size_t>(config.extender.max_request_nodes);
+  ExtenderService service(deps, registry, service_options);
   auto extra_collect = hooks.collect_metrics;
   hooks.collect_metrics = [&service, extra_collect] {
     service.CollectMetrics();

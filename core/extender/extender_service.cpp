@@ -37,6 +37,12 @@ std::vector<std::pair<std::string, std::string>> QueryParams(const std::string& 
   return out;
 }
 
+// Decisions and predictions quote what others sent (node names, telemetry, model servers'
+// errors): invalid UTF-8 is replaced rather than failing the answer.
+std::string DumpUntrusted(const json& document) {
+  return document.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 HttpResponse BadRequest(const std::string& message) {
   return HttpResponse::Text(400, message + "\n");
 }
@@ -48,7 +54,7 @@ constexpr std::size_t kKeptRejectedNodes = 50;
 }  // namespace
 
 ExtenderService::ExtenderService(scoring::SchedulingDeps deps, MetricsRegistry& metrics,
-                                 std::size_t keep_decisions, std::size_t keep_node_entries)
+                                 ExtenderServiceOptions options)
     : deps_(deps),
       core_(std::move(deps)),
       requests_(metrics.Counter("powerctl_extender_requests_total",
@@ -75,8 +81,7 @@ ExtenderService::ExtenderService(scoring::SchedulingDeps deps, MetricsRegistry& 
                           "active, resident and mapped (held by the allocator); jemalloc fills "
                           "all four, glibc allocated and mapped",
                           {"state"})),
-      keep_(keep_decisions),
-      keep_node_entries_(keep_node_entries) {}
+      options_(options) {}
 
 HttpResponse ExtenderService::Answer(const char* verb, int status, std::string body,
                                      Clock::time_point start) {
@@ -86,6 +91,12 @@ HttpResponse ExtenderService::Answer(const char* verb, int status, std::string b
                        : HttpResponse::Text(status, std::move(body) + "\n");
 }
 
+std::string ExtenderService::TooManyNodes(std::size_t count) const {
+  if (count <= options_.max_request_nodes) return "";
+  return "the request names " + std::to_string(count) + " candidate nodes, more than " +
+         std::to_string(options_.max_request_nodes) + " (extender.maxRequestNodes)";
+}
+
 std::shared_ptr<const scoring::Decision> ExtenderService::Record(scoring::Decision decision) {
   auto recorded = std::make_shared<const scoring::Decision>(std::move(decision));
   bool overdue = false;
@@ -93,7 +104,8 @@ std::shared_ptr<const scoring::Decision> ExtenderService::Record(scoring::Decisi
     std::lock_guard lock(mu_);
     node_entries_ += recorded->nodes.size();
     decisions_.push_back(recorded);
-    overdue = node_entries_ > 2 * keep_node_entries_ || decisions_.size() > 2 * keep_;
+    overdue = node_entries_ > 2 * options_.keep_node_entries ||
+              decisions_.size() > 2 * options_.keep_decisions;
   }
   if (overdue) Trim();
   return recorded;
@@ -104,7 +116,7 @@ void ExtenderService::Trim() {
   std::lock_guard lock(mu_);
   // Over the budget, older decisions first keep only the nodes that explain them (what the
   // decision Event keeps), oldest first; the newest decision stays whole.
-  while (node_entries_ > keep_node_entries_ && compacted_ + 1 < decisions_.size()) {
+  while (node_entries_ > options_.keep_node_entries && compacted_ + 1 < decisions_.size()) {
     std::shared_ptr<const scoring::Decision>& old = decisions_[compacted_++];
     auto small = std::make_shared<const scoring::Decision>(
         scoring::TopNodes(*old, kKeptScoredNodes, kKeptRejectedNodes));
@@ -112,8 +124,8 @@ void ExtenderService::Trim() {
     freed.push_back(std::exchange(old, std::move(small)));
   }
   // The newest decision is always kept, however large.
-  while (decisions_.size() > 1 &&
-         (decisions_.size() > keep_ || node_entries_ > keep_node_entries_)) {
+  while (decisions_.size() > 1 && (decisions_.size() > options_.keep_decisions ||
+                                   node_entries_ > options_.keep_node_entries)) {
     node_entries_ -= decisions_.front()->nodes.size();
     freed.push_back(std::move(decisions_.front()));
     decisions_.pop_front();
@@ -152,6 +164,8 @@ HttpResponse ExtenderService::Filter(const HttpRequest& request) {
   auto start = Clock::now();
   auto args = DecodeExtenderArgs(request.body);
   if (!args.ok()) return Answer(scoring::kVerbFilter, 400, args.error().message, start);
+  if (auto why = TooManyNodes(args->node_names.size()); !why.empty())
+    return Answer(scoring::kVerbFilter, 400, why, start);
   scoring::Decision decision = core_.Filter(args->pod, args->node_names, args->node_items);
   FilterAnswer answer;
   for (const scoring::NodeDecision& n : decision.nodes) {
@@ -167,6 +181,8 @@ HttpResponse ExtenderService::Prioritize(const HttpRequest& request) {
   auto start = Clock::now();
   auto args = DecodeExtenderArgs(request.body);
   if (!args.ok()) return Answer(scoring::kVerbPrioritize, 400, args.error().message, start);
+  if (auto why = TooManyNodes(args->node_names.size()); !why.empty())
+    return Answer(scoring::kVerbPrioritize, 400, why, start);
   scoring::PrioritizeStats stats;
   scoring::Decision decision =
       core_.Prioritize(args->pod, std::move(args->node_names), args->node_items, &stats);
@@ -189,6 +205,8 @@ HttpResponse ExtenderService::Preempt(const HttpRequest& request) {
   auto start = Clock::now();
   auto args = DecodePreemptionArgs(request.body);
   if (!args.ok()) return Answer(scoring::kVerbPreempt, 400, args.error().message, start);
+  if (auto why = TooManyNodes(args->node_victims.size()); !why.empty())
+    return Answer(scoring::kVerbPreempt, 400, why, start);
   std::vector<std::string> nodes;
   for (const auto& [node, victims] : args->node_victims) nodes.push_back(node);
   // The same filter as the filter verb: preemption must never pick a node we would reject.
@@ -214,14 +232,19 @@ HttpResponse ExtenderService::Decisions(const HttpRequest& request) const {
         return BadRequest("limit: not a number");
     }
   }
-  json items = json::array();
-  std::lock_guard lock(mu_);
-  for (auto it = decisions_.rbegin(); it != decisions_.rend() && items.size() < limit; ++it) {
-    const scoring::Decision& d = **it;
-    if (!pod.empty() && d.pod_namespace + "/" + d.pod_name != pod) continue;
-    items.push_back(scoring::DecisionToJson(d));
+  // Decisions are immutable and shared: hold the lock only to pick them.
+  std::vector<std::shared_ptr<const scoring::Decision>> picked;
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = decisions_.rbegin(); it != decisions_.rend() && picked.size() < limit; ++it) {
+      const scoring::Decision& d = **it;
+      if (!pod.empty() && d.pod_namespace + "/" + d.pod_name != pod) continue;
+      picked.push_back(*it);
+    }
   }
-  return HttpResponse::Json(200, json{{"kind", "DecisionList"}, {"items", items}}.dump());
+  json items = json::array();
+  for (const auto& d : picked) items.push_back(scoring::DecisionToJson(*d));
+  return HttpResponse::Json(200, DumpUntrusted(json{{"kind", "DecisionList"}, {"items", items}}));
 }
 
 HttpResponse ExtenderService::Predictions(const HttpRequest& request) const {
@@ -259,7 +282,8 @@ HttpResponse ExtenderService::Predictions(const HttpRequest& request) const {
   if (deps_.predictor != nullptr) {
     power = predict::PredictNodePower(facts, readings, *deps_.config, *deps_.predictor, query);
   }
-  return HttpResponse::Json(200, predict::PredictionDocument(power, *cpu, query.now).dump());
+  return HttpResponse::Json(200,
+                            DumpUntrusted(predict::PredictionDocument(power, *cpu, query.now)));
 }
 
 HttpResponse ExtenderService::Score(const HttpRequest& request) const {
@@ -271,6 +295,7 @@ HttpResponse ExtenderService::Score(const HttpRequest& request) const {
   std::vector<std::string> nodes;
   auto names = body.find("nodes");
   if (names == body.end() || !names->is_array()) return BadRequest("nodes: not a list");
+  if (auto why = TooManyNodes(names->size()); !why.empty()) return BadRequest(why);
   for (const json& name : *names) {
     if (!name.is_string()) return BadRequest("nodes: holds a non-string");
     nodes.push_back(name.get<std::string>());
@@ -284,10 +309,9 @@ HttpResponse ExtenderService::Score(const HttpRequest& request) const {
   if (!passed.empty()) {
     prioritize = scoring::DecisionToJson(core_.Prioritize(*pod, passed, json::array()));
   }
-  return HttpResponse::Json(200, json{{"kind", "ScoreResult"},
-                                      {"filter", scoring::DecisionToJson(filter)},
-                                      {"prioritize", prioritize}}
-                                     .dump(-1, ' ', false, json::error_handler_t::replace));
+  return HttpResponse::Json(200, DumpUntrusted(json{{"kind", "ScoreResult"},
+                                                    {"filter", scoring::DecisionToJson(filter)},
+                                                    {"prioritize", prioritize}}));
 }
 
 void ExtenderService::CollectMetrics() {
@@ -306,10 +330,15 @@ void ExtenderService::CollectMetrics() {
 }
 
 void ExtenderService::AddOpsRoutes(HttpServer& ops) {
-  ops.Route("GET", kDecisionsPath, [this](const HttpRequest& r) { return Decisions(r); });
-  ops.Route("POST", kScorePath, [this](const HttpRequest& r) { return Score(r); });
-  ops.Route("GET", predict::kPredictionsPath,
-            [this](const HttpRequest& r) { return Predictions(r); });
+  // Each may take a while (its work grows with the cluster or the request): on the workers.
+  const RouteThreads workers = RouteThreads::kWorker;
+  ops.Route(
+      "GET", kDecisionsPath, [this](const HttpRequest& r) { return Decisions(r); }, workers);
+  ops.Route(
+      "POST", kScorePath, [this](const HttpRequest& r) { return Score(r); }, workers);
+  ops.Route(
+      "GET", predict::kPredictionsPath, [this](const HttpRequest& r) { return Predictions(r); },
+      workers);
 }
 
 }  // namespace powerctl::extender

@@ -21,23 +21,33 @@ namespace powerctl::extender {
 inline constexpr const char* kDecisionsPath = "/v1/decisions";
 inline constexpr const char* kScorePath = "/v1/score";
 
+struct ExtenderServiceOptions {
+  // Keeps the last `keep_decisions` decisions, and fewer when they hold more than
+  // `keep_node_entries` per-node verdicts in all. Before dropping any, older decisions keep
+  // only the nodes that explain them (the 20 best scored, the first 50 rejected; TopNodes): a
+  // verdict is about 350 bytes (its components inline), so a whole 5,000-node decision is
+  // about 1.7 MiB and 10,000 verdicts about 3.5 MiB. At 5,000 nodes that is the newest
+  // decision whole and 250 older ones by their top nodes; the Decision Events keep the same
+  // top nodes for longer, in the API server.
+  std::size_t keep_decisions = 1000;
+  std::size_t keep_node_entries = 10000;
+  // A request naming more candidate nodes gets 400 (extender.maxRequestNodes): the work and
+  // memory of every verb grow with the nodes it names.
+  std::size_t max_request_nodes = 15000;
+};
+
 class ExtenderService : public ExtenderHandler {
  public:
-  // `metrics` must outlive the service. Keeps the last `keep_decisions` decisions, and fewer
-  // when they hold more than `keep_node_entries` per-node verdicts in all. Before dropping
-  // any, older decisions keep only the nodes that explain them (the 20 best scored, the first
-  // 50 rejected; TopNodes): a verdict is about 350 bytes (its components inline), so a whole
-  // 5,000-node decision is about 1.7 MiB and 10,000 verdicts about 3.5 MiB. At 5,000 nodes
-  // that is the newest decision whole and 250 older ones by their top nodes; the Decision
-  // Events keep the same top nodes for longer, in the API server.
+  // `metrics` must outlive the service.
   ExtenderService(scoring::SchedulingDeps deps, MetricsRegistry& metrics,
-                  std::size_t keep_decisions = 1000, std::size_t keep_node_entries = 10000);
+                  ExtenderServiceOptions options = {});
 
   HttpResponse Filter(const HttpRequest& request) override;
   HttpResponse Prioritize(const HttpRequest& request) override;
   HttpResponse Preempt(const HttpRequest& request) override;
 
-  // GET /v1/decisions[?pod=NAMESPACE/NAME][&limit=N]: newest first.
+  // GET /v1/decisions[?pod=NAMESPACE/NAME][&limit=N]: newest first. The decisions are
+  // serialised after the lock is let go, so reading them never holds up scheduling.
   HttpResponse Decisions(const HttpRequest& request) const;
   // GET /v1/predictions?cpu=Q[&node=N...]: the PowerPrediction document `powerctl predict`
   // prints, computed from this server's caches (all known nodes when none are named).
@@ -58,6 +68,8 @@ class ExtenderService : public ExtenderHandler {
  private:
   HttpResponse Answer(const char* verb, int status, std::string body,
                       std::chrono::steady_clock::time_point start);
+  // "" when `count` candidates are within max_request_nodes, else why the request is refused.
+  std::string TooManyNodes(std::size_t count) const;
   // Keeps a decision for the ops port; AfterSend hands it to the observer.
   std::shared_ptr<const scoring::Decision> Record(scoring::Decision decision);
   // Brings the kept decisions back within their budget: older ones keep only their top nodes,
@@ -83,8 +95,7 @@ class ExtenderService : public ExtenderHandler {
   GaugeFamily& telemetry_age_;
   GaugeFamily& telemetry_failing_;
   GaugeFamily& heap_;
-  std::size_t keep_;
-  std::size_t keep_node_entries_;
+  const ExtenderServiceOptions options_;
   mutable std::mutex mu_;
   DecisionObserver observer_;
   // Shared with the observer (the Event writer), so recording never copies a decision.

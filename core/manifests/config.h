@@ -61,6 +61,9 @@ struct ExtenderSettings {
   std::string http_timeout = "2s";
   bool ignorable = true;           // scheduling goes on when the extender is down
   bool node_cache_capable = true;  // send node names, not full Node objects
+  // Requests naming more candidates are refused: Kubernetes supports 5,000 nodes, so this is
+  // three times any real cluster, and it bounds the work and memory of one request.
+  int max_request_nodes = 15000;
   std::string cpu_request = "100m";
   std::string memory_request = "64Mi";
   std::string memory_limit = "256Mi";

@@ -225,6 +225,13 @@ std::vector<FieldSpec> MakeFields() {
        [](C& c) { return Ref(&c.extender.ignorable); }});
   add({"extender.nodeCacheCapable", "Send node names instead of full Node objects (faster)",
        [](C& c) { return Ref(&c.extender.node_cache_capable); }});
+  add({"extender.maxRequestNodes",
+       "Most candidate nodes one request may name (filter, prioritize, preempt, /v1/score); "
+       "more get 400",
+       [](C& c) { return Ref(&c.extender.max_request_nodes); },
+       {},
+       1,
+       1000000});
   add({"extender.cpuRequest",
        "Extender container CPU request",
        [](C& c) { return Ref(&c.extender.cpu_request); },
