@@ -24,6 +24,8 @@ std::function<void(const RequestRecord&)> Recorder(MetricsRegistry& metrics,
   auto& latency = metrics.Histogram("powerctl_http_request_duration_seconds",
                                     "Time to answer an HTTP request (handler and write)",
                                     kLatencyBuckets, {"server", "path"});
+  // Every label value comes from a fixed set: the method is one of kKnownMethods or "other",
+  // the path a route's or "other", the code one the server or a handler chose.
   return [&requests, &latency, server, log](const RequestRecord& r) {
     std::string path = r.path.empty() ? "other" : r.path;
     requests.Inc({server, r.method, path, std::to_string(r.status)});
@@ -99,19 +101,39 @@ HttpResponse ReadyResponse(const ReadyState& state) {
   nlohmann::json degraded = nlohmann::json::array();
   for (const auto& d : state.degraded) degraded.push_back({{"name", d.name}, {"reason", d.reason}});
   nlohmann::json body = {{"ready", state.ready}, {"degraded", degraded}};
-  return HttpResponse::Json(state.ready ? 200 : 503, body.dump() + "\n");
+  // Reasons quote what dependencies answered: never let their bytes fail the probe.
+  return HttpResponse::Json(
+      state.ready ? 200 : 503,
+      body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 Status RunScheduleServer(const ScheduleServerOptions& options, ExtenderHandler& handler,
                          const ScheduleServerHooks& hooks) {
   POWERCTL_CHECK_OK(ValidateScheduleServerOptions(options));
-  StopWaiter stop(hooks.handle_signals, hooks.stop);
+  StopWaiter stop(hooks.handle_signals, hooks.stop, [log = hooks.log](const std::string& signal) {
+    if (log)
+      log->warn(
+          "{} ignored: powerctl.yaml is read at start (restart the server to apply a "
+          "change); the TLS files are reloaded when they change",
+          signal);
+  });
   MetricsRegistry own_metrics;
   MetricsRegistry& metrics = hooks.metrics ? *hooks.metrics : own_metrics;
   std::atomic<bool> draining{false};
 
+  auto& internal_errors = metrics.Counter(
+      "powerctl_http_internal_errors_total",
+      "Exceptions that escaped a server thread's event loop (a bug; the server went on)",
+      {"server"});
+  auto on_internal_error = [&internal_errors, log = hooks.log](const char* server) {
+    return [&internal_errors, log, server](const std::string& what) {
+      internal_errors.Inc({server});
+      if (log) log->error("{} port: an exception escaped a server thread: {}", server, what);
+    };
+  };
   HttpServerOptions main_options = options.main;
   main_options.on_request = Recorder(metrics, "scheduler", hooks.log);
+  main_options.on_internal_error = on_internal_error("scheduler");
   auto& tls_errors = metrics.Counter("powerctl_tls_handshake_errors_total",
                                      "TLS handshakes that failed on the scheduler port");
   main_options.on_tls_error = [&tls_errors, log = hooks.log](const std::string& remote,
@@ -140,6 +162,10 @@ Status RunScheduleServer(const ScheduleServerOptions& options, ExtenderHandler& 
   HttpServerOptions ops_options = options.ops;
   ops_options.tls.reset();
   ops_options.on_request = Recorder(metrics, "ops", hooks.log);
+  ops_options.on_internal_error = on_internal_error("ops");
+  // The probes run on the I/O thread; routes added as RouteThreads::kWorker (scores,
+  // decisions, predictions) on workers of their own, so they never hold a probe up.
+  if (ops_options.worker_threads < 1) ops_options.worker_threads = 2;
   POWERCTL_TRY(ops, HttpServer::Create(ops_options));
   ops->Route("GET", "/healthz", [](const HttpRequest&) { return HttpResponse::Text(200, "ok\n"); });
   ops->Route("GET", "/readyz", [&hooks, &draining](const HttpRequest&) {

@@ -31,8 +31,8 @@ struct ReadyState {
 };
 
 struct ScheduleServerOptions {
-  HttpServerOptions main;                 // kube-scheduler's port; main.tls absent = plain HTTP
-  HttpServerOptions ops;                  // probes and scraping; always plain HTTP
+  HttpServerOptions main;  // kube-scheduler's port; main.tls absent = plain HTTP
+  HttpServerOptions ops;   // probes and scraping; always plain HTTP; at least one worker thread
   bool allow_insecure = false;            // must be true to serve the main port without TLS
   std::string url_prefix = "/scheduler";  // "" serves /filter etc.
   std::chrono::milliseconds drain_timeout{10'000};
@@ -49,7 +49,9 @@ struct ScheduleServerHooks {
   std::function<ReadyState()> ready;      // null = always ready, nothing degraded
   MetricsRegistry* metrics = nullptr;     // null = a registry private to this run
   std::function<void()> collect_metrics;  // refreshes gauges just before /metrics renders
-  std::function<void(HttpServer& ops)> add_ops_routes;  // more read-only routes (before start)
+  // More read-only routes (before start). Add any that may take long, or whose work grows with
+  // what the client sends, as RouteThreads::kWorker: probes must never wait for them.
+  std::function<void(HttpServer& ops)> add_ops_routes;
   std::function<void(const ScheduleServerEndpoints&)> on_listening;  // both ports bound
   std::shared_ptr<spdlog::logger> log;                               // may be null
   bool handle_signals = true;  // SIGTERM/SIGINT stop the server (off in unit tests)

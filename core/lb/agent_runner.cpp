@@ -66,8 +66,14 @@ extender::ReadyState Readiness(const LbAgent& agent, const ServiceWatch& watch) 
 }  // namespace
 
 Status RunLbAgent(const AgentRunOptions& options, Balancer& balancer) {
-  extender::StopWaiter stop(options.handle_signals, options.stop);
   auto log = options.log;
+  extender::StopWaiter stop(options.handle_signals, options.stop, [log](const std::string& signal) {
+    if (log)
+      log->warn(
+          "{} ignored: powerctl.yaml is read at start (restart "
+          "the agent to apply a change)",
+          signal);
+  });
 
   POWERCTL_TRY(transport, kube::MakeCurlTransport(options.cluster, options.transport));
   kube::ClientOptions client_options;
@@ -98,7 +104,11 @@ Status RunLbAgent(const AgentRunOptions& options, Balancer& balancer) {
       },
       watch_options);
 
-  POWERCTL_TRY(ops, extender::HttpServer::Create(options.ops));
+  extender::HttpServerOptions ops_options = options.ops;
+  ops_options.on_internal_error = [log](const std::string& what) {
+    if (log) log->error("ops port: an exception escaped a server thread: {}", what);
+  };
+  POWERCTL_TRY(ops, extender::HttpServer::Create(std::move(ops_options)));
   ops->Route("GET", "/healthz", [](const extender::HttpRequest&) {
     return extender::HttpResponse::Text(200, "ok\n");
   });
@@ -111,7 +121,10 @@ Status RunLbAgent(const AgentRunOptions& options, Balancer& balancer) {
     return r;
   });
   ops->Route("GET", "/status", [&agent](const extender::HttpRequest&) {
-    return extender::HttpResponse::Json(200, agent.StatusJson().dump(2) + "\n");
+    // The status quotes nft's and the API server's words: never let their bytes fail it.
+    return extender::HttpResponse::Json(
+        200,
+        agent.StatusJson().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   });
   POWERCTL_CHECK_OK(ops->Start());
   if (log) {
