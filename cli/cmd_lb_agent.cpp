@@ -118,7 +118,8 @@ void RegisterLbAgent(CLI::App& app, CommandEnv& env) {
       "equal weights. A failure to program removes the table (kube-proxy carries the traffic)\n"
       "and is logged, counted in /metrics and reported by `powerctl doctor`.\n"
       "The ops port serves /healthz, /readyz, /metrics and /status (JSON). SIGTERM or SIGINT\n"
-      "removes every rule the agent made and exits 0. Needs CAP_NET_ADMIN.\n"
+      "removes every rule the agent made and exits 0; SIGHUP is logged and ignored\n"
+      "(powerctl.yaml is read at start). Needs CAP_NET_ADMIN.\n"
       "Examples:\n"
       "  powerctl lb-agent                          # in the DaemonSet of `powerctl generate lb`\n"
       "  powerctl lb-agent --node node-a --ops-listen 127.0.0.1:9447 --resync 10s");

@@ -16,19 +16,33 @@ struct StopWaiter::Impl {
   net::io_context io{1};
   net::signal_set signals{io};
   std::string reason = "stop requested";
+  std::function<void(const std::string&)> on_ignored;
   std::optional<std::stop_callback<std::function<void()>>> on_stop;
+
+  void Arm() {
+    signals.async_wait([this](const boost::system::error_code& ec, int signal) {
+      if (ec) return;  // cancelled: stop requested
+      if (signal == SIGHUP) {
+        if (on_ignored) on_ignored("SIGHUP");
+        Arm();
+        return;
+      }
+      reason = signal == SIGTERM ? "SIGTERM" : "SIGINT";
+    });
+  }
 };
 
-StopWaiter::StopWaiter(bool handle_signals, const std::stop_token& stop)
+StopWaiter::StopWaiter(bool handle_signals, const std::stop_token& stop,
+                       std::function<void(const std::string&)> on_ignored)
     : impl_(std::make_unique<Impl>()) {
   Impl* impl = impl_.get();
+  impl->on_ignored = std::move(on_ignored);
   if (handle_signals) {
     impl->signals.add(SIGTERM);
     impl->signals.add(SIGINT);
+    impl->signals.add(SIGHUP);
   }
-  impl->signals.async_wait([impl](const boost::system::error_code& ec, int signal) {
-    if (!ec) impl->reason = signal == SIGTERM ? "SIGTERM" : "SIGINT";
-  });
+  impl->Arm();
   if (stop.stop_possible()) {
     impl->on_stop.emplace(stop, std::function<void()>([impl] {
                             net::post(impl->io, [impl] { impl->signals.cancel(); });

@@ -1,8 +1,12 @@
 #pragma once
 // Waiting for the end of a long-running command (schedule-server, lb-agent): SIGTERM, SIGINT
 // or a stop_token. The handlers are installed when the waiter is constructed (before the
-// servers start, so a signal right after the start line is never lost).
+// servers start, so a signal right after the start line is never lost). SIGHUP, which would
+// otherwise end the process without draining, is caught and ignored: the configuration is
+// read once at start (TLS files are reloaded on their own when they change), and
+// `on_ignored` says so.
 
+#include <functional>
 #include <memory>
 #include <stop_token>
 #include <string>
@@ -11,7 +15,8 @@ namespace powerctl::extender {
 
 class StopWaiter {
  public:
-  StopWaiter(bool handle_signals, const std::stop_token& stop);
+  StopWaiter(bool handle_signals, const std::stop_token& stop,
+             std::function<void(const std::string& signal)> on_ignored = nullptr);
   ~StopWaiter();
   StopWaiter(const StopWaiter&) = delete;
   StopWaiter& operator=(const StopWaiter&) = delete;
