@@ -372,6 +372,27 @@ telemetry:
         self.assertIn("equal weights", service["reason"])
         self.assertEqual({e["basis"] for e in service["ports"][0]["endpoints"]}, {"unknown"})
         self.assertSplit(weights, "lb-agent")
+
+        # The agent's ops port is the extender's HTTP server: the same hostile clients fail
+        # here too. A 64 KiB trailer field once aborted the process; 600 silent connections
+        # once kept /healthz from answering; SIGHUP once ended the agent without removing its
+        # rules.
+        host, port = agent.url.rsplit("/", 1)[-1].rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=10) as s:
+            try:
+                s.sendall(b"POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                          b"0\r\nX: " + b"a" * 65534 + b"\r\n\r\n")
+                s.recv(9)
+            except OSError:
+                pass
+        silent = [socket.create_connection((host, int(port))) for _ in range(600)]
+        self.addCleanup(lambda: [c.close() for c in silent])
+        agent.proc.send_signal(signal.SIGHUP)
+        time.sleep(0.5)
+        for _ in range(30):
+            self.assertEqual(agent.get("/healthz"), "ok\n")
+        self.assertIsNone(agent.proc.poll(), agent.log())
+        self.assertIn("SIGHUP ignored", agent.log())
         self.assertEqual(agent.stop(), 0, agent.log())
 
     def test_a_table_the_kernel_refuses_leaves_the_traffic_to_kube_proxy(self):

@@ -3,12 +3,18 @@
   * 500 connections that stay idle or send a request one byte at a time do not delay a real
     prioritize request by more than 100 ms, and the slow ones are cut off after the read timeout;
   * oversize headers get 431, oversize bodies 413, other methods 405, other content types 415,
-    truncated and garbage requests 400, each with a reason, and the server stays up.
+    truncated and garbage requests 400, each with a reason, and the server stays up;
+  * the defects a hostile client once found stay fixed: a 64 KiB trailer field (it aborted the
+    process), chunk extensions and trailers buffered without bound, client-chosen metric
+    labels, a node list of 786,000 names on the ops port (it blocked /healthz for 17 s) and
+    the scheduler port, silent connections that starved the probes, and SIGHUP (it ended the
+    process without draining).
 
 Plain HTTP keeps the client simple; the same limits inside TLS are unit-tested
 (extender_http_server_tls_test.cpp)."""
 import http.client
 import json
+import signal
 import socket
 import statistics
 import threading
@@ -16,9 +22,9 @@ import time
 import unittest
 
 from support import TempDirTest
-from test_schedule_server import Server
+from test_schedule_server import Server, request
 
-HOSTILE = 500  # the server accepts 512 connections at once; the real request is one more
+HOSTILE = 500  # far over the server's limits for one peer (64) and pending connections (128)
 BUDGET_MS = 100
 
 
@@ -166,6 +172,116 @@ class HostileClientsTest(TempDirTest):
                              (400, b"request truncated: the body ended early\n"))
         self.assert_alive()
         self.assertLess(self.prioritize_ms(), 1000)
+
+    def rss_kib(self, field="VmRSS"):
+        with open(f"/proc/{self.server.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+        raise AssertionError(f"no {field} for the server")
+
+    def test_a_64_kib_trailer_field_crashes_neither_port(self):
+        for port in (self.ops_port, self.port):
+            for field in (b"X: " + b"a" * 65534, b"X" * 65534 + b": a"):
+                with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+                    try:
+                        s.sendall(b"POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked"
+                                  b"\r\n\r\n0\r\n" + field + b"\r\n\r\n")
+                        s.recv(9)
+                    except OSError:
+                        pass  # refused mid-send: the server closed the connection
+                time.sleep(0.1)
+                self.assertIsNone(self.server.proc.poll(), "the server exited: a trailer crashed it")
+        self.assert_alive()
+
+    def test_chunk_extensions_and_trailers_are_bounded(self):
+        before = self.rss_kib()
+        for piece in (b"1;x=" + b"e" * (1 << 20), b"Trailer-Field: " + b"t" * (1 << 20)):
+            with socket.create_connection(("127.0.0.1", self.ops_port), timeout=10) as s:
+                s.sendall(b"POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                          + (b"" if piece.startswith(b"1;") else b"0\r\n"))
+                sent = 0
+                try:
+                    for _ in range(64):  # 64 MiB if nothing stopped it
+                        s.sendall(piece)
+                        sent += len(piece)
+                except OSError:
+                    pass
+                self.assertLess(sent, 64 << 20, "the server read 64 MiB of one chunk line or trailer")
+        grown = (self.rss_kib() - before) / 1024
+        self.assertLess(grown, 32, f"RSS grew by {grown:.0f} MiB")
+        self.assert_alive()
+
+    def test_metric_labels_come_from_a_fixed_set(self):
+        for i in range(300):
+            method = f"M{i:04d}" + "X" * 2000
+            status, _ = raw_exchange(self.ops_port, f"{method} /nowhere/{i} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            self.assertEqual(status, 404)
+        conn = http.client.HTTPConnection("127.0.0.1", self.ops_port, timeout=10)
+        conn.request("GET", "/metrics")
+        text = conn.getresponse().read().decode()
+        conn.close()
+        self.assertNotIn("M0001", text)
+        self.assertNotIn("/nowhere", text)
+        self.assertIn('powerctl_http_requests_total{server="ops",method="other",path="other",code="404"} 300',
+                      text)
+        self.assertLess(len(text), 64 * 1024)
+
+    def test_node_lists_larger_than_any_cluster_are_refused_and_probes_keep_answering(self):
+        huge = json.dumps({"pod": json.loads(self.body)["Pod"], "nodes": [""] * 786_000})
+        start = time.monotonic()
+        status, body = request(self.ops_port, "POST", "/v1/score", huge)
+        self.assertEqual(status, 400, body)
+        self.assertIn("extender.maxRequestNodes", body)
+        names = json.dumps({"Pod": json.loads(self.body)["Pod"], "NodeNames": [""] * 786_000, "Nodes": None})
+        status, body = request(self.port, "POST", "/scheduler/prioritize", names)
+        self.assertEqual(status, 400, body)
+        self.assertLess(time.monotonic() - start, 10)
+
+        # A 5,000-node /v1/score, asked by four clients at once, never holds up a probe.
+        allowed = json.dumps({"pod": json.loads(self.body)["Pod"],
+                              "nodes": [f"node-{i}" for i in range(5_000)]})
+        stop = threading.Event()
+        statuses = []
+
+        def ask():
+            while not stop.is_set():
+                statuses.append(request(self.ops_port, "POST", "/v1/score", allowed)[0])
+        askers = [threading.Thread(target=ask, daemon=True) for _ in range(4)]
+        for t in askers:
+            t.start()
+        worst = 0.0
+        for _ in range(30):
+            t0 = time.monotonic()
+            self.assert_alive()
+            worst = max(worst, time.monotonic() - t0)
+            time.sleep(0.05)
+        stop.set()
+        for t in askers:
+            t.join(30)
+        print(f"\n/healthz beside four 5,000-node /v1/score clients: worst {worst * 1000:.0f} ms; "
+              f"scores {statuses.count(200)} answered, {statuses.count(503)} told busy")
+        self.assertLess(worst, 1.0)
+        self.assertGreater(statuses.count(200), 0)
+        self.assertEqual(set(statuses) - {200, 503}, set())
+
+    def test_silent_connections_starve_neither_the_probes_nor_the_scheduler(self):
+        for port in (self.ops_port, self.port):
+            self.sockets += [socket.create_connection(("127.0.0.1", port)) for _ in range(600)]
+        time.sleep(0.5)
+        for _ in range(30):
+            self.assert_alive()
+        for _ in range(32):
+            self.prioritize_ms()
+
+    def test_sighup_is_logged_and_ignored_and_sigterm_still_drains(self):
+        self.server.proc.send_signal(signal.SIGHUP)
+        time.sleep(0.5)
+        self.assert_alive()
+        self.assertLess(self.prioritize_ms(), 1000)
+        self.assertEqual(self.server.stop(), 0)
+        self.assertTrue(any("SIGHUP ignored" in line for line in self.server.stderr),
+                        "".join(self.server.stderr))
 
 
 if __name__ == "__main__":
