@@ -6,6 +6,10 @@
 //   t      = mean(clamp(ambient, 0, 1), clamp(cpu1, 0, 1), clamp(cpu2, 0, 1))
 //   watts  = idle + (max - idle) * u^curve * (1 + temperature_factor * t)
 //
+// or, for a node with a measured curve P (watts at 0 %, 10 %, ..., 100 % load):
+//
+//   watts  = P(0) + (P(u) - P(0)) * (1 + temperature_factor * t), P linear between points
+//
 // Why this shape:
 //  * idle + (max - idle) * u^curve is the SPECpower_ssj2008 picture of a server: a large
 //    fixed idle draw plus a load-dependent part that reaches max at 100% load. Measured curves
@@ -27,6 +31,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace powerctl::predict {
@@ -38,11 +43,31 @@ inline constexpr double kMaxTemperatureFactor = 1.0;
 inline constexpr double kMaxNodeWatts = 100000;  // no single node draws 100 kW
 
 // idle >= 0, max > idle, curve in (0, 4], factor in [0, 1], all finite. The message names
-// the parameter in the annotation's words ("idle-watts must be ...").
+// the parameter in the annotation's words ("idle-watts must be ..."). A curve's points are
+// checked when it is parsed (ParsePowerCurve), not here.
 Status ValidateBuiltinParams(const BuiltinParams& params);
 
 // The formula above. Fails on invalid parameters or a NaN/infinite input.
 Result<double> BuiltinWatts(const ModelInputs& inputs, const BuiltinParams& params);
+
+// A measured curve from text: 11 comma-separated watts (active idle, 10 %, ..., 100 %), each
+// 0..kMaxNodeWatts, the last above the first. Measured curves wobble: a point may sit below
+// an earlier one by up to tolerance (2 % of the top, at least 1 W) and is then raised to it,
+// so the curve never falls; a larger fall is an error naming the two load levels.
+Result<PowerCurve> ParsePowerCurve(std::string_view text);
+// "W0,W10,...,W100" with at most one decimal, as the annotation holds it.
+std::string FormatPowerCurve(const PowerCurve& curve);
+// `params` following `curve` (idle_watts and max_watts set to its ends).
+BuiltinParams WithPowerCurve(BuiltinParams params, const PowerCurve& curve);
+
+// The cheapest average slope of raising a node's load from inputs.cpu_fraction to any level
+// between `to` and 1: min over y in [to, 1] of (W(y) - W(now)) / (y - now), in watts per unit
+// of load fraction (divide by the node's cores for watts per core). This is the slope of the
+// node's lower convex hull from where it stands, which is what filling nodes cheapest-first
+// optimises (see scoring/power_score.h). Exact: a curve's chords are cheapest at `to` or at
+// one of its points; the power law's at `to` (curve > 1) or at 1 (curve <= 1). Fails as
+// BuiltinWatts does, or when `to` is not above the current fraction.
+Result<double> CheapestFillSlope(const ModelInputs& inputs, double to, const BuiltinParams& params);
 
 // Evaluates BuiltinWatts per row with the row's own parameters; ignores the deadline
 // (the formula is a few floating-point operations).

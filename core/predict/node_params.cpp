@@ -1,5 +1,6 @@
 #include "core/predict/node_params.h"
 
+#include "core/common/encoding.h"
 #include "core/manifests/render_context.h"
 #include "core/predict/builtin_model.h"
 #include "core/predict/http_batch.h"
@@ -96,6 +97,16 @@ Result<BuiltinParams> BuiltinParamsFromAnnotations(
   POWERCTL_CHECK_OK(ReadNumber(annotations, kCurveAnnotation, params.curve));
   POWERCTL_CHECK_OK(
       ReadNumber(annotations, kTemperatureFactorAnnotation, params.temperature_factor));
+  // A measured curve, when present, decides the shape and both ends.
+  if (auto it = annotations.find(kPowerCurveAnnotation); it != annotations.end()) {
+    auto curve = ParsePowerCurve(it->second);
+    if (!curve.ok()) {
+      return WithContext(curve.error(),
+                         "annotation " + std::string(kPowerCurveAnnotation) + "=\"" +
+                             ExcerptForMessage(it->second, 120) + "\"");
+    }
+    params = WithPowerCurve(params, *curve);
+  }
   if (Status valid = ValidateBuiltinParams(params); !valid.ok()) {
     return WithContext(valid.error(), "annotations powerctl.io/*");
   }

@@ -19,6 +19,9 @@ inline constexpr const char* kIdleWattsAnnotation = "powerctl.io/idle-watts";
 inline constexpr const char* kMaxWattsAnnotation = "powerctl.io/max-watts";
 inline constexpr const char* kCurveAnnotation = "powerctl.io/curve";
 inline constexpr const char* kTemperatureFactorAnnotation = "powerctl.io/temperature-factor";
+// The node's measured curve, "W0,W10,...,W100" (ParsePowerCurve): when present it replaces
+// idle-watts, max-watts and curve.
+inline constexpr const char* kPowerCurveAnnotation = "powerctl.io/power-curve";
 
 // Model labels, exactly as the seed's MinimizePower plugin reads them.
 inline constexpr const char* kModelHostLabel = "tensorflow/host";

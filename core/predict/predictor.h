@@ -3,7 +3,9 @@
 // row that could not be predicted. Backends: the built-in model, TensorFlow Serving gRPC
 // and REST, and the V2 (Open) Inference Protocol.
 
+#include <array>
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <span>
@@ -38,6 +40,11 @@ struct ModelEndpoint {
   }
 };
 
+// A node's measured power curve: watts at active idle and at each 10 % load step up to 100 %,
+// the levels SPECpower_ssj2008 reports; non-decreasing.
+inline constexpr std::size_t kPowerCurvePoints = 11;
+using PowerCurve = std::array<double, kPowerCurvePoints>;
+
 // Per-node parameters of the built-in model (from node annotations, with defaults).
 struct BuiltinParams {
   double idle_watts = 120;  // at 0% CPU
@@ -45,6 +52,10 @@ struct BuiltinParams {
   double curve = 1.0;       // exponent of the load curve: < 1 rises early, > 1 late
   double temperature_factor =
       0.1;  // extra fraction of dynamic power per unit of normalised temperature
+  // When set, the node's measured curve, followed linearly between its points instead of
+  // idle + (max - idle) * u^curve (idle_watts and max_watts are then its ends). Shared: a
+  // node's rows all point at one curve.
+  std::shared_ptr<const PowerCurve> points;
 };
 
 // The endpoint of rows that name none.
