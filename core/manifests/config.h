@@ -111,11 +111,19 @@ struct TelemetrySettings {
   SensorNames sensors;
 };
 
+// scoring.objective: what the power score ranks (scoring/power_score.h says why).
+inline constexpr const char* kObjectiveFill = "fill";
+inline constexpr const char* kObjectiveMarginal = "marginal";
+
 struct ScoringSettings {
   double power_weight = 1.0;
   double policy_weight = 1.0;
   double real_usage_weight = 0.0;
   int unknown_score = 5;  // 0..10 for nodes without a prediction
+  std::string objective = kObjectiveFill;
+  // Power costs within this fraction of the cheapest count as ties: half of simulate's default
+  // prediction error (10 %), since two nodes' errors partly cancel.
+  double tie_tolerance = 0.05;
 };
 
 // `lb weights` and the lb-agent.

@@ -414,6 +414,17 @@ std::vector<FieldSpec> MakeFields() {
        {},
        0,
        10});
+  add({"scoring.objective",
+       "What the power score ranks: fill (watts per core of the cheapest way to fill the node "
+       "from its load, looking past the next pod) or marginal (the pod's own watts)",
+       [](C& c) { return Ref(&c.scoring.objective); },
+       {kObjectiveFill, kObjectiveMarginal}});
+  add({"scoring.tieTolerance",
+       "Power costs within this fraction of the cheapest node's count as ties (score 10)",
+       [](C& c) { return Ref(&c.scoring.tie_tolerance); },
+       {},
+       0,
+       1});
 
   add({"lb.cpuPerRequest",
        "CPU one request adds, for Services without the powerctl.io/cpu-per-request annotation",

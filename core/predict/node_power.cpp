@@ -1,6 +1,7 @@
 #include "core/predict/node_power.h"
 
 #include "core/common/decimal.h"
+#include "core/predict/builtin_model.h"
 #include "core/predict/node_params.h"
 
 #include <fmt/format.h>
@@ -181,22 +182,57 @@ class RowStorage {
 
 }  // namespace
 
+namespace {
+
+// Watts per core of the cheapest chord from where the node stands to any load at least
+// `after` (CheapestFillSlope). The built-in model's curve is read directly; a model server's
+// is known at now, after and full load only (`full`), so the cheaper of the two chords.
+std::optional<double> FillCost(const PreparedNode& node, const PowerEstimate& estimate,
+                               const Prediction* full) {
+  const double now = *estimate.cpu_fraction_now;
+  const double after = *estimate.cpu_fraction_after;
+  const double cores = *node.reading.cpu_capacity;
+  if (!(after > now)) return std::nullopt;
+  if (full == nullptr) {
+    ModelInputs inputs = node.inputs;
+    inputs.cpu_fraction = static_cast<float>(now);
+    auto slope = CheapestFillSlope(inputs, after, node.builtin);
+    if (!slope.ok()) return std::nullopt;
+    return *slope / cores;
+  }
+  double slope = (*estimate.watts_after - *estimate.watts_now) / (after - now);
+  if (full->watts && now < 1.0)
+    slope = std::min(slope, (*full->watts - *estimate.watts_now) / (1.0 - now));
+  return slope / cores;
+}
+
+}  // namespace
+
 std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>& nodes,
                                          const std::vector<double>& unseen_cpu,
                                          double extra_cpu_cores, Predictor& predictor,
-                                         std::chrono::milliseconds deadline, WorkerPool* pool) {
+                                         std::chrono::milliseconds deadline, WorkerPool* pool,
+                                         bool fill_cost) {
   std::vector<PowerEstimate> results(nodes.size());
-  // Rows come in pairs (now, after) per node that can be predicted; where each node's pair
-  // goes is fixed first, so the rows can then be filled (and read back) in parallel chunks.
+  // Rows per node that can be predicted: now and after, and, for the fill cost on a model
+  // server, full load (the built-in model's curve is read directly: CheapestFillSlope). Where
+  // each node's rows go is fixed first, so they can then be filled (and read back) in
+  // parallel chunks.
   constexpr std::size_t kNoRow = static_cast<std::size_t>(-1);
+  auto builtin = [](const PreparedNode& node) {
+    return node.model == nullptr || node.model->backend == "builtin";
+  };
   std::vector<std::size_t> first_row(nodes.size(), kNoRow);
   std::size_t row_count = 0;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (nodes[i]->error.empty()) {
       first_row[i] = row_count;
-      row_count += 2;
+      row_count += fill_cost && !builtin(*nodes[i]) ? 3 : 2;
     }
   }
+  auto rows_of = [&](std::size_t i) {
+    return fill_cost && !builtin(*nodes[i]) ? std::size_t{3} : std::size_t{2};
+  };
   auto for_each_chunk = [&](const std::function<void(std::size_t, std::size_t)>& chunk) {
     if (pool != nullptr) {
       pool->ForEachChunk(nodes.size(), kNodesPerChunk, chunk);
@@ -230,6 +266,7 @@ std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>&
           rows.Construct(first_row[i], PredictionRow{node.node, node.model, inputs, node.builtin});
       PredictionRow& after = rows.Construct(first_row[i] + 1, now);
       after.inputs.cpu_fraction = static_cast<float>(*out.cpu_fraction_after);
+      if (rows_of(i) == 3) rows.Construct(first_row[i] + 2, now).inputs.cpu_fraction = 1.0F;
     }
   });
   if (row_count == 0) return results;
@@ -240,19 +277,24 @@ std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>&
       if (first_row[i] == kNoRow) continue;
       PowerEstimate& out = results[i];
       const std::size_t k = first_row[i];
-      rows.Destroy(k);
-      rows.Destroy(k + 1);
-      const Prediction* now = k < predictions.size() ? &predictions[k] : nullptr;
-      const Prediction* after = k + 1 < predictions.size() ? &predictions[k + 1] : nullptr;
-      if (now == nullptr || after == nullptr) {
+      const std::size_t count = rows_of(i);
+      for (std::size_t r = 0; r < count; ++r) rows.Destroy(k + r);
+      if (k + count > predictions.size()) {
         out.error = "predictor returned too few results";
-      } else if (!now->watts) {
-        out.error = now->error;
-      } else if (!after->watts) {
-        out.error = after->error;
+        continue;
+      }
+      const Prediction& now = predictions[k];
+      const Prediction& after = predictions[k + 1];
+      if (!now.watts) {
+        out.error = now.error;
+      } else if (!after.watts) {
+        out.error = after.error;
       } else {
-        out.watts_now = now->watts;
-        out.watts_after = after->watts;
+        out.watts_now = now.watts;
+        out.watts_after = after.watts;
+        if (fill_cost)
+          out.fill_watts_per_core =
+              FillCost(*nodes[i], out, count == 3 ? &predictions[k + 2] : nullptr);
       }
     }
   });

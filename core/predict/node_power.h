@@ -108,6 +108,9 @@ struct PowerEstimate {
   bool overcommitted = false;
   std::optional<double> watts_now;
   std::optional<double> watts_after;
+  // Asked for (fill_cost): the cheapest average watts per core of raising the node's load
+  // from now to `after` or beyond (the slope of its lower convex hull from where it stands).
+  std::optional<double> fill_watts_per_core;
   std::string error;  // why there are no watts (the prepared error, or the model's)
 
   std::optional<double> delta() const {
@@ -119,12 +122,14 @@ struct PowerEstimate {
 // One estimate per node, in order, from one batched prediction. `unseen_cpu[i]` (cores) is
 // added to node i's measured usage: CPU of pods the usage metrics cannot show yet; empty
 // means none. Rows are built and read back on `pool`'s threads, when given, for large
-// inputs; the predictor is called once.
+// inputs; the predictor is called once. With `fill_cost`, each estimate also gets
+// fill_watts_per_core: exact for the built-in model, from one more row per node (full load)
+// for a model server.
 std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>& nodes,
                                          const std::vector<double>& unseen_cpu,
                                          double extra_cpu_cores, Predictor& predictor,
                                          std::chrono::milliseconds deadline,
-                                         WorkerPool* pool = nullptr);
+                                         WorkerPool* pool = nullptr, bool fill_cost = false);
 
 struct PowerQuery {
   double extra_cpu_cores = 1.0;  // the CPU added for watts_after

@@ -40,17 +40,34 @@ std::string Watts(double w) {
   return out;
 }
 
+// Fill costs spread over an order of magnitude across server generations (1 to 15 W/core): on
+// a linear scale every efficient node would round to 10 and kube-scheduler's own scores
+// (spreading) would pick among them. On a log scale a score point is a constant ratio of
+// cost, and the scale ends at kFillScoreSpan times the cheapest: one point is 7 % of cost, so
+// the 0..10 protocol keeps the resolution where the choice is made. `lowest` -> 10,
+// `highest` -> 0.
+constexpr double kFillScoreSpan = 2.0;  // twice the cheapest cost or more scores 0
+
+double InverseLogScale(double value, double lowest, double highest) {
+  if (!(highest > lowest) || !(lowest > 0)) return kMaxComponentValue;
+  const double v = kMaxComponentValue * std::log(highest / value) / std::log(highest / lowest);
+  return std::clamp(v, 0.0, kMaxComponentValue);
+}
+
+// "2.41 W/core".
+std::string WattsPerCore(double w) {
+  return fmt::format("{:.2f} W/core", w);
+}
+
 }  // namespace
 
 std::vector<PowerScore> ScorePower(const std::vector<predict::PowerEstimate>& nodes,
                                    const manifests::ScoringSettings& settings,
                                    std::string* summary) {
   std::vector<PowerScore> out(nodes.size());
-  std::vector<double> counted(nodes.size(), 0.0);
   std::vector<bool> ranked(nodes.size(), false);
-  double lowest = std::numeric_limits<double>::infinity();
-  double highest = -std::numeric_limits<double>::infinity();
   std::size_t ranked_count = 0;
+  bool every_fill = true;  // every ranked node has a fill cost
 
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const predict::PowerEstimate& n = nodes[i];
@@ -74,31 +91,67 @@ std::vector<PowerScore> ScorePower(const std::vector<predict::PowerEstimate>& no
     s.known = true;
     ranked[i] = true;
     ++ranked_count;
-    counted[i] = std::max(0.0, *s.delta_watts);
-    lowest = std::min(lowest, counted[i]);
-    highest = std::max(highest, counted[i]);
+    if (!n.fill_watts_per_core || !std::isfinite(*n.fill_watts_per_core)) every_fill = false;
   }
 
+  // What ranks the nodes: the fill cost (W per core) when every node has one and the
+  // objective asks for it, else the pod's own watts (a pod without CPU has no fill cost).
+  const bool fill =
+      settings.objective == manifests::kObjectiveFill && every_fill && ranked_count > 0;
+  std::vector<double> cost(nodes.size(), 0.0);
+  double lowest = std::numeric_limits<double>::infinity();
+  double highest = -std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (!ranked[i]) continue;
+    cost[i] = std::max(0.0, fill ? *nodes[i].fill_watts_per_core : *out[i].delta_watts);
+    lowest = std::min(lowest, cost[i]);
+    highest = std::max(highest, cost[i]);
+  }
+  // Costs within the tolerance of the cheapest are ties (all score 10): smaller differences
+  // are within what the model can tell apart, and kube-scheduler's own scores then decide.
+  const double tie_edge = lowest * (1 + settings.tie_tolerance);
+
   // The range is the same for every node: it is said once, in `summary`, and each node's
-  // reason is its own delta only (short enough to need no allocation, and 5,000 copies of
+  // reason is its own cost only (short enough to need no allocation, and 5,000 copies of
   // the range made every large decision bigger for nothing).
   if (summary != nullptr && ranked_count > 0) {
+    const auto text = [fill](double v) { return fill ? WattsPerCore(v) : Watts(v); };
+    const std::string verb = fill ? "cost" : "add";
+    const std::string to_fill = fill ? " to fill" : "";
+    const std::string ties =
+        settings.tie_tolerance > 0
+            ? fmt::format("; within {:g} % of the cheapest is a tie", settings.tie_tolerance * 100)
+            : "";
     if (ranked_count == 1) {
       *summary = "power: only one node has a prediction";
     } else if (!(highest - lowest > kEqualWatts)) {
-      *summary = "power: all " + std::to_string(ranked_count) + " nodes with a prediction add " +
-                 Watts(lowest) + ", all score 10";
+      *summary = fmt::format("power: all {} nodes with a prediction {} {}{}, all score 10",
+                             ranked_count, verb, text(lowest), to_fill);
+    } else if (!(highest - tie_edge > kEqualWatts)) {
+      *summary = fmt::format(
+          "power: all {} nodes with a prediction {} {} to {}{}, within {:g} % of the cheapest: "
+          "all score 10",
+          ranked_count, verb, text(lowest), text(highest), to_fill, settings.tie_tolerance * 100);
     } else {
-      *summary = "power: " + std::to_string(ranked_count) + " nodes with a prediction add " +
-                 Watts(lowest) + " (score 10) to " + Watts(highest) + " (score 0)";
+      *summary =
+          fmt::format("power: {} nodes with a prediction {} {} (score 10) to {} (score 0){}{}",
+                      ranked_count, verb, text(lowest), text(highest), to_fill, ties);
     }
   }
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (!ranked[i]) continue;
     PowerScore& s = out[i];
-    s.component.value = InverseMinMax(counted[i], lowest, highest, kEqualWatts);
+    s.component.value =
+        fill ? InverseLogScale(std::max(cost[i], tie_edge), tie_edge,
+                               std::min(highest, tie_edge * kFillScoreSpan))
+             : InverseMinMax(std::max(cost[i], tie_edge), tie_edge, highest, kEqualWatts);
     AppendWatts(s.component.reason, *s.delta_watts);
     if (*s.delta_watts < 0) s.component.reason += ", a decrease counted as +0.0 W";
+    if (fill) {
+      s.component.reason += ", ";
+      s.component.reason += WattsPerCore(cost[i]);
+      s.component.reason += " to fill";
+    }
   }
   return out;
 }

@@ -1,10 +1,26 @@
 #pragma once
-// The power component of a node's score: how many watts the node is predicted to add if the
-// pod lands there (predict::PowerEstimate, computed for the pod's CPU), turned into 0..10.
+// The power component of a node's score: what it costs in watts to put the pod there
+// (predict::PowerEstimate, computed for the pod's CPU), turned into 0..10.
 //
-//   * nodes with a prediction: proportional to the delta, not by rank: the lowest delta
-//     gets 10, the highest 0, linear in between; when all deltas are equal (within 1e-6 W)
-//     they all get 10. A negative delta (a non-monotone model) counts as 0 W and says so.
+// What the cost is (scoring.objective):
+//   * fill (the default): the cheapest average watts per core of raising the node's load from
+//     where it stands to the pod's level or any higher one: the slope of the node's lower
+//     convex hull from its current load. Why: with every node on, the cheapest way to place a
+//     total load (continuous relaxation) fills the hull segments of all nodes in order of
+//     slope, and placing each pod where that slope is lowest does exactly that. The pod's own
+//     watts are myopic: on a curve that rises steeply from idle (most modern servers), the
+//     first pod on an efficient idle node looks expensive, so efficient nodes were never
+//     started; near a jump at the top, the chord says so before the node reaches it.
+//   * marginal: the watts the pod alone adds (after - before), kept for comparison.
+// A pod without CPU has no fill cost: its own watts rank the nodes then.
+//
+//   * nodes with a prediction: by cost, not by rank: costs within scoring.tieTolerance (a
+//     fraction, default 0.05) of the cheapest are ties and get 10; when all are within it,
+//     all get 10 and kube-scheduler's own scores decide (so a homogeneous cluster is placed
+//     as without powerctl). Above the ties: fill costs on a log scale that reaches 0 at twice
+//     the cheapest (a point is 7 % of cost: the 0..10 protocol keeps its resolution where the
+//     choice is made), marginal watts linearly from the cheapest to the highest. A negative
+//     delta (a non-monotone model) counts as 0 W and says so.
 //   * overcommitted nodes (usage + the pod's CPU > capacity): 0, with that reason, whether or
 //     not the model answered; they do not widen the range of the others.
 //   * nodes without a prediction: ScoringSettings.unknown_score, the NodePower error as the

@@ -245,8 +245,9 @@ Decision SchedulingCore::Prioritize(const json& pod, std::vector<std::string> no
 
   std::vector<predict::PowerEstimate> power;
   if (deps_.predictor != nullptr) {
-    power = predict::EstimatePower(inputs, unseen_cpu, pod_cpu, *deps_.predictor, deps_.deadline,
-                                   pool_.get());
+    power =
+        predict::EstimatePower(inputs, unseen_cpu, pod_cpu, *deps_.predictor, deps_.deadline,
+                               pool_.get(), config.scoring.objective == manifests::kObjectiveFill);
   } else {
     power.resize(nodes.size());
     for (auto& p : power) p.error = "no predictor";

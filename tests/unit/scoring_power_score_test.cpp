@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 namespace powerctl::scoring {
@@ -20,9 +21,13 @@ predict::PowerEstimate Failed(const std::string& /*node*/, const std::string& er
   return p;
 }
 
+// The pod's own watts, linearly, no ties: what these tests describe (the fill objective and
+// tie tolerance have tests of their own below).
 manifests::ScoringSettings Settings(int unknown = 5) {
   manifests::ScoringSettings s;
   s.unknown_score = unknown;
+  s.objective = manifests::kObjectiveMarginal;
+  s.tie_tolerance = 0;
   return s;
 }
 
@@ -119,6 +124,65 @@ TEST(ScorePowerTest, NonFiniteWattsAreUnknown) {
 TEST(ScorePowerTest, UnknownScoreIsClampedAndEmptyInputGivesNothing) {
   EXPECT_DOUBLE_EQ(ScorePower({Failed("a", "x")}, Settings(42))[0].component.value, 10.0);
   EXPECT_TRUE(ScorePower({}, Settings()).empty());
+}
+
+predict::PowerEstimate Filling(double now, double after, double fill_watts_per_core) {
+  predict::PowerEstimate p = Predicted("", now, after);
+  p.fill_watts_per_core = fill_watts_per_core;
+  return p;
+}
+
+TEST(ScorePowerTest, TheFillObjectiveRanksByTheCostToFillNotThePodsWatts) {
+  // An efficient node whose curve rises steeply from idle: the pod alone adds more there
+  // (+12 W against +8 W), but filling it costs half as much per core.
+  manifests::ScoringSettings fill;
+  std::string summary;
+  auto scores = ScorePower({Filling(60, 72, 1.2), Filling(200, 208, 2.4)}, fill, &summary);
+  EXPECT_DOUBLE_EQ(scores[0].component.value, 10.0);
+  EXPECT_DOUBLE_EQ(scores[1].component.value, 0.0);
+  EXPECT_EQ(scores[0].component.reason, "+12.0 W, 1.20 W/core to fill");
+  EXPECT_EQ(summary,
+            "power: 2 nodes with a prediction cost 1.20 W/core (score 10) to 2.40 W/core (score 0) "
+            "to fill; within 5 % of the cheapest is a tie");
+  // The marginal objective, kept for comparison, ranks the other way.
+  auto marginal = ScorePower({Filling(60, 72, 1.2), Filling(200, 208, 2.4)}, Settings());
+  EXPECT_DOUBLE_EQ(marginal[0].component.value, 0.0);
+  EXPECT_DOUBLE_EQ(marginal[1].component.value, 10.0);
+}
+
+TEST(ScorePowerTest, FillCostsAreOnALogScaleThatEndsAtTwiceTheCheapest) {
+  manifests::ScoringSettings fill;
+  fill.tie_tolerance = 0;
+  auto scores = ScorePower(
+      {Filling(0, 1, 1.0), Filling(0, 1, std::sqrt(2.0)), Filling(0, 1, 2.0), Filling(0, 1, 9.0)},
+      fill);
+  EXPECT_DOUBLE_EQ(scores[0].component.value, 10.0);
+  EXPECT_NEAR(scores[1].component.value, 5.0, 1e-9);  // halfway on the log scale
+  EXPECT_DOUBLE_EQ(scores[2].component.value, 0.0);
+  EXPECT_DOUBLE_EQ(scores[3].component.value, 0.0);
+}
+
+TEST(ScorePowerTest, CostsWithinTheTieToleranceAllScoreTen) {
+  manifests::ScoringSettings fill;  // tolerance 5 %
+  std::string summary;
+  auto scores = ScorePower({Filling(0, 1, 2.0), Filling(0, 1, 2.09)}, fill, &summary);
+  EXPECT_DOUBLE_EQ(scores[0].component.value, 10.0);
+  EXPECT_DOUBLE_EQ(scores[1].component.value, 10.0);
+  EXPECT_EQ(summary,
+            "power: all 2 nodes with a prediction cost 2.00 W/core to 2.09 W/core to fill, "
+            "within 5 % of the cheapest: all score 10");
+  auto apart = ScorePower({Filling(0, 1, 2.0), Filling(0, 1, 2.2)}, fill);
+  EXPECT_LT(apart[1].component.value, 10.0);
+}
+
+TEST(ScorePowerTest, WithoutAFillCostEverywhereThePodsWattsRank) {
+  // A pod without CPU has no fill cost; one node without it makes all rank by watts.
+  manifests::ScoringSettings fill;
+  fill.tie_tolerance = 0;
+  auto scores = ScorePower({Filling(100, 102, 9.0), Predicted("b", 100, 110)}, fill);
+  EXPECT_DOUBLE_EQ(scores[0].component.value, 10.0);
+  EXPECT_DOUBLE_EQ(scores[1].component.value, 0.0);
+  EXPECT_EQ(scores[0].component.reason, "+2.0 W");
 }
 
 TEST(PodPowerCpuCoresTest, RequestOrTheSchedulerDefault) {

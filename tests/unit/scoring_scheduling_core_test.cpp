@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 
 namespace powerctl::scoring {
@@ -85,6 +86,8 @@ class SchedulingCoreTest : public ::testing::Test {
 };
 
 TEST_F(SchedulingCoreTest, TheLowestPowerDeltaScoresTenProportionally) {
+  config_.scoring.objective = manifests::kObjectiveMarginal;
+  config_.scoring.tie_tolerance = 0;
   SchedulingCore core(deps_);
   Decision d = core.Prioritize(Pod("2"), {"hungry", "efficient", "middle"}, items_);
   ASSERT_EQ(d.nodes.size(), 3u);
@@ -95,6 +98,23 @@ TEST_F(SchedulingCoreTest, TheLowestPowerDeltaScoresTenProportionally) {
   EXPECT_EQ(d.nodes[1].score, 10);  // 30 W
   EXPECT_EQ(d.nodes[0].score, 0);   // 87.5 W
   EXPECT_EQ(d.nodes[2].score, 4);   // 62.5 W: (87.5 - 62.5) / (87.5 - 30) * 10 = 4.35, not a rank
+}
+
+TEST_F(SchedulingCoreTest, TheCheapestNodeToFillScoresTenAndItsCostIsTheReason) {
+  // The default objective. Linear curves: filling costs (max - idle) / 8 cores per core.
+  SchedulingCore core(deps_);
+  Decision d = core.Prioritize(Pod("2"), {"hungry", "efficient", "middle"}, items_);
+  ASSERT_EQ(d.nodes.size(), 3u);
+  EXPECT_EQ(d.nodes[1].score, 10);  // 15 W/core
+  EXPECT_EQ(d.nodes[0].score, 0);   // 43.75 W/core, beyond twice the cheapest
+  EXPECT_EQ(d.nodes[2].score, 0);   // 31.25 W/core: 2.08 times the cheapest
+  EXPECT_EQ(d.nodes[1].components[0].reason, "+30.0 W, 15.00 W/core to fill");
+  EXPECT_NE(std::find_if(d.notes.begin(), d.notes.end(),
+                         [](const std::string& n) {
+                           return n.find("cost 15.00 W/core (score 10) to 43.75 W/core") !=
+                                  std::string::npos;
+                         }),
+            d.notes.end());
 }
 
 TEST_F(SchedulingCoreTest, UnknownNodesGetTheConfiguredScoreWithTheReason) {
