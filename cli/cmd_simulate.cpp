@@ -28,6 +28,7 @@ struct SimulateFlags {
   std::uint64_t first_seed = 1;
   std::vector<double> loads = {25, 50, 75};
   double prediction_error_percent = 10;
+  bool idle_off = false;
   std::string report;
   std::string export_snapshot;
 };
@@ -40,20 +41,61 @@ std::string Saving(const std::optional<double>& v) {
   return v ? fmt::format("{:.1f}%", *v) : "-";
 }
 
+std::string Above(const std::optional<double>& v) {
+  return v ? fmt::format("{:+.1f}%", *v) : "-";
+}
+
+const simulate::ScorerSummary* FindSummary(const simulate::SimulationResult& r,
+                                           std::string_view scorer) {
+  for (const auto& s : r.summary)
+    if (s.scorer == scorer) return &s;
+  return nullptr;
+}
+
+// The outcome first: powerctl against the default, against PEAKS and against the bound.
+void PrintOutcome(std::ostream& out, const simulate::SimulationResult& r) {
+  const auto* powerctl = FindSummary(r, "powerctl");
+  if (powerctl == nullptr) return;
+  const auto* fallback = FindSummary(r, "default");
+  const auto* peaks = FindSummary(r, "peaks");
+  std::vector<std::string> headers = {"LOAD", "POWERCTL W", "SAVES VS DEFAULT"};
+  if (peaks != nullptr) headers.push_back("SAVES VS PEAKS");
+  headers.insert(headers.end(), {"BOUND W", "ABOVE BOUND"});
+  Table outcome(headers);
+  for (std::size_t l = 0; l < r.loads.size(); ++l) {
+    std::vector<std::string> row = {fmt::format("{:g}%", r.loads[l]),
+                                    Watts(powerctl->mean_watts[l]),
+                                    Saving(fallback->powerctl_saving[l])};
+    if (peaks != nullptr) row.push_back(Saving(peaks->powerctl_saving[l]));
+    row.push_back(Watts(r.mean_bound[l]));
+    row.push_back(Above(powerctl->above_bound[l]));
+    outcome.AddRow(std::move(row));
+  }
+  out << "Outcome (mean of seeds):\n";
+  outcome.Print(out);
+  out << fmt::format(
+      "The bound: no placement of the same pods can draw less ({}, true curves, pods split "
+      "freely).\n\n",
+      r.idle_off ? "nodes without new work switched off" : "every node on");
+}
+
 void PrintTables(const Context& ctx, const simulate::SimulationResult& r) {
   std::ostream& out = *ctx.out;
   out << fmt::format(
       "Cluster: {} ({} nodes, {:.1f}% CPU requested before the workload); {} seed(s); "
-      "prediction error {:.0f}%\n\n",
+      "prediction error {:.0f}%{}\n\n",
       r.snapshot_source, r.nodes.size(), r.initial_load_percent, r.runs.size(),
-      r.prediction_error * 100);
-  Table totals({"LOAD", "SCORER", "WATTS", "POWERCTL SAVES", "UNSCHEDULED"});
+      r.prediction_error * 100, r.idle_off ? "; idle nodes switched off" : "");
+  PrintOutcome(out, r);
+  Table totals({"LOAD", "SCORER", "WATTS", "POWERCTL SAVES", "ABOVE BOUND", "UNSCHEDULED"});
   for (std::size_t l = 0; l < r.loads.size(); ++l) {
     for (const auto& s : r.summary) {
       totals.AddRow({fmt::format("{:g}%", r.loads[l]), s.scorer, Watts(s.mean_watts[l]),
                      s.scorer == "powerctl" ? "-" : Saving(s.powerctl_saving[l]),
-                     fmt::format("{:g}", s.mean_unscheduled[l])});
+                     Above(s.above_bound[l]), fmt::format("{:g}", s.mean_unscheduled[l])});
     }
+    totals.AddRow(
+        {fmt::format("{:g}%", r.loads[l]), "bound", Watts(r.mean_bound[l]), "-", "-", "-"});
   }
   totals.Print(out);
   out << fmt::format("\nWatts per node at the end ({:.0f}% load), mean of seeds:\n",
@@ -138,6 +180,7 @@ int RunSimulate(const Context& ctx, const SimulateFlags& flags) {
   request.first_seed = flags.first_seed;
   request.loads = flags.loads;
   request.prediction_error = flags.prediction_error_percent / 100;
+  request.idle_off = flags.idle_off;
   auto result = simulate::RunSimulation(request);
   if (!result.ok()) return Fail(ctx, result.error());
 
@@ -171,7 +214,10 @@ void RegisterSimulate(CLI::App& app, CommandEnv& env) {
       "PEAKS. Nodes draw their true power (measured curves); the predictors see it with\n"
       "--prediction-error. Prints the cluster's true watts at each --load (percent of the\n"
       "cluster's CPU requested) and what powerctl saves against each scorer, averaged over\n"
-      "--seeds, and each node's watts at the end.\n"
+      "--seeds, and each node's watts at the end. Leads with the outcome: powerctl against the\n"
+      "default, against PEAKS, and against a lower bound no placement of the same pods can\n"
+      "beat (every node's convex envelope filled cheapest first; --idle-off lets nodes\n"
+      "without new work switch off, in every scorer and the bound).\n"
       "Examples:\n"
       "  powerctl simulate\n"
       "  powerctl simulate --seeds 5 --load 25,50,75 --report simulate.html\n"
@@ -203,6 +249,8 @@ void RegisterSimulate(CLI::App& app, CommandEnv& env) {
                   "How far off the predictors' idle and max watts are, percent (default 10)")
       ->type_name("PCT")
       ->check(CLI::Range(0.0, 99.0));
+  cmd->add_flag("--idle-off", flags->idle_off,
+                "Count nodes left without new work as switched off (0 W)");
   cmd->add_option("--report", flags->report, "Also write an HTML report with charts")
       ->type_name("FILE");
   cmd->add_option("--export-snapshot", flags->export_snapshot,

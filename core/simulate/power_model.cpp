@@ -58,9 +58,13 @@ double NormalisedTemperature(const SimNode& node) {
   return sum / 3.0;
 }
 
-BuiltinParams BelievedParams(const SimNode& node) {
+BuiltinParams BelievedParams(const SimNode& node, BeliefForm form) {
   BuiltinParams defaults;
-  if (!node.power_curve.empty()) {
+  if (!node.power_curve.empty() && form == BeliefForm::kCurve) {
+    predict::PowerCurve curve{};
+    std::copy_n(node.power_curve.begin(), kCurvePoints, curve.begin());
+    defaults = predict::WithPowerCurve(defaults, curve);
+  } else if (!node.power_curve.empty()) {
     defaults.idle_watts = node.power_curve.front();
     defaults.max_watts = node.power_curve.back();
     defaults.curve = FitExponent(node.power_curve);
@@ -91,8 +95,19 @@ BuiltinParams WithError(BuiltinParams params, double error, std::mt19937_64& rng
   if (error <= 0) return params;
   double idle = params.idle_watts * (1 + error * (2 * Uniform01(rng) - 1));
   double max = params.max_watts * (1 + error * (2 * Uniform01(rng) - 1));
-  params.idle_watts = std::max(0.0, idle);
-  params.max_watts = std::max(max, params.idle_watts + 1.0);
+  idle = std::max(0.0, idle);
+  max = std::max(max, idle + 1.0);
+  if (params.points != nullptr) {
+    // The same two errors on a curve: its ends move, its shape in between stretches along.
+    const predict::PowerCurve& truth = *params.points;
+    const double span = truth.back() - truth.front();
+    predict::PowerCurve believed{};
+    for (std::size_t k = 0; k < believed.size(); ++k)
+      believed[k] = idle + (truth[k] - truth.front()) * (max - idle) / span;
+    return predict::WithPowerCurve(params, believed);
+  }
+  params.idle_watts = idle;
+  params.max_watts = max;
   return params;
 }
 

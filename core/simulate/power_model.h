@@ -25,16 +25,23 @@ using predict::BuiltinParams;
 // to 0..1, as the built-in model reads them; a missing reading or range counts as 0.
 double NormalisedTemperature(const SimNode& node);
 
-// Without a curve: the annotations' parameters (defaults where absent). With one: idle and
-// max from its ends, the curve exponent fitted to its shape (least squares over 0.05..4).
-// Annotations, when present, win: they are what the cluster's predictor uses.
-BuiltinParams BelievedParams(const SimNode& node);
+// How a node's curve reaches the predictors: as the curve itself (what `powerctl calibrate`
+// fits from measured history, or `label nodes --power-curve` sets), or as the built-in
+// model's older idle/max/exponent form fitted to it (for comparison).
+enum class BeliefForm { kCurve, kExponent };
+
+// Without a curve: the annotations' parameters (defaults where absent). With one: the curve
+// (kCurve), or idle and max from its ends and the exponent fitted to its shape (least
+// squares over 0.05..4; kExponent). Annotations, when present, win: they are what the
+// cluster's predictor uses.
+BuiltinParams BelievedParams(const SimNode& node, BeliefForm form = BeliefForm::kCurve);
 
 // The node's true watts at `cpu_fraction` (clamped to 0..1) of its CPU in use.
 double TrueWatts(const SimNode& node, double cpu_fraction);
 
 // `params` with idle and max each multiplied by a factor drawn uniformly from
-// [1 - error, 1 + error]; max stays above idle. error 0 returns `params`.
+// [1 - error, 1 + error]; max stays above idle; a curve's points between its ends follow
+// linearly. error 0 returns `params`.
 BuiltinParams WithError(BuiltinParams params, double error, std::mt19937_64& rng);
 
 // A uniform draw in [0, 1) from the engine's raw output, so results do not depend on the

@@ -91,6 +91,10 @@ class PowerctlScorer : public Scorer {
       state.facts.annotations[predict::kCurveAnnotation] = fmt::format("{:.3f}", n.belief.curve);
       state.facts.annotations[predict::kTemperatureFactorAnnotation] =
           fmt::format("{:.3f}", n.belief.temperature_factor);
+      if (n.belief.points != nullptr) {
+        state.facts.annotations[predict::kPowerCurveAnnotation] =
+            predict::FormatPowerCurve(*n.belief.points);
+      }
       for (const SimPod& p : sim.pods) {
         state.pods.push_back(PodOf(p.object, sim.name, true));
         state.requested.cpu_cores += state.pods.back()->requests.cpu_cores;

@@ -1,6 +1,7 @@
 #include "core/simulate/simulate.h"
 
 #include "core/predict/node_params.h"
+#include "core/simulate/bound.h"
 #include "core/simulate/power_model.h"
 #include "core/simulate/scorers.h"
 
@@ -60,9 +61,13 @@ Result<std::vector<NodeRuntime>> InitialNodes(const Snapshot& snapshot, double e
   return nodes;
 }
 
-double ClusterWatts(const std::vector<NodeRuntime>& nodes) {
+// With `placed` (idle-off), a node on which the run placed nothing draws nothing.
+double ClusterWatts(const std::vector<NodeRuntime>& nodes, const std::vector<int>* placed) {
   double watts = 0;
-  for (const NodeRuntime& n : nodes) watts += TrueWatts(*n.node, n.cpu_used / n.node->cpu_cores);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (placed != nullptr && (*placed)[i] == 0) continue;
+    watts += TrueWatts(*nodes[i].node, nodes[i].cpu_used / nodes[i].node->cpu_cores);
+  }
   return watts;
 }
 
@@ -97,7 +102,7 @@ Result<ScorerRun> PlaceAll(const std::string& name, std::vector<NodeRuntime> nod
   double arrived = totals.cpu_requested_cores;
   auto record = [&] {
     double percent = 100 * arrived / totals.cpu_allocatable_cores;
-    double watts = ClusterWatts(nodes);
+    double watts = ClusterWatts(nodes, request.idle_off ? &run.node_pods : nullptr);
     for (int p = 0; p <= std::min(100, static_cast<int>(std::floor(percent + 1e-9))); ++p) {
       if (!run.by_percent[p]) run.by_percent[p] = watts;
     }
@@ -127,17 +132,29 @@ Result<ScorerRun> PlaceAll(const std::string& name, std::vector<NodeRuntime> nod
     }
     record();
   }
-  for (const NodeRuntime& n : nodes) {
-    run.node_watts.push_back(TrueWatts(*n.node, n.cpu_used / n.node->cpu_cores));
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const NodeRuntime& n = nodes[i];
+    const bool off = request.idle_off && run.node_pods[i] == 0;
+    run.node_watts.push_back(off ? 0.0 : TrueWatts(*n.node, n.cpu_used / n.node->cpu_cores));
     run.node_cpu.push_back(n.cpu_used);
   }
-  run.total_watts = ClusterWatts(nodes);
+  run.total_watts = ClusterWatts(nodes, request.idle_off ? &run.node_pods : nullptr);
   return run;
 }
 
 void Summarise(SimulationResult& result) {
   const std::size_t scorers = result.runs.front().scorers.size();
   const std::size_t seeds = result.runs.size();
+  for (std::size_t l = 0; l < result.loads.size(); ++l) {
+    double sum = 0;
+    bool all = true;
+    for (const SeedRun& run : result.runs) {
+      all = all && run.bound[l].has_value();
+      if (all) sum += *run.bound[l];
+    }
+    result.mean_bound.push_back(all ? std::optional<double>(sum / static_cast<double>(seeds))
+                                    : std::nullopt);
+  }
   auto find = [&](const SeedRun& run, const std::string& name) -> const ScorerRun* {
     for (const ScorerRun& s : run.scorers)
       if (s.scorer == name) return &s;
@@ -147,8 +164,8 @@ void Summarise(SimulationResult& result) {
     ScorerSummary summary;
     summary.scorer = result.runs.front().scorers[k].scorer;
     for (std::size_t l = 0; l < result.loads.size(); ++l) {
-      double watts = 0, saving = 0, unscheduled = 0;
-      bool all = true, saving_all = true;
+      double watts = 0, saving = 0, unscheduled = 0, above = 0;
+      bool all = true, saving_all = true, bound_all = true;
       for (const SeedRun& run : result.runs) {
         const ScorerRun& s = run.scorers[k];
         const ScorerRun* p = find(run, std::string(kScorerPowerctl));
@@ -156,6 +173,11 @@ void Summarise(SimulationResult& result) {
         if (!all) break;
         watts += *s.at_loads[l].watts;
         unscheduled += s.at_loads[l].unscheduled;
+        if (run.bound[l] && *run.bound[l] > 0) {
+          above += 100 * (*s.at_loads[l].watts - *run.bound[l]) / *run.bound[l];
+        } else {
+          bound_all = false;
+        }
         if (p != nullptr && p->at_loads[l].watts) {
           saving += 100 * (*s.at_loads[l].watts - *p->at_loads[l].watts) / *s.at_loads[l].watts;
         } else {
@@ -167,6 +189,8 @@ void Summarise(SimulationResult& result) {
       summary.powerctl_saving.push_back(all && saving_all ? std::optional<double>(saving / n)
                                                           : std::nullopt);
       summary.mean_unscheduled.push_back(all ? unscheduled / n : 0);
+      summary.above_bound.push_back(all && bound_all ? std::optional<double>(above / n)
+                                                     : std::nullopt);
     }
     summary.mean_node_watts.assign(result.nodes.size(), 0);
     summary.mean_by_percent.assign(101, std::nullopt);
@@ -211,6 +235,7 @@ Result<SimulationResult> RunSimulation(const SimulationRequest& request) {
   result.loads = request.loads;
   std::sort(result.loads.begin(), result.loads.end());
   result.prediction_error = request.prediction_error;
+  result.idle_off = request.idle_off;
   for (const SimNode& n : request.snapshot.nodes) result.nodes.push_back(n.name);
   SimulationRequest sorted = request;
   sorted.loads = result.loads;
@@ -240,9 +265,22 @@ Result<SimulationResult> RunSimulation(const SimulationRequest& request) {
     SeedRun run;
     run.seed = seed;
     run.pods = static_cast<int>(workload.size());
+    run.bound.assign(result.loads.size(), std::nullopt);
     double arrived = totals.cpu_requested_cores;
-    for (const WorkloadPod& p : workload)
+    auto bound_reached = [&] {
+      const double percent = 100 * arrived / totals.cpu_allocatable_cores;
+      for (std::size_t l = 0; l < result.loads.size(); ++l) {
+        if (!run.bound[l] && percent + 1e-9 >= result.loads[l]) {
+          run.bound[l] =
+              LowerBoundWatts(nodes, arrived - totals.cpu_requested_cores, request.idle_off);
+        }
+      }
+    };
+    bound_reached();
+    for (const WorkloadPod& p : workload) {
       arrived += static_cast<double>(p.cpu_request_millis) / 1000;
+      bound_reached();
+    }
     run.final_load_percent = 100 * arrived / totals.cpu_allocatable_cores;
     for (std::size_t k = 0; k < names.size(); ++k) {
       POWERCTL_TRY(placed, PlaceAll(names[k], nodes, workload, sorted, seed * 7919 + k));

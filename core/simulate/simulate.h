@@ -30,6 +30,10 @@ struct SimulationRequest {
   double prediction_error = 0.10;    // relative error of believed idle and max watts
   std::vector<std::string> scorers;  // empty: all; "default" is always run (the baseline)
   manifests::PowerctlConfig config;
+  // Nodes on which a run placed nothing count as switched off (0 W), for every scorer and the
+  // bound: what consolidation could add. The snapshot's own pods on such a node are taken to
+  // be DaemonSet pods, which go with the node.
+  bool idle_off = false;
 };
 
 struct LoadWatts {
@@ -55,12 +59,14 @@ struct SeedRun {
   int pods = 0;
   double final_load_percent = 0;
   std::vector<ScorerRun> scorers;
+  std::vector<std::optional<double>> bound;  // per load: LowerBoundWatts for the pods arrived
 };
 
 struct ScorerSummary {
   std::string scorer;
   std::vector<std::optional<double>> mean_watts;       // per load (every seed reached it)
   std::vector<std::optional<double>> powerctl_saving;  // mean % powerctl saves against it
+  std::vector<std::optional<double>> above_bound;      // mean % above the lower bound
   std::vector<double> mean_unscheduled;                // per load
   std::vector<double> mean_node_watts;                 // at the end
   std::vector<std::optional<double>> mean_by_percent;  // 0..100
@@ -73,6 +79,8 @@ struct SimulationResult {
   std::vector<double> loads;
   double initial_load_percent = 0;  // the snapshot's existing pods
   double prediction_error = 0;
+  bool idle_off = false;
+  std::vector<std::optional<double>> mean_bound;  // per load (core/simulate/bound.h)
   std::vector<SeedRun> runs;
   std::vector<ScorerSummary> summary;  // in request order, "default" included
 };

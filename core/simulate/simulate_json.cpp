@@ -24,7 +24,13 @@ ojson SimulationDocument(const SimulationResult& result) {
                {"nodes", result.nodes.size()},
                {"initialLoadPercent", Rounded(result.initial_load_percent)},
                {"predictionErrorPercent", Rounded(result.prediction_error * 100)},
+               {"idleOff", result.idle_off},
                {"seeds", result.runs.size()}};
+  ojson bound = ojson::array();
+  for (std::size_t l = 0; l < result.loads.size(); ++l)
+    bound.push_back(
+        {{"loadPercent", result.loads[l]}, {"meanWatts", Rounded(result.mean_bound[l])}});
+  doc["lowerBound"] = std::move(bound);
   ojson summary = ojson::array();
   for (const ScorerSummary& s : result.summary) {
     ojson loads = ojson::array();
@@ -32,6 +38,7 @@ ojson SimulationDocument(const SimulationResult& result) {
       loads.push_back({{"loadPercent", result.loads[l]},
                        {"meanWatts", Rounded(s.mean_watts[l])},
                        {"powerctlSavingPercent", Rounded(s.powerctl_saving[l], 2)},
+                       {"aboveBoundPercent", Rounded(s.above_bound[l], 2)},
                        {"meanUnscheduled", Rounded(s.mean_unscheduled[l])}});
     }
     ojson nodes = ojson::object();
@@ -58,8 +65,11 @@ ojson SimulationDocument(const SimulationResult& result) {
                          {"unscheduled", s.unscheduled},
                          {"loads", std::move(loads)}});
     }
+    ojson run_bound = ojson::array();
+    for (const auto& b : run.bound) run_bound.push_back(Rounded(b));
     runs.push_back({{"seed", run.seed},
                     {"pods", run.pods},
+                    {"lowerBoundWatts", std::move(run_bound)},
                     {"finalLoadPercent", Rounded(run.final_load_percent)},
                     {"scorers", std::move(scorers)}});
   }

@@ -1,0 +1,113 @@
+// The lower bound simulate measures every scorer against: never above a real placement's
+// watts, exact where no curve bends, and what simulate reports.
+#include "core/simulate/bound.h"
+#include "core/simulate/power_model.h"
+#include "core/simulate/simulate.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace powerctl::simulate {
+namespace {
+
+SimNode Node(const std::string& name, double cores, std::vector<double> curve) {
+  SimNode n;
+  n.name = name;
+  n.cpu_cores = cores;
+  n.memory_bytes = 64.0 * (1 << 30);
+  n.power_curve = std::move(curve);
+  return n;
+}
+
+NodeRuntime Runtime(const SimNode& node, double base) {
+  NodeRuntime n;
+  n.node = &node;
+  n.base_cpu_used = n.cpu_used = base;
+  return n;
+}
+
+// The cheapest way to put `added` cores on two nodes, tried on a fine grid of splits.
+double BestSplit(const NodeRuntime& a, const NodeRuntime& b, double added, bool idle_off) {
+  double best = 1e18;
+  const double free_a = a.node->cpu_cores - a.base_cpu_used;
+  const double free_b = b.node->cpu_cores - b.base_cpu_used;
+  for (int k = 0; k <= 3000; ++k) {
+    const double x = added * k / 3000.0;
+    if (x > free_a + 1e-9 || added - x > free_b + 1e-9) continue;
+    auto watts = [idle_off](const NodeRuntime& n, double more) {
+      if (idle_off && more <= 0) return 0.0;
+      return TrueWatts(*n.node, (n.base_cpu_used + more) / n.node->cpu_cores);
+    };
+    best = std::min(best, watts(a, x) + watts(b, added - x));
+  }
+  return best;
+}
+
+TEST(LowerBoundTest, NeverAboveAnyPlacementAndExactForLinearCurves) {
+  // Real shapes: a concave many-core server and one with a jump near the top.
+  SimNode concave = Node("concave", 128, {82, 181, 205, 228, 249, 268, 288, 309, 332, 352, 395});
+  SimNode jumpy = Node("jumpy", 112, {50, 119, 142, 165, 189, 200, 223, 252, 295, 346, 415});
+  std::vector<NodeRuntime> nodes = {Runtime(concave, 3), Runtime(jumpy, 5)};
+  for (bool idle_off : {false, true}) {
+    for (double added : {0.0, 10.0, 40.0, 90.0, 150.0, 232.0}) {
+      const double bound = LowerBoundWatts(nodes, added, idle_off);
+      EXPECT_LE(bound, BestSplit(nodes[0], nodes[1], added, idle_off) + 1e-6)
+          << "added " << added << " idle_off " << idle_off;
+    }
+  }
+  // No bend: the relaxation is the problem itself.
+  SimNode a = Node("a", 10, {100, 110, 120, 130, 140, 150, 160, 170, 180, 190, 200});
+  SimNode b = Node("b", 10, {50, 80, 110, 140, 170, 200, 230, 260, 290, 320, 350});
+  std::vector<NodeRuntime> linear = {Runtime(a, 0), Runtime(b, 0)};
+  for (double added : {0.0, 4.0, 10.0, 15.0}) {
+    EXPECT_NEAR(LowerBoundWatts(linear, added, false),
+                BestSplit(linear[0], linear[1], added, false), 1e-6)
+        << added;
+  }
+  EXPECT_NEAR(LowerBoundWatts(linear, 4, false), 150 + 4 * 10, 1e-9);  // all on the cheap node
+}
+
+TEST(LowerBoundTest, SwitchingIdleNodesOffLowersTheBoundOnlyWhereANodeCanBeEmptied) {
+  SimNode a = Node("a", 16, {100, 110, 120, 130, 140, 150, 160, 170, 180, 190, 200});
+  SimNode b = Node("b", 16, {100, 110, 120, 130, 140, 150, 160, 170, 180, 190, 200});
+  std::vector<NodeRuntime> nodes = {Runtime(a, 0), Runtime(b, 0)};
+  EXPECT_NEAR(LowerBoundWatts(nodes, 0, true), 0, 1e-9);
+  EXPECT_NEAR(LowerBoundWatts(nodes, 8, false), 200 + 8 * 100.0 / 16, 1e-9);
+  // One node on, half full; the relaxation spreads its idle watts over its cores (150 W for 8).
+  EXPECT_NEAR(LowerBoundWatts(nodes, 8, true), 8 * 200.0 / 16, 1e-9);
+  EXPECT_LE(LowerBoundWatts(nodes, 8, true), BestSplit(nodes[0], nodes[1], 8, true));
+}
+
+TEST(LowerBoundTest, SimulateReportsTheBoundAndEachScorersDistanceToIt) {
+  auto snapshot = DemoSnapshot();
+  ASSERT_TRUE(snapshot.ok());
+  SimulationRequest request;
+  request.snapshot = *snapshot;
+  request.seeds = 2;
+  request.loads = {25, 50};
+  auto on = RunSimulation(request);
+  ASSERT_TRUE(on.ok()) << on.error().message;
+  request.idle_off = true;
+  auto off = RunSimulation(request);
+  ASSERT_TRUE(off.ok()) << off.error().message;
+  for (std::size_t l = 0; l < 2; ++l) {
+    ASSERT_TRUE(on->mean_bound[l].has_value());
+    EXPECT_LT(*off->mean_bound[l], *on->mean_bound[l]);
+    for (const ScorerSummary& s : on->summary) {
+      ASSERT_TRUE(s.mean_watts[l] && s.above_bound[l]) << s.scorer;
+      EXPECT_GE(*s.mean_watts[l], *on->mean_bound[l]) << s.scorer;
+      EXPECT_GE(*s.above_bound[l], 0.0) << s.scorer;
+    }
+    for (const ScorerSummary& s : off->summary) {
+      EXPECT_GE(*s.mean_watts[l], *off->mean_bound[l]) << s.scorer;
+      EXPECT_LE(*s.mean_watts[l], *on->summary[&s - off->summary.data()].mean_watts[l]) << s.scorer;
+    }
+  }
+  auto doc = SimulationDocument(*on);
+  EXPECT_EQ(doc["lowerBound"].size(), 2u);
+  EXPECT_TRUE(doc["summary"][0]["loads"][0].contains("aboveBoundPercent"));
+}
+
+}  // namespace
+}  // namespace powerctl::simulate
