@@ -1,8 +1,9 @@
 """powerctl simulate as a user runs it: the demo, its tables and JSON, files and exit codes."""
 import json
+import os
 import unittest
 
-from support import TempDirTest, run
+from support import SOURCE_DIR, TempDirTest, run
 
 SMALL = """kind: ClusterSnapshot
 nodes:
@@ -27,6 +28,29 @@ class SimulateTest(TempDirTest):
         for load in ("25%", "50%", "75%"):
             self.assertIn(load, r.stdout)
         self.assertIn("gen2019-6", r.stdout)  # the per-node table
+
+    def test_the_outcome_comes_first_with_the_bound(self):
+        r = run("simulate", "--seeds", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        outcome = r.stdout.index("Outcome (mean of seeds):")
+        self.assertLess(outcome, r.stdout.index("LOAD   SCORER"))
+        for column in ("SAVES VS DEFAULT", "SAVES VS PEAKS", "BOUND W", "ABOVE BOUND"):
+            self.assertIn(column, r.stdout)
+        off = run("simulate", "--seeds", "1", "--idle-off", "-o", "json")
+        self.assertEqual(off.returncode, 0, off.stderr)
+        self.assertTrue(json.loads(off.stdout)["idleOff"])
+
+    def test_every_specpower_snapshot_loads_and_no_scorer_beats_the_bound(self):
+        folder = os.path.join(SOURCE_DIR, "data", "specpower")
+        snapshots = sorted(f for f in os.listdir(folder) if f.endswith(".yaml"))
+        self.assertGreaterEqual(len(snapshots), 3)
+        for name in snapshots:
+            r = run("simulate", "--cluster", os.path.join(folder, name), "--seeds", "1", "-o", "json")
+            self.assertEqual(r.returncode, 0, f"{name}: {r.stderr}")
+            doc = json.loads(r.stdout)
+            for scorer in doc["summary"]:
+                for load in scorer["loads"]:
+                    self.assertGreaterEqual(load["aboveBoundPercent"], 0, f"{name} {scorer['scorer']}")
 
     def test_json_has_the_summary_per_load(self):
         r = run("simulate", "--seeds", "2", "--load", "30,60", "-o", "json")
