@@ -101,9 +101,8 @@ Result<BuiltinParams> BuiltinParamsFromAnnotations(
   if (auto it = annotations.find(kPowerCurveAnnotation); it != annotations.end()) {
     auto curve = ParsePowerCurve(it->second);
     if (!curve.ok()) {
-      return WithContext(curve.error(),
-                         "annotation " + std::string(kPowerCurveAnnotation) + "=\"" +
-                             ExcerptForMessage(it->second, 120) + "\"");
+      return WithContext(curve.error(), "annotation " + std::string(kPowerCurveAnnotation) + "=\"" +
+                                            ExcerptForMessage(it->second, 120) + "\"");
     }
     params = WithPowerCurve(params, *curve);
   }
