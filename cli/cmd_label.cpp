@@ -22,7 +22,7 @@ struct LabelFlags {
   std::string dry_run;
   std::string ambient, cpu1, cpu2, model_host, model_port, model_name, model_version,
       model_signature;
-  std::string idle_watts, max_watts, curve, temperature_factor;
+  std::string idle_watts, max_watts, curve, temperature_factor, power_curve;
   std::string window = "7d";
   std::string prometheus_url;
 };
@@ -54,6 +54,7 @@ int RunLabelNodes(const Context& ctx, const CLI::App* cmd, LabelFlags& flags) {
   request.max_watts = Given(cmd, "--max-watts", flags.max_watts);
   request.curve = Given(cmd, "--curve", flags.curve);
   request.temperature_factor = Given(cmd, "--temperature-factor", flags.temperature_factor);
+  request.power_curve = Given(cmd, "--power-curve", flags.power_curve);
   request.dry_run = ParseDryRun(flags.dry_run);
   if (!request.from_prometheus &&
       (cmd->count("--window") > 0 || cmd->count("--prometheus-url") > 0)) {
@@ -118,10 +119,15 @@ void RegisterLabel(CLI::App& app, CommandEnv& env) {
       "  powerctl label nodes -l node-role.kubernetes.io/worker --model-host tfs.power.svc \\\n"
       "      --model-port 8500 --model-name power --overwrite\n"
       "  powerctl label nodes --all --idle-watts 110 --max-watts 380 --curve 0.9\n"
+      "  powerctl label nodes -l model=r7515 --power-curve 100,144,159,172,184,196,207,217,227,"
+      "236,246\n"
       "  powerctl label nodes --all --from-prometheus --window 7d\n"
       "--idle-watts, --max-watts, --curve and --temperature-factor set the built-in model's\n"
       "annotations powerctl.io/idle-watts|max-watts|curve|temperature-factor (plain decimals);\n"
       "max-watts must stay above idle-watts together with the node's existing annotations.\n"
+      "--power-curve sets powerctl.io/power-curve instead: the node's measured watts at active\n"
+      "idle and at each 10% load step (11 numbers, as SPECpower_ssj2008 reports them), which\n"
+      "the model follows in place of idle, max and curve.\n"
       "--from-prometheus sets each node's ambient/cpu1/cpu2 ranges to the whole degrees around\n"
       "the minimum and maximum of ipmi_temperature_celsius over --window (sensor names from\n"
       "powerctl.yaml telemetry.sensors, Prometheus from telemetry.prometheusUrl). A node without\n"
@@ -147,6 +153,9 @@ void RegisterLabel(CLI::App& app, CommandEnv& env) {
       ->type_name("W");
   cmd->add_option("--curve", flags->curve, "Built-in model: load-curve exponent (0..4]")
       ->type_name("C");
+  cmd->add_option("--power-curve", flags->power_curve,
+                  "Built-in model: measured watts at idle, 10%, ..., 100% load (11 numbers)")
+      ->type_name("W0,...,W100");
   cmd->add_option("--temperature-factor", flags->temperature_factor,
                   "Built-in model: extra dynamic power per unit of temperature [0..1]")
       ->type_name("F");

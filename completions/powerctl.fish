@@ -81,6 +81,7 @@ complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l model-signature -
 complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l idle-watts -x -d 'Built-in model: watts at 0% CPU'
 complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l max-watts -x -d 'Built-in model: watts at 100% CPU'
 complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l curve -x -d 'Built-in model: load-curve exponent (0..4]'
+complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l power-curve -x -d 'Built-in model: measured watts at idle, 10%, ..., 100% load (11 numbers)'
 complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l temperature-factor -x -d 'Built-in model: extra dynamic power per unit of temperature [0..1]'
 complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l from-prometheus -d 'Derive --ambient/--cpu1/--cpu2 from each node\'s temperature history'
 complete -c powerctl -n '__fish_seen_subcommand_from nodes' -l window -x -d 'History to derive ranges from (default 7d)'

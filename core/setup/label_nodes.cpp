@@ -206,8 +206,9 @@ std::optional<std::string> CheckParameters(const std::string& node,
   auto params = predict::BuiltinParamsFromAnnotations(merged);
   if (params.ok()) return std::nullopt;
   std::vector<std::string> values;
-  for (const char* key : {predict::kIdleWattsAnnotation, predict::kMaxWattsAnnotation,
-                          predict::kCurveAnnotation, predict::kTemperatureFactorAnnotation}) {
+  for (const char* key :
+       {predict::kIdleWattsAnnotation, predict::kMaxWattsAnnotation, predict::kCurveAnnotation,
+        predict::kTemperatureFactorAnnotation, predict::kPowerCurveAnnotation}) {
     if (auto it = merged.find(key); it != merged.end())
       values.push_back(fmt::format("{}={}", key, it->second));
   }
@@ -296,6 +297,16 @@ Result<NodeChanges> DesiredNodeChanges(const LabelNodesRequest& request) {
   POWERCTL_CHECK_OK(AddParameter(annotations, "--curve", request.curve, predict::kCurveAnnotation));
   POWERCTL_CHECK_OK(AddParameter(annotations, "--temperature-factor", request.temperature_factor,
                                  predict::kTemperatureFactorAnnotation));
+  if (request.power_curve) {
+    if (request.idle_watts || request.max_watts || request.curve) {
+      return Invalid(
+          "--power-curve gives the whole curve: it replaces --idle-watts, --max-watts and "
+          "--curve, so give it alone");
+    }
+    auto curve = predict::ParsePowerCurve(*request.power_curve);
+    if (!curve.ok()) return WithContext(curve.error(), "--power-curve " + *request.power_curve);
+    annotations[predict::kPowerCurveAnnotation] = predict::FormatPowerCurve(*curve);
+  }
   if (request.idle_watts && request.max_watts &&
       !(*ParseDecimal(*request.max_watts) > *ParseDecimal(*request.idle_watts))) {
     return Invalid(fmt::format("--max-watts {}: must be greater than --idle-watts {}",
@@ -305,7 +316,8 @@ Result<NodeChanges> DesiredNodeChanges(const LabelNodesRequest& request) {
     return Invalid(
         "nothing to set: give --ambient, --cpu1, --cpu2 (or --from-prometheus), "
         "--model-host/--model-port/"
-        "--model-name and/or --idle-watts/--max-watts/--curve/--temperature-factor");
+        "--model-name and/or --idle-watts/--max-watts/--curve/--temperature-factor or "
+        "--power-curve");
   }
   return changes;
 }

@@ -38,6 +38,9 @@ struct LabelNodesRequest {
   std::optional<std::string> model_host, model_port, model_name, model_version, model_signature;
   // The built-in model's parameters (predict/node_params.h annotations), plain decimal text.
   std::optional<std::string> idle_watts, max_watts, curve, temperature_factor;
+  // The node's measured curve, "W0,W10,...,W100" (predict::ParsePowerCurve): replaces idle,
+  // max and curve, so it does not go with --idle-watts, --max-watts or --curve.
+  std::optional<std::string> power_curve;
   // --from-prometheus: ambient/cpu1/cpu2 from each node's min/max over `window`.
   bool from_prometheus = false;
   std::chrono::seconds window{std::chrono::hours(24 * 7)};

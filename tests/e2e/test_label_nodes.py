@@ -37,6 +37,20 @@ class LabelNodesTest(ClusterTest):
         again = powerctl("label", "nodes", *self.nodes[:2], *self.kc, "--ambient", "18:35")
         self.assertEqual(again.stdout.splitlines(), [f"node/{n} unchanged" for n in self.nodes[:2]])
 
+    def test_power_curve_annotation(self):
+        curve = "100,144,159,172,184,196,207,217,227,236,246"
+        r = powerctl("label", "nodes", *self.nodes[:2], *self.kc, "--power-curve", curve)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for n in self.nodes[:2]:
+            status, node = self.cluster.api("GET", f"/api/v1/nodes/{n}")
+            self.assertEqual(node["metadata"]["annotations"]["powerctl.io/power-curve"], curve)
+        bad = powerctl("label", "nodes", self.nodes[2], *self.kc, "--power-curve",
+                       "100,144,159,172,120,196,207,217,227,236,246", check=False)
+        self.assertEqual(bad.returncode, 2, bad.stderr)
+        self.assertIn("falls from 172 W at 30 % to 120 W at 40 %", bad.stderr)
+        status, node = self.cluster.api("GET", f"/api/v1/nodes/{self.nodes[2]}")
+        self.assertNotIn("powerctl.io/power-curve", node["metadata"].get("annotations", {}))
+
     def test_selector(self):
         r = powerctl("label", "nodes", "-l", f"powerctl.test/group={self.tag},rack=r2", *self.kc, "--ambient", "10:30")
         self.assertEqual(r.stdout.splitlines(), [f"node/{self.nodes[2]} labeled"])

@@ -368,6 +368,16 @@ TEST(LabelNodesDesiredChangesTest, ModelParametersBecomeAnnotations) {
                            Pair("powerctl.io/temperature-factor", "0.15")));
 }
 
+TEST(LabelNodesDesiredChangesTest, APowerCurveBecomesItsAnnotationNormalised) {
+  LabelNodesRequest request = OneNode();
+  request.power_curve = "99.5, 144,159,172,184,196,207,217,227,236,246.0";
+  auto changes = DesiredNodeChanges(request);
+  ASSERT_TRUE(changes.ok()) << changes.error().message;
+  EXPECT_THAT(changes->annotations,
+              UnorderedElementsAre(
+                  Pair("powerctl.io/power-curve", "99.5,144,159,172,184,196,207,217,227,236,246")));
+}
+
 class LabelNodesInvalidParameterTest : public ::testing::TestWithParam<InvalidCase> {};
 
 TEST_P(LabelNodesInvalidParameterTest, IsInvalidInputWithAClearMessage) {
@@ -396,6 +406,17 @@ INSTANTIATE_TEST_SUITE_P(
                     "--curve 0: curve must be greater than 0 and at most 4"},
         InvalidCase{"FactorAboveOne", [](auto& r) { r.temperature_factor = "1.5"; },
                     "temperature-factor must be between 0 and 1"},
+        InvalidCase{"ShortPowerCurve", [](auto& r) { r.power_curve = "50,100"; },
+                    "--power-curve 50,100: power-curve must be 11 comma-separated watts"},
+        InvalidCase{"FallingPowerCurve",
+                    [](auto& r) { r.power_curve = "50,120,140,160,100,200,220,240,270,320,420"; },
+                    "power-curve falls from 160 W at 30 % to 100 W at 40 % load"},
+        InvalidCase{"PowerCurveWithIdle",
+                    [](auto& r) {
+                      r.power_curve = "50,120,140,160,180,200,220,240,270,320,420";
+                      r.idle_watts = "50";
+                    },
+                    "--power-curve gives the whole curve"},
         InvalidCase{"MaxNotAboveIdle",
                     [](auto& r) {
                       r.idle_watts = "300";
