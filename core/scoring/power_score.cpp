@@ -54,9 +54,28 @@ double InverseLogScale(double value, double lowest, double highest) {
   return std::clamp(v, 0.0, kMaxComponentValue);
 }
 
-// "2.41 W/core".
+// "2.41 W/core", written as AppendWatts writes watts (this too runs for every node).
+void AppendWattsPerCore(std::string& out, double w) {
+  char buffer[64];
+  char* p = buffer;
+  const double hundredths = std::nearbyint(std::fabs(w) * 100.0);
+  if (hundredths < 1e15) {
+    const auto whole = static_cast<std::uint64_t>(hundredths);
+    p = std::to_chars(p, buffer + sizeof buffer - 8, whole / 100).ptr;
+    *p++ = '.';
+    *p++ = static_cast<char>('0' + whole / 10 % 10);
+    *p++ = static_cast<char>('0' + whole % 10);
+  } else {
+    p = std::to_chars(p, buffer + sizeof buffer - 8, std::fabs(w), std::chars_format::fixed, 2).ptr;
+  }
+  out.append(buffer, p);
+  out += " W/core";
+}
+
 std::string WattsPerCore(double w) {
-  return fmt::format("{:.2f} W/core", w);
+  std::string out;
+  AppendWattsPerCore(out, w);
+  return out;
 }
 
 }  // namespace
@@ -149,7 +168,7 @@ std::vector<PowerScore> ScorePower(const std::vector<predict::PowerEstimate>& no
     if (*s.delta_watts < 0) s.component.reason += ", a decrease counted as +0.0 W";
     if (fill) {
       s.component.reason += ", ";
-      s.component.reason += WattsPerCore(cost[i]);
+      AppendWattsPerCore(s.component.reason, cost[i]);
       s.component.reason += " to fill";
     }
   }
