@@ -13,24 +13,33 @@ namespace {
 
 constexpr double kEqualWatts = 1e-6;
 
-// "+3.0 W". This runs for every node of every prioritize: watts in any plausible range are
-// formatted as integer tenths, several times faster than to_chars with a precision. Ties
-// round to even like printf; the product w * 10 is itself rounded, so a value just below a
-// tie (0.15 is 0.1499...) can show the digit above where printf shows the one below.
-void AppendWatts(std::string& out, double w) {
+// |w| with one or two decimals, written as integer tenths or hundredths: this runs for every
+// node of every prioritize, and is several times faster than to_chars with a precision. Ties
+// round to even like printf; the product w * 10 is itself rounded, so a value just below a tie
+// (0.15 is 0.1499...) can show the digit above where printf shows the one below.
+void AppendUnsignedFixed(std::string& out, double w, int decimals) {
   char buffer[64];
   char* p = buffer;
-  *p++ = std::signbit(w) ? '-' : '+';
-  const double tenths = std::nearbyint(std::fabs(w) * 10.0);
-  if (tenths < 1e15) {
-    const auto whole = static_cast<std::uint64_t>(tenths);
-    p = std::to_chars(p, buffer + sizeof buffer - 8, whole / 10).ptr;
+  const double scale = decimals == 1 ? 10.0 : 100.0;
+  const double units = std::nearbyint(std::fabs(w) * scale);
+  if (units < 1e15) {
+    const auto whole = static_cast<std::uint64_t>(units);
+    p = std::to_chars(p, buffer + sizeof buffer - 8, whole / static_cast<std::uint64_t>(scale)).ptr;
     *p++ = '.';
+    if (decimals == 2) *p++ = static_cast<char>('0' + whole / 10 % 10);
     *p++ = static_cast<char>('0' + whole % 10);
   } else {
-    p = std::to_chars(p, buffer + sizeof buffer - 8, std::fabs(w), std::chars_format::fixed, 1).ptr;
+    p = std::to_chars(p, buffer + sizeof buffer - 8, std::fabs(w), std::chars_format::fixed,
+                      decimals)
+            .ptr;
   }
   out.append(buffer, p);
+}
+
+// "+3.0 W".
+void AppendWatts(std::string& out, double w) {
+  out += std::signbit(w) ? '-' : '+';
+  AppendUnsignedFixed(out, w, 1);
   out += " W";
 }
 
@@ -54,21 +63,9 @@ double InverseLogScale(double value, double lowest, double highest) {
   return std::clamp(v, 0.0, kMaxComponentValue);
 }
 
-// "2.41 W/core", written as AppendWatts writes watts (this too runs for every node).
+// "2.41 W/core".
 void AppendWattsPerCore(std::string& out, double w) {
-  char buffer[64];
-  char* p = buffer;
-  const double hundredths = std::nearbyint(std::fabs(w) * 100.0);
-  if (hundredths < 1e15) {
-    const auto whole = static_cast<std::uint64_t>(hundredths);
-    p = std::to_chars(p, buffer + sizeof buffer - 8, whole / 100).ptr;
-    *p++ = '.';
-    *p++ = static_cast<char>('0' + whole / 10 % 10);
-    *p++ = static_cast<char>('0' + whole % 10);
-  } else {
-    p = std::to_chars(p, buffer + sizeof buffer - 8, std::fabs(w), std::chars_format::fixed, 2).ptr;
-  }
-  out.append(buffer, p);
+  AppendUnsignedFixed(out, w, 2);
   out += " W/core";
 }
 
