@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace powerctl::simulate {
 namespace {
@@ -18,10 +19,11 @@ struct Segment {
   double slope;  // watts per core
 };
 
-// The node's true watts at each level where its curve can bend, from its base load to full.
-std::vector<Point> Samples(const NodeRuntime& n, bool idle_off) {
+// The node's true watts at each level where its curve can bend, from its base load to the
+// most new work it can take (`limit` cores).
+std::vector<Point> Samples(const NodeRuntime& n, double limit, bool idle_off) {
   const SimNode& node = *n.node;
-  const double free = std::max(0.0, node.cpu_cores - n.base_cpu_used);
+  const double free = std::min(limit, std::max(0.0, node.cpu_cores - n.base_cpu_used));
   std::vector<double> levels = {0.0, free};
   const std::size_t steps = node.power_curve.empty() ? 100 : kCurvePoints - 1;
   for (std::size_t k = 1; k < steps; ++k) {
@@ -65,11 +67,18 @@ std::vector<Segment> Envelope(const std::vector<Point>& points) {
 
 }  // namespace
 
-double LowerBoundWatts(const std::vector<NodeRuntime>& nodes, double added_cores, bool idle_off) {
+double LowerBoundWatts(const std::vector<NodeRuntime>& nodes, std::vector<double> pod_cores,
+                       bool idle_off) {
+  // largest[k]: the CPU of the k largest pods, what k free pod slots can take at most.
+  std::sort(pod_cores.begin(), pod_cores.end(), std::greater<>());
+  std::vector<double> largest(pod_cores.size() + 1, 0.0);
+  for (std::size_t k = 0; k < pod_cores.size(); ++k) largest[k + 1] = largest[k] + pod_cores[k];
+  const double added_cores = largest.back();
   double watts = 0;
   std::vector<Segment> segments;
   for (const NodeRuntime& n : nodes) {
-    std::vector<Point> points = Samples(n, idle_off);
+    const auto slots = static_cast<std::size_t>(std::max(0, n.node->max_pods - n.pod_count));
+    std::vector<Point> points = Samples(n, largest[std::min(slots, pod_cores.size())], idle_off);
     watts += points.front().watts;
     for (const Segment& s : Envelope(points)) segments.push_back(s);
   }

@@ -267,18 +267,18 @@ Result<SimulationResult> RunSimulation(const SimulationRequest& request) {
     run.pods = static_cast<int>(workload.size());
     run.bound.assign(result.loads.size(), std::nullopt);
     double arrived = totals.cpu_requested_cores;
+    std::vector<double> arrived_pods;  // the CPU of each pod arrived so far
     auto bound_reached = [&] {
       const double percent = 100 * arrived / totals.cpu_allocatable_cores;
       for (std::size_t l = 0; l < result.loads.size(); ++l) {
-        if (!run.bound[l] && percent + 1e-9 >= result.loads[l]) {
-          run.bound[l] =
-              LowerBoundWatts(nodes, arrived - totals.cpu_requested_cores, request.idle_off);
-        }
+        if (!run.bound[l] && percent + 1e-9 >= result.loads[l])
+          run.bound[l] = LowerBoundWatts(nodes, arrived_pods, request.idle_off);
       }
     };
     bound_reached();
     for (const WorkloadPod& p : workload) {
       arrived += static_cast<double>(p.cpu_request_millis) / 1000;
+      arrived_pods.push_back(static_cast<double>(p.cpu_request_millis) / 1000);
       bound_reached();
     }
     run.final_load_percent = 100 * arrived / totals.cpu_allocatable_cores;

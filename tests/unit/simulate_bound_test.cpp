@@ -16,8 +16,14 @@ SimNode Node(const std::string& name, double cores, std::vector<double> curve) {
   n.name = name;
   n.cpu_cores = cores;
   n.memory_bytes = 64.0 * (1 << 30);
+  n.max_pods = 100000;  // slots never bind, except where a test says so
   n.power_curve = std::move(curve);
   return n;
+}
+
+// `cores` of work as 100 equal pods.
+std::vector<double> Pods(double cores) {
+  return std::vector<double>(100, cores / 100);
 }
 
 NodeRuntime Runtime(const SimNode& node, double base) {
@@ -51,7 +57,7 @@ TEST(LowerBoundTest, NeverAboveAnyPlacementAndExactForLinearCurves) {
   std::vector<NodeRuntime> nodes = {Runtime(concave, 3), Runtime(jumpy, 5)};
   for (bool idle_off : {false, true}) {
     for (double added : {0.0, 10.0, 40.0, 90.0, 150.0, 232.0}) {
-      const double bound = LowerBoundWatts(nodes, added, idle_off);
+      const double bound = LowerBoundWatts(nodes, Pods(added), idle_off);
       EXPECT_LE(bound, BestSplit(nodes[0], nodes[1], added, idle_off) + 1e-6)
           << "added " << added << " idle_off " << idle_off;
     }
@@ -61,22 +67,39 @@ TEST(LowerBoundTest, NeverAboveAnyPlacementAndExactForLinearCurves) {
   SimNode b = Node("b", 10, {50, 80, 110, 140, 170, 200, 230, 260, 290, 320, 350});
   std::vector<NodeRuntime> linear = {Runtime(a, 0), Runtime(b, 0)};
   for (double added : {0.0, 4.0, 10.0, 15.0}) {
-    EXPECT_NEAR(LowerBoundWatts(linear, added, false),
+    EXPECT_NEAR(LowerBoundWatts(linear, Pods(added), false),
                 BestSplit(linear[0], linear[1], added, false), 1e-6)
         << added;
   }
-  EXPECT_NEAR(LowerBoundWatts(linear, 4, false), 150 + 4 * 10, 1e-9);  // all on the cheap node
+  EXPECT_NEAR(LowerBoundWatts(linear, Pods(4), false), 150 + 4 * 10,
+              1e-9);  // all on the cheap node
 }
 
 TEST(LowerBoundTest, SwitchingIdleNodesOffLowersTheBoundOnlyWhereANodeCanBeEmptied) {
   SimNode a = Node("a", 16, {100, 110, 120, 130, 140, 150, 160, 170, 180, 190, 200});
   SimNode b = Node("b", 16, {100, 110, 120, 130, 140, 150, 160, 170, 180, 190, 200});
   std::vector<NodeRuntime> nodes = {Runtime(a, 0), Runtime(b, 0)};
-  EXPECT_NEAR(LowerBoundWatts(nodes, 0, true), 0, 1e-9);
-  EXPECT_NEAR(LowerBoundWatts(nodes, 8, false), 200 + 8 * 100.0 / 16, 1e-9);
-  // One node on, half full; the relaxation spreads its idle watts over its cores (150 W for 8).
-  EXPECT_NEAR(LowerBoundWatts(nodes, 8, true), 8 * 200.0 / 16, 1e-9);
-  EXPECT_LE(LowerBoundWatts(nodes, 8, true), BestSplit(nodes[0], nodes[1], 8, true));
+  EXPECT_NEAR(LowerBoundWatts(nodes, {}, true), 0, 1e-9);
+  EXPECT_NEAR(LowerBoundWatts(nodes, Pods(8), false), 200 + 8 * 100.0 / 16, 1e-9);
+  // One node on, half full: 8 cores of pods take no node past half, so the bound is exactly
+  // one node at half (150 W) and the other off.
+  EXPECT_NEAR(LowerBoundWatts(nodes, Pods(8), true), 150, 1e-9);
+  // With more pods than one node holds, the envelope from "off" spreads a node's idle watts
+  // over its cores: 24 cores cost at least 24 * 200 / 16.
+  EXPECT_NEAR(LowerBoundWatts(nodes, Pods(24), true), 24 * 200.0 / 16, 1e-9);
+  EXPECT_LE(LowerBoundWatts(nodes, Pods(8), true), BestSplit(nodes[0], nodes[1], 8, true) + 1e-6);
+}
+
+TEST(LowerBoundTest, ANodeTakesNoMoreThanItsFreePodSlotsCanHold) {
+  // The cheap node has room for 100 cores but only 3 more pods: the 3 largest of the pods.
+  SimNode cheap = Node("cheap", 100, {100, 110, 120, 130, 140, 150, 160, 170, 180, 190, 200});
+  cheap.max_pods = 5;
+  SimNode dear = Node("dear", 100, {100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1100});
+  NodeRuntime c = Runtime(cheap, 0);
+  c.pod_count = 2;
+  std::vector<NodeRuntime> nodes = {c, Runtime(dear, 0)};
+  // Pods of 4, 2, 1, 1 and 1 cores: the cheap node takes at most 4 + 2 + 1 = 7 of the 9.
+  EXPECT_NEAR(LowerBoundWatts(nodes, {1, 4, 1, 2, 1}, false), 200 + 7 * 1.0 + 2 * 10.0, 1e-9);
 }
 
 TEST(LowerBoundTest, SimulateReportsTheBoundAndEachScorersDistanceToIt) {
