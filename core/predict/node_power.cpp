@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -180,10 +181,6 @@ class RowStorage {
   std::size_t size_;
 };
 
-}  // namespace
-
-namespace {
-
 // Watts per core of the cheapest chord from where the node stands to any load at least
 // `after` (CheapestFillSlope). The built-in model's curve is read directly; a model server's
 // is known at now, after and full load only (`full`), so the cheaper of the two chords.
@@ -219,20 +216,17 @@ std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>&
   // each node's rows go is fixed first, so they can then be filled (and read back) in
   // parallel chunks.
   constexpr std::size_t kNoRow = static_cast<std::size_t>(-1);
-  auto builtin = [](const PreparedNode& node) {
-    return node.model == nullptr || node.model->backend == "builtin";
-  };
   std::vector<std::size_t> first_row(nodes.size(), kNoRow);
+  std::vector<std::uint8_t> rows_of(nodes.size(), 0);
   std::size_t row_count = 0;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    if (nodes[i]->error.empty()) {
-      first_row[i] = row_count;
-      row_count += fill_cost && !builtin(*nodes[i]) ? 3 : 2;
-    }
+    if (!nodes[i]->error.empty()) continue;
+    const PreparedNode& node = *nodes[i];
+    const bool builtin = node.model == nullptr || node.model->backend == "builtin";
+    first_row[i] = row_count;
+    rows_of[i] = fill_cost && !builtin ? 3 : 2;
+    row_count += rows_of[i];
   }
-  auto rows_of = [&](std::size_t i) {
-    return fill_cost && !builtin(*nodes[i]) ? std::size_t{3} : std::size_t{2};
-  };
   auto for_each_chunk = [&](const std::function<void(std::size_t, std::size_t)>& chunk) {
     if (pool != nullptr) {
       pool->ForEachChunk(nodes.size(), kNodesPerChunk, chunk);
@@ -266,7 +260,7 @@ std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>&
           rows.Construct(first_row[i], PredictionRow{node.node, node.model, inputs, node.builtin});
       PredictionRow& after = rows.Construct(first_row[i] + 1, now);
       after.inputs.cpu_fraction = static_cast<float>(*out.cpu_fraction_after);
-      if (rows_of(i) == 3) rows.Construct(first_row[i] + 2, now).inputs.cpu_fraction = 1.0F;
+      if (rows_of[i] == 3) rows.Construct(first_row[i] + 2, now).inputs.cpu_fraction = 1.0F;
     }
   });
   if (row_count == 0) return results;
@@ -277,7 +271,7 @@ std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>&
       if (first_row[i] == kNoRow) continue;
       PowerEstimate& out = results[i];
       const std::size_t k = first_row[i];
-      const std::size_t count = rows_of(i);
+      const std::size_t count = rows_of[i];
       for (std::size_t r = 0; r < count; ++r) rows.Destroy(k + r);
       if (k + count > predictions.size()) {
         out.error = "predictor returned too few results";
