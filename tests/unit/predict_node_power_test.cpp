@@ -116,6 +116,32 @@ TEST(NodePowerTest, EveryNodeIsInOneCallWithTwoRowsEach) {
   }
 }
 
+TEST(NodePowerTest, TheFillCostAsksAModelServerForFullLoadAndReadsACurveDirectly) {
+  manifests::PowerctlConfig config;
+  config.predictor.backend = "tfserving-grpc";
+  PreparedNode served = PrepareNode(Node("a"), Reading("a", 1, 4, kNow), config, kNow);
+  RecordingPredictor predictor;
+  auto estimates = EstimatePower({&served}, {}, 1.0, predictor, milliseconds(1000), nullptr, true);
+  ASSERT_EQ(predictor.calls.size(), 1u);
+  ASSERT_EQ(predictor.calls[0].size(), 3u);  // now, after, full load
+  EXPECT_FLOAT_EQ(predictor.calls[0][2].inputs.cpu_fraction, 1.0F);
+  ASSERT_TRUE(estimates[0].fill_watts_per_core);
+  EXPECT_NEAR(*estimates[0].fill_watts_per_core, 200.0 / 4, 1e-3);  // a straight line
+
+  manifests::PowerctlConfig builtin_config;
+  NodeFacts curved = Node("b");
+  curved.annotations = {{"powerctl.io/power-curve", "50,120,140,160,180,200,220,240,270,320,420"},
+                        {"powerctl.io/temperature-factor", "0"}};
+  PreparedNode b = PrepareNode(curved, Reading("b", 0, 10, kNow), builtin_config, kNow);
+  BuiltinPredictor builtin;
+  auto curve = EstimatePower({&b}, {}, 1.0, builtin, milliseconds(1000), nullptr, true);
+  ASSERT_TRUE(curve[0].fill_watts_per_core) << curve[0].error;
+  // From idle the cheapest chord runs to 70 %: (240 - 50) W over 7 cores.
+  EXPECT_NEAR(*curve[0].fill_watts_per_core, 190.0 / 7, 1e-3);
+  auto without = EstimatePower({&b}, {}, 1.0, builtin, milliseconds(1000));
+  EXPECT_FALSE(without[0].fill_watts_per_core);
+}
+
 TEST(NodePowerTest, MissingInputsGiveReasonsNotNumbers) {
   manifests::PowerctlConfig config;
   NodeReading no_cpu = Reading("a", 1, 4, kNow);
