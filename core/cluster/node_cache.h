@@ -47,8 +47,9 @@ struct NodeState {
   std::optional<double> cpu_allocatable;
   std::optional<double> memory_capacity;  // bytes
   std::optional<double> memory_allocatable;
-  bool unschedulable = false;  // spec.unschedulable (cordoned)
-  telemetry::NodeInfo info;    // name and addresses, for mapping Prometheus series
+  std::optional<double> pods_allocatable;  // how many pods it may run (kubelet's maxPods)
+  bool unschedulable = false;              // spec.unschedulable (cordoned)
+  telemetry::NodeInfo info;                // name and addresses, for mapping Prometheus series
   // The labels and annotations the power model and policies read (ScoringReadsLabel,
   // ScoringReadsAnnotation), not all of them.
   predict::NodeFacts facts;

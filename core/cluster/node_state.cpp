@@ -60,6 +60,7 @@ NodeState NodeStateFromJson(const json& node) {
   state.cpu_allocatable = Resource(node, "allocatable", "cpu");
   state.memory_capacity = Resource(node, "capacity", "memory");
   state.memory_allocatable = Resource(node, "allocatable", "memory");
+  state.pods_allocatable = Resource(node, "allocatable", "pods");  // a plain count
   const json* unschedulable = FindField(node, {"spec", "unschedulable"});
   state.unschedulable =
       unschedulable != nullptr && unschedulable->is_boolean() && unschedulable->get<bool>();

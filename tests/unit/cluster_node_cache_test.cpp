@@ -153,7 +153,7 @@ TEST(NodeStateTest, KeepsOnlyTheLabelsAndAnnotationsScoringReads) {
                    {"node.alpha.kubernetes.io/ttl", "0"},
                    {"kubectl.kubernetes.io/last-applied-configuration", std::string(4096, 'x')}}},
                  {"managedFields", json::array({{{"manager", "kubectl"}}})}}},
-               {"status", {{"allocatable", {{"cpu", "4"}, {"memory", "8Gi"}}}}}};
+               {"status", {{"allocatable", {{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "250"}}}}}};
   NodeState state = NodeStateFromJson(node);
   EXPECT_EQ(state.name, "n1");
   EXPECT_EQ(state.facts.labels,
@@ -165,6 +165,7 @@ TEST(NodeStateTest, KeepsOnlyTheLabelsAndAnnotationsScoringReads) {
   EXPECT_EQ(state.facts.annotations,
             (std::map<std::string, std::string>{{"powerctl.io/idle-watts", "80"}}));
   EXPECT_EQ(state.cpu_allocatable, 4);
+  EXPECT_EQ(state.pods_allocatable, 250);  // what caps how far the fill cost looks
   // Addresses come from status, not labels: a series still maps by hostname and IP.
   EXPECT_EQ(state.info.name, "n1");
 }
