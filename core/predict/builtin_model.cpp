@@ -77,22 +77,25 @@ Result<double> BuiltinWatts(const ModelInputs& in, const BuiltinParams& p) {
   return p.idle_watts + DynamicWatts(p, Clamp01(in.cpu_fraction)) * heat;
 }
 
-Result<double> CheapestFillSlope(const ModelInputs& in, double to, const BuiltinParams& p) {
+Result<double> CheapestFillSlope(const ModelInputs& in, double to, const BuiltinParams& p,
+                                 double up_to) {
   POWERCTL_TRY(heat, Heat(in, p));
   const double from = Clamp01(in.cpu_fraction);
   to = Clamp01(to);
   if (!(to > from)) return Invalid("the load to fill to is not above the current load");
+  up_to = std::max(to, Clamp01(up_to));
   const double base = DynamicWatts(p, from);
   auto slope = [&](double y) { return (DynamicWatts(p, y) - base) / (y - from); };
   double best = slope(to);
+  if (up_to > to) best = std::min(best, slope(up_to));
   if (p.points != nullptr) {
     for (std::size_t k = 1; k < kPowerCurvePoints; ++k) {
       const double y = static_cast<double>(k) / static_cast<double>(kPowerCurvePoints - 1);
-      if (y > to) best = std::min(best, slope(y));
+      if (y > to && y < up_to) best = std::min(best, slope(y));
     }
-  } else if (p.curve <= 1.0 && to < 1.0) {
-    best = std::min(best, slope(1.0));  // concave or linear: chords only get cheaper
   }
+  // The power law's chords get cheaper towards `up_to` when concave or linear, dearer when
+  // convex: the two ends are its only candidates.
   return best * heat;
 }
 

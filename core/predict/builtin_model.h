@@ -61,13 +61,15 @@ std::string FormatPowerCurve(const PowerCurve& curve);
 BuiltinParams WithPowerCurve(BuiltinParams params, const PowerCurve& curve);
 
 // The cheapest average slope of raising a node's load from inputs.cpu_fraction to any level
-// between `to` and 1: min over y in [to, 1] of (W(y) - W(now)) / (y - now), in watts per unit
-// of load fraction (divide by the node's cores for watts per core). This is the slope of the
-// node's lower convex hull from where it stands, which is what filling nodes cheapest-first
-// optimises (see scoring/power_score.h). Exact: a curve's chords are cheapest at `to` or at
-// one of its points; the power law's at `to` (curve > 1) or at 1 (curve <= 1). Fails as
-// BuiltinWatts does, or when `to` is not above the current fraction.
-Result<double> CheapestFillSlope(const ModelInputs& inputs, double to, const BuiltinParams& params);
+// between `to` and `up_to` (at most 1): min over y in [to, up_to] of (W(y) - W(now)) / (y - now),
+// in watts per unit of load fraction (divide by the node's cores for watts per core). This is
+// the slope of the node's lower convex hull from where it stands, as far as it can still be
+// filled, which is what filling nodes cheapest-first optimises (see scoring/power_score.h).
+// Exact: a curve's chords are cheapest at `to`, at `up_to` or at one of its points between;
+// the power law's at `to` (curve > 1) or at `up_to` (curve <= 1). Fails as BuiltinWatts does,
+// or when `to` is not above the current fraction. An `up_to` below `to` counts as `to`.
+Result<double> CheapestFillSlope(const ModelInputs& inputs, double to, const BuiltinParams& params,
+                                 double up_to = 1.0);
 
 // Evaluates BuiltinWatts per row with the row's own parameters; ignores the deadline
 // (the formula is a few floating-point operations).

@@ -181,25 +181,33 @@ class RowStorage {
   std::size_t size_;
 };
 
-// Watts per core of the cheapest chord from where the node stands to any load at least
-// `after` (CheapestFillSlope). The built-in model's curve is read directly; a model server's
-// is known at now, after and full load only (`full`), so the cheaper of the two chords.
+// The highest load fraction filling node i can reach: `reachable` cores above `used`
+// (infinite or absent: its capacity).
+double FillLimit(double used, double capacity, const std::vector<double>& reachable,
+                 std::size_t i) {
+  if (i >= reachable.size() || !(reachable[i] < capacity)) return 1.0;
+  return std::min(1.0, (used + std::max(0.0, reachable[i])) / capacity);
+}
+
+// Watts per core of the cheapest chord from where the node stands to any load from `after`
+// up to `limit` (CheapestFillSlope). The built-in model's curve is read directly; a model
+// server's is known at now, after and the limit only (`top`), so the cheaper of the two chords.
 std::optional<double> FillCost(const PreparedNode& node, const PowerEstimate& estimate,
-                               const Prediction* full) {
+                               double limit, const Prediction* top) {
   const double now = *estimate.cpu_fraction_now;
   const double after = *estimate.cpu_fraction_after;
   const double cores = *node.reading.cpu_capacity;
   if (!(after > now)) return std::nullopt;
-  if (full == nullptr) {
+  if (top == nullptr) {
     ModelInputs inputs = node.inputs;
     inputs.cpu_fraction = static_cast<float>(now);
-    auto slope = CheapestFillSlope(inputs, after, node.builtin);
+    auto slope = CheapestFillSlope(inputs, after, node.builtin, limit);
     if (!slope.ok()) return std::nullopt;
     return *slope / cores;
   }
   double slope = (*estimate.watts_after - *estimate.watts_now) / (after - now);
-  if (full->watts && now < 1.0)
-    slope = std::min(slope, (*full->watts - *estimate.watts_now) / (1.0 - now));
+  if (top->watts && limit > after)
+    slope = std::min(slope, (*top->watts - *estimate.watts_now) / (limit - now));
   return slope / cores;
 }
 
@@ -209,12 +217,14 @@ std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>&
                                          const std::vector<double>& unseen_cpu,
                                          double extra_cpu_cores, Predictor& predictor,
                                          std::chrono::milliseconds deadline, WorkerPool* pool,
-                                         bool fill_cost) {
+                                         bool fill_cost,
+                                         const std::vector<double>& fill_reachable_cpu) {
   std::vector<PowerEstimate> results(nodes.size());
+  std::vector<double> fill_limit(fill_cost ? nodes.size() : 0, 1.0);
   // Rows per node that can be predicted: now and after, and, for the fill cost on a model
-  // server, full load (the built-in model's curve is read directly: CheapestFillSlope). Where
-  // each node's rows go is fixed first, so they can then be filled (and read back) in
-  // parallel chunks.
+  // server, the highest load it can reach (the built-in model's curve is read directly:
+  // CheapestFillSlope). Where each node's rows go is fixed first, so they can then be filled (and
+  // read back) in parallel chunks.
   constexpr std::size_t kNoRow = static_cast<std::size_t>(-1);
   std::vector<std::size_t> first_row(nodes.size(), kNoRow);
   std::vector<std::uint8_t> rows_of(nodes.size(), 0);
@@ -249,6 +259,7 @@ std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>&
         out.cpu_fraction_now = std::min(used / capacity, 1.0);
         out.overcommitted = used + extra_cpu_cores > capacity;
         out.cpu_fraction_after = std::min((used + extra_cpu_cores) / capacity, 1.0);
+        if (fill_cost) fill_limit[i] = FillLimit(used, capacity, fill_reachable_cpu, i);
       }
       if (first_row[i] == kNoRow) {
         out.error = node.error;
@@ -260,7 +271,9 @@ std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>&
           rows.Construct(first_row[i], PredictionRow{node.node, node.model, inputs, node.builtin});
       PredictionRow& after = rows.Construct(first_row[i] + 1, now);
       after.inputs.cpu_fraction = static_cast<float>(*out.cpu_fraction_after);
-      if (rows_of[i] == 3) rows.Construct(first_row[i] + 2, now).inputs.cpu_fraction = 1.0F;
+      if (rows_of[i] == 3)
+        rows.Construct(first_row[i] + 2, now).inputs.cpu_fraction =
+            static_cast<float>(fill_limit[i]);
     }
   });
   if (row_count == 0) return results;
@@ -288,7 +301,7 @@ std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>&
         out.watts_after = after.watts;
         if (fill_cost)
           out.fill_watts_per_core =
-              FillCost(*nodes[i], out, count == 3 ? &predictions[k + 2] : nullptr);
+              FillCost(*nodes[i], out, fill_limit[i], count == 3 ? &predictions[k + 2] : nullptr);
       }
     }
   });

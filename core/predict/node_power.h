@@ -109,7 +109,8 @@ struct PowerEstimate {
   std::optional<double> watts_now;
   std::optional<double> watts_after;
   // Asked for (fill_cost): the cheapest average watts per core of raising the node's load
-  // from now to `after` or beyond (the slope of its lower convex hull from where it stands).
+  // from now to `after` or beyond, as far as it can be filled (the slope of its lower convex
+  // hull from where it stands).
   std::optional<double> fill_watts_per_core;
   std::string error;  // why there are no watts (the prepared error, or the model's)
 
@@ -123,13 +124,16 @@ struct PowerEstimate {
 // added to node i's measured usage: CPU of pods the usage metrics cannot show yet; empty
 // means none. Rows are built and read back on `pool`'s threads, when given, for large
 // inputs; the predictor is called once. With `fill_cost`, each estimate also gets
-// fill_watts_per_core: exact for the built-in model, from one more row per node (full load)
-// for a model server.
+// fill_watts_per_core: exact for the built-in model, from one more row per node (the highest
+// load it can reach) for a model server. `fill_reachable_cpu[i]` (cores) caps how far node i
+// can still be filled (e.g. its free pod slots times the pod's CPU); absent or infinite: to
+// its capacity.
 std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>& nodes,
                                          const std::vector<double>& unseen_cpu,
                                          double extra_cpu_cores, Predictor& predictor,
                                          std::chrono::milliseconds deadline,
-                                         WorkerPool* pool = nullptr, bool fill_cost = false);
+                                         WorkerPool* pool = nullptr, bool fill_cost = false,
+                                         const std::vector<double>& fill_reachable_cpu = {});
 
 struct PowerQuery {
   double extra_cpu_cores = 1.0;  // the CPU added for watts_after

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <map>
 
 namespace powerctl::scoring {
@@ -109,6 +110,30 @@ std::vector<Candidate> Candidates(const std::vector<std::string>& nodes, const j
   pool.ForEachChunk(nodes.size(), kNodesPerChunk, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) FillCandidate(out[i], nodes[i], items, snapshot);
   });
+  return out;
+}
+
+// How much CPU each node can still take: this pod, and pods as large as the candidates' pods
+// are on average in its other free pod slots (infinite when its pod limit is unknown). A node
+// whose pod slots run out before its cores cannot reach the cheap top of its curve, and the
+// fill cost must not count on it (kubelet's default of 110 pods caps many-core nodes well below
+// full load). The average, not this pod's CPU: a small pod must not make a large node look
+// unfillable when the pods that follow it will be larger.
+std::vector<double> ReachableCpu(const std::vector<Candidate>& candidates, double pod_cpu) {
+  double cpu = 0, pods = 0;
+  for (const Candidate& c : candidates) {
+    if (c.cached == nullptr) continue;
+    cpu += c.cached->requested.cpu_cores;
+    pods += static_cast<double>(c.cached->pods.size());
+  }
+  const double typical = pods > 0 ? cpu / pods : pod_cpu;
+  std::vector<double> out(candidates.size(), std::numeric_limits<double>::infinity());
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const cluster::NodeState* node = candidates[i].cached;
+    if (node == nullptr || !node->pods_allocatable) continue;
+    const double free = *node->pods_allocatable - static_cast<double>(node->pods.size());
+    out[i] = pod_cpu + std::max(0.0, free - 1) * typical;
+  }
   return out;
 }
 
@@ -245,9 +270,11 @@ Decision SchedulingCore::Prioritize(const json& pod, std::vector<std::string> no
 
   std::vector<predict::PowerEstimate> power;
   if (deps_.predictor != nullptr) {
-    power =
-        predict::EstimatePower(inputs, unseen_cpu, pod_cpu, *deps_.predictor, deps_.deadline,
-                               pool_.get(), config.scoring.objective == manifests::kObjectiveFill);
+    const bool fill = config.scoring.objective == manifests::kObjectiveFill;
+    std::vector<double> reachable;
+    if (fill) reachable = ReachableCpu(candidates, pod_cpu);
+    power = predict::EstimatePower(inputs, unseen_cpu, pod_cpu, *deps_.predictor, deps_.deadline,
+                                   pool_.get(), fill, reachable);
   } else {
     power.resize(nodes.size());
     for (auto& p : power) p.error = "no predictor";

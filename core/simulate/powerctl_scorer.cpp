@@ -79,6 +79,7 @@ class PowerctlScorer : public Scorer {
       state.name = sim.name;
       state.cpu_capacity = state.cpu_allocatable = sim.cpu_cores;
       state.memory_capacity = state.memory_allocatable = sim.memory_bytes;
+      state.pods_allocatable = sim.max_pods;
       state.info.name = sim.name;
       state.info.cpu_capacity = sim.cpu_cores;
       state.facts.name = sim.name;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <limits>
 #include <memory>
 
 namespace powerctl::predict {
@@ -140,6 +141,33 @@ TEST(NodePowerTest, TheFillCostAsksAModelServerForFullLoadAndReadsACurveDirectly
   EXPECT_NEAR(*curve[0].fill_watts_per_core, 190.0 / 7, 1e-3);
   auto without = EstimatePower({&b}, {}, 1.0, builtin, milliseconds(1000));
   EXPECT_FALSE(without[0].fill_watts_per_core);
+}
+
+TEST(NodePowerTest, TheFillCostStopsAtTheCpuTheNodeCanStillTake) {
+  manifests::PowerctlConfig config;
+  NodeFacts curved = Node("b");
+  curved.annotations = {{"powerctl.io/power-curve", "50,120,140,160,180,200,220,240,270,320,420"},
+                        {"powerctl.io/temperature-factor", "0"}};
+  PreparedNode b = PrepareNode(curved, Reading("b", 0, 10, kNow), config, kNow);
+  BuiltinPredictor builtin;
+  // 4 more cores at most (say 4 free pod slots for 1-core pods): the chord to 40 %.
+  auto capped = EstimatePower({&b}, {}, 1.0, builtin, milliseconds(1000), nullptr, true, {4.0});
+  ASSERT_TRUE(capped[0].fill_watts_per_core) << capped[0].error;
+  EXPECT_NEAR(*capped[0].fill_watts_per_core, 130.0 / 4, 1e-3);
+  // Unbounded: to 70 %, as without a cap.
+  auto open = EstimatePower({&b}, {}, 1.0, builtin, milliseconds(1000), nullptr, true,
+                            {std::numeric_limits<double>::infinity()});
+  EXPECT_NEAR(*open[0].fill_watts_per_core, 190.0 / 7, 1e-3);
+
+  // A model server is asked for the highest load the node can reach, not for full load.
+  manifests::PowerctlConfig served_config;
+  served_config.predictor.backend = "tfserving-grpc";
+  PreparedNode served = PrepareNode(Node("a"), Reading("a", 1, 4, kNow), served_config, kNow);
+  RecordingPredictor predictor;
+  EstimatePower({&served}, {}, 1.0, predictor, milliseconds(1000), nullptr, true, {2.0});
+  ASSERT_EQ(predictor.calls.size(), 1u);
+  ASSERT_EQ(predictor.calls[0].size(), 3u);
+  EXPECT_FLOAT_EQ(predictor.calls[0][2].inputs.cpu_fraction, 0.75F);  // (1 + 2) of 4 cores
 }
 
 TEST(NodePowerTest, MissingInputsGiveReasonsNotNumbers) {

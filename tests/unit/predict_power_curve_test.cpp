@@ -86,6 +86,19 @@ TEST(PowerCurveTest, TheCheapestFillSlopeLooksPastTheNextStep) {
   EXPECT_FALSE(CheapestFillSlope(At(0.5), 0.5, p).ok());
 }
 
+TEST(PowerCurveTest, TheFillSlopeStopsWhereTheNodeCanNoLongerBeFilled) {
+  BuiltinParams p = Curve(kSteep);
+  // Capped at 40 %, the chord to 70 % is out of reach: the cheapest is the one to 40 %.
+  EXPECT_NEAR(*CheapestFillSlope(At(0), 0.1, p, 0.4), (180.0 - 50) / 0.4, 1e-9);
+  // Between points: the cap itself is a candidate (35 % is halfway from 160 to 180 W).
+  EXPECT_NEAR(*CheapestFillSlope(At(0), 0.1, p, 0.35), (170.0 - 50) / 0.35, 1e-9);
+  // A cap below the pod's own level is the pod's level.
+  EXPECT_NEAR(*CheapestFillSlope(At(0), 0.1, p, 0.05), (120.0 - 50) / 0.1, 1e-9);
+  // A concave power law fills to the cap, not to full load.
+  BuiltinParams concave{100, 300, 0.5, 0};
+  EXPECT_NEAR(*CheapestFillSlope(At(0), 0.25, concave, 0.64), 200 * 0.8 / 0.64, 1e-9);
+}
+
 TEST(PowerCurveTest, ThePowerLawFillsToFullWhenConcaveAndStepByStepWhenConvex) {
   BuiltinParams concave{100, 300, 0.5, 0};
   EXPECT_NEAR(*CheapestFillSlope(At(0.25), 0.3, concave), (300.0 - 200) / 0.75, 1e-9);

@@ -48,17 +48,21 @@ void AddPod(cluster::ClusterSnapshot& snapshot, const std::string& node, cluster
 class SchedulingCoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    items_ = json::array({Node("efficient", "80", "200"), Node("hungry", "150", "500"),
-                          Node("middle", "100", "350")});
+    UseItems(json::array({Node("efficient", "80", "200"), Node("hungry", "150", "500"),
+                          Node("middle", "100", "350")}));
+    deps_.config = &config_;
+    deps_.predictor = &builtin_;
+  }
+  // Nodes `items` (telemetry knows them) instead of the three above.
+  void UseItems(json items) {
+    items_ = std::move(items);
     std::vector<telemetry::NodeInfo> infos;
     for (const auto& item : items_) infos.push_back(telemetry::NodeInfoFromJson(item));
     telemetry_ = std::make_unique<telemetry::TelemetryService>(
         cpu_, temperatures_, [infos] { return Result<std::vector<telemetry::NodeInfo>>(infos); },
         telemetry::TelemetryServiceOptions{});
     ASSERT_TRUE(telemetry_->Readings(telemetry::Wait::kIfEmpty).ok());
-    deps_.config = &config_;
     deps_.telemetry = telemetry_.get();
-    deps_.predictor = &builtin_;
   }
   manifests::PowerctlConfig config_;
   // Every node uses 2 cores, at nominal temperatures.
@@ -115,6 +119,31 @@ TEST_F(SchedulingCoreTest, TheCheapestNodeToFillScoresTenAndItsCostIsTheReason) 
                                   std::string::npos;
                          }),
             d.notes.end());
+}
+
+TEST_F(SchedulingCoreTest, TheFillCostCountsOnlyTheLoadThePodSlotsLeftCanReach) {
+  // "tail" is dear from 25 % to 50 % (20 W/core) but cheap beyond: 10.8 W/core filled to full,
+  // under "efficient"'s 15 W/core, as long as it has pod slots to get there.
+  json tail = Node("tail", "100", "205");
+  tail["metadata"]["annotations"]["powerctl.io/power-curve"] =
+      "100,110,120,160,170,180,185,190,195,200,205";
+  UseItems(json::array({Node("efficient", "80", "200"), tail}));
+  auto snapshot = SnapshotOfItems();
+  deps_.snapshot = [&snapshot] {
+    return std::shared_ptr<const cluster::ClusterSnapshot>(snapshot);
+  };
+  SchedulingCore core(deps_);
+  Decision open = core.Prioritize(Pod("2"), {"efficient", "tail"}, json::array());
+  EXPECT_EQ(open.nodes[1].score, 10) << open.nodes[1].components[0].reason;
+  EXPECT_EQ(open.nodes[1].components[0].reason, "+40.0 W, 10.83 W/core to fill");
+
+  // One free slot: the pod is all "tail" can still take, and its chord is the dear one.
+  cluster::NodeState state = *snapshot->FindNode("tail");
+  state.pods_allocatable = 1;
+  snapshot->PutNode(std::move(state));
+  Decision capped = core.Prioritize(Pod("2"), {"efficient", "tail"}, json::array());
+  EXPECT_EQ(capped.nodes[0].score, 10);
+  EXPECT_EQ(capped.nodes[1].components[0].reason, "+40.0 W, 20.00 W/core to fill");
 }
 
 TEST_F(SchedulingCoreTest, UnknownNodesGetTheConfiguredScoreWithTheReason) {
