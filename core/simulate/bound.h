@@ -2,15 +2,20 @@
 // A lower bound on the cluster's true watts for a given amount of added CPU, whatever the
 // scheduler: the figure `simulate` measures every scorer against.
 //
-// Method (a relaxation, so a bound): a placement puts x_i cores of the new pods on node i,
-// sum x_i = D, and draws sum W_i(base_i + x_i). x_i can be no more than the node's free CPU,
-// nor than the CPU of the largest pods that fit its free pod slots (a node with 250 slots
-// cannot take more than the 250 largest pods, however many cores it has). Replace each W_i by
-// its lower convex envelope over that range (never above W_i) and let x_i be any real number
-// within it (dropping pod sizes and memory): the minimum of that separable convex problem is
-// below every real placement's watts, and it is found exactly by filling the envelopes'
-// segments in order of slope, cheapest first ("water filling").
-//
+// Method (a relaxation, so a bound): a placement puts y_ki pods of each size k on node i, no
+// more than its free pod slots S_i in all, and draws sum W_i(base_i + x_i), x_i = sum_k c_k y_ki
+// (c_k: the size's CPU), up to the node's free CPU. Replace each W_i by its lower convex
+// envelope over that range (never above W_i) and let the y_ki be any real numbers (dropping
+// memory and whole pods): the minimum of that convex problem is below every real placement's
+// watts. It is computed in two steps, each a bound, and the higher is reported:
+//  1. Water filling: with pod sizes dropped too (a node takes at most the CPU of its S_i
+//     largest pods), the minimum is found exactly by filling the envelopes' segments in order
+//     of slope, cheapest first.
+//  2. Pricing pod sizes (Lagrangian dual): for any prices mu_k per pod of size k,
+//     sum_k mu_k n_k + sum_i min over x_i of [envelope_i(x_i) - S_i phi(x_i / S_i)] is below
+//     the minimum (weak duality), where phi(x) is the most price a slot holds at x cores per
+//     slot. Supergradient ascent from water filling's prices raises it where slots bind: many
+//     slots cannot all take the largest pods at once.
 // With `idle_off`, a node that takes no new work draws nothing (switched off): its envelope
 // starts at (0, 0 W) instead of (0, W_i(base)), so the bound also covers placements that
 // empty nodes. Nodes always draw W_i(base) otherwise (they are on).

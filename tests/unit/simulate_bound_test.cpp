@@ -102,6 +102,22 @@ TEST(LowerBoundTest, ANodeTakesNoMoreThanItsFreePodSlotsCanHold) {
   EXPECT_NEAR(LowerBoundWatts(nodes, {1, 4, 1, 2, 1}, false), 200 + 7 * 1.0 + 2 * 10.0, 1e-9);
 }
 
+TEST(LowerBoundTest, PodSlotsArePricedByPodSizeNotCountedTwice) {
+  // Two cheap nodes with one free slot each and a dear one with room: of pods of 4, 1 and 1
+  // cores, the cheap nodes can hold only two. Counting each cheap slot as able to take the
+  // largest pod would put all 6 cores on them (+6 W); any real placement (and the slot-aware
+  // relaxation) puts 4 + 1 there and 1 core on the dear node: +15 W.
+  SimNode a = Node("a", 100, {100, 110, 120, 130, 140, 150, 160, 170, 180, 190, 200});
+  SimNode b = a;
+  b.name = "b";
+  a.max_pods = b.max_pods = 1;
+  SimNode dear = Node("dear", 100, {100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1100});
+  std::vector<NodeRuntime> nodes = {Runtime(a, 0), Runtime(b, 0), Runtime(dear, 0)};
+  const double bound = LowerBoundWatts(nodes, {1, 4, 1}, false);
+  EXPECT_LE(bound, 300 + 15 + 1e-6);
+  EXPECT_GE(bound, 300 + 15 - 0.5);
+}
+
 TEST(LowerBoundTest, SimulateReportsTheBoundAndEachScorersDistanceToIt) {
   auto snapshot = DemoSnapshot();
   ASSERT_TRUE(snapshot.ok());
