@@ -42,6 +42,99 @@ std::optional<Line> FitLine(const std::vector<double>& x, const std::vector<doub
   return line;
 }
 
+// The samples a fit uses: finite ones, utilisation clamped to 0..1 as the model does.
+struct CleanSamples {
+  std::vector<double> u, watts;
+  double u_min = 0, u_max = 0;
+};
+
+CleanSamples Clean(const std::vector<PowerSample>& samples) {
+  CleanSamples out;
+  for (const PowerSample& s : samples) {
+    if (!std::isfinite(s.utilisation) || !std::isfinite(s.watts)) continue;
+    out.u.push_back(std::clamp(s.utilisation, 0.0, 1.0));
+    out.watts.push_back(s.watts);
+  }
+  if (!out.u.empty()) {
+    auto [lo, hi] = std::minmax_element(out.u.begin(), out.u.end());
+    out.u_min = *lo;
+    out.u_max = *hi;
+  }
+  return out;
+}
+
+// Why these samples cannot be fitted in either form ("" when they can).
+std::string CoverageRefusal(const CleanSamples& s, const CalibrationOptions& options) {
+  if (s.u.size() < std::max<std::size_t>(options.min_samples, 3)) {
+    return fmt::format("only {} samples (need {})", s.u.size(), options.min_samples);
+  }
+  const double range = s.u_max - s.u_min;
+  if (range < options.min_utilisation_range) {
+    return fmt::format(
+        "CPU utilisation only ranged {:.2f}..{:.2f} (a spread of {:.2f}, need {:.2f}): idle and "
+        "max cannot be told apart; calibrate over a window with both quiet and busy periods",
+        s.u_min, s.u_max, range, options.min_utilisation_range);
+  }
+  return "";
+}
+
+struct Quality {
+  double r2 = 0, rmse = 0;
+};
+
+// R² and RMSE of `watts` against `predict` evaluated at each utilisation.
+template <typename Predict>
+Quality Measure(const CleanSamples& s, Predict predict) {
+  const double n = static_cast<double>(s.watts.size());
+  double mean = 0;
+  for (double w : s.watts) mean += w;
+  mean /= n;
+  double sse = 0, sst = 0;
+  for (std::size_t i = 0; i < s.u.size(); ++i) {
+    const double r = s.watts[i] - predict(s.u[i]);
+    sse += r * r;
+    sst += (s.watts[i] - mean) * (s.watts[i] - mean);
+  }
+  return {sst > 0 ? 1 - sse / sst : 0, std::sqrt(sse / n)};
+}
+
+// A curve's watts at utilisation u (0..1), linear between its points, as the model reads it.
+double CurveWatts(const PowerCurve& c, double u) {
+  const double x = u * static_cast<double>(kPowerCurvePoints - 1);
+  const auto i = std::min(static_cast<std::size_t>(x), kPowerCurvePoints - 2);
+  return c[i] + (c[i + 1] - c[i]) * (x - static_cast<double>(i));
+}
+
+// Weighted pool-adjacent-violators: the non-decreasing sequence closest to `values` in
+// weighted least squares. Each violating neighbour is merged into a block holding the
+// weighted mean of its members, so a bin measured many times moves little and a filled or
+// sparse one gives way. Weights must be positive.
+PowerCurve PoolAdjacentViolators(const PowerCurve& values, const PowerCurve& weights) {
+  struct Block {
+    double weight, mean;
+    std::size_t count;
+  };
+  std::vector<Block> blocks;
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    blocks.push_back({weights[k], values[k], 1});
+    while (blocks.size() > 1 && blocks[blocks.size() - 2].mean > blocks.back().mean) {
+      Block last = blocks.back();
+      blocks.pop_back();
+      Block& prev = blocks.back();
+      const double weight = prev.weight + last.weight;
+      prev.mean = (prev.mean * prev.weight + last.mean * last.weight) / weight;
+      prev.weight = weight;
+      prev.count += last.count;
+    }
+  }
+  PowerCurve out{};
+  std::size_t k = 0;
+  for (const Block& b : blocks) {
+    for (std::size_t j = 0; j < b.count; ++j) out[k++] = b.mean;
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<CalibrationFit> FitBuiltinModel(const std::vector<PowerSample>& samples,
@@ -51,31 +144,15 @@ Result<CalibrationFit> FitBuiltinModel(const std::vector<PowerSample>& samples,
     return MakeError(ErrorCode::kInvalidInput,
                      "calibration curve grid: need 0 < min <= max and a positive step");
   }
-  std::vector<double> u, watts;
-  for (const PowerSample& s : samples) {
-    if (!std::isfinite(s.utilisation) || !std::isfinite(s.watts)) continue;
-    u.push_back(std::clamp(s.utilisation, 0.0, 1.0));
-    watts.push_back(s.watts);
-  }
+  const CleanSamples clean = Clean(samples);
+  const std::vector<double>& u = clean.u;
+  const std::vector<double>& watts = clean.watts;
   CalibrationFit fit;
   fit.samples = u.size();
-  if (!u.empty()) {
-    auto [lo, hi] = std::minmax_element(u.begin(), u.end());
-    fit.utilisation_min = *lo;
-    fit.utilisation_max = *hi;
-  }
-  if (fit.samples < std::max<std::size_t>(options.min_samples, 3)) {
-    fit.refused = fmt::format("only {} samples (need {})", fit.samples, options.min_samples);
-    return fit;
-  }
-  const double range = fit.utilisation_max - fit.utilisation_min;
-  if (range < options.min_utilisation_range) {
-    fit.refused = fmt::format(
-        "CPU utilisation only ranged {:.2f}..{:.2f} (a spread of {:.2f}, need {:.2f}): idle and "
-        "max cannot be told apart; calibrate over a window with both quiet and busy periods",
-        fit.utilisation_min, fit.utilisation_max, range, options.min_utilisation_range);
-    return fit;
-  }
+  fit.utilisation_min = clean.u_min;
+  fit.utilisation_max = clean.u_max;
+  fit.refused = CoverageRefusal(clean, options);
+  if (!fit.refused.empty()) return fit;
 
   std::optional<Line> best;
   double best_curve = 1;
@@ -100,17 +177,115 @@ Result<CalibrationFit> FitBuiltinModel(const std::vector<PowerSample>& samples,
   fit.params.idle_watts = best->intercept;
   fit.params.max_watts = best->intercept + best->slope;
   fit.params.curve = best_curve;
-  double mean = 0;
-  for (double w : watts) mean += w;
-  mean /= static_cast<double>(watts.size());
-  double sst = 0;
-  for (double w : watts) sst += (w - mean) * (w - mean);
-  fit.rmse_watts = std::sqrt(best->sse / static_cast<double>(watts.size()));
-  fit.r2 = sst > 0 ? 1 - best->sse / sst : 0;
+  const Quality quality = Measure(
+      clean, [&](double at) { return best->intercept + best->slope * std::pow(at, best_curve); });
+  fit.rmse_watts = quality.rmse;
+  fit.r2 = quality.r2;
 
   if (Status valid = ValidateBuiltinParams(fit.params); !valid.ok()) {
     fit.refused = fmt::format("the fit gives idle {:.1f} W, max {:.1f} W: {}",
                               fit.params.idle_watts, fit.params.max_watts, valid.error().message);
+  } else if (fit.r2 < options.min_r2) {
+    fit.refused = fmt::format(
+        "poor fit: R² {:.3f} is below {:.2f} (power does not follow CPU utilisation closely "
+        "enough; RMSE {:.1f} W)",
+        fit.r2, options.min_r2, fit.rmse_watts);
+  }
+  return fit;
+}
+
+Result<CurveFit> FitPowerCurve(const std::vector<PowerSample>& samples,
+                               const CalibrationFit& exponent, const CalibrationOptions& options) {
+  if (options.min_bin_samples < 1 || !(options.filled_bin_weight > 0) ||
+      !std::isfinite(options.filled_bin_weight)) {
+    return MakeError(ErrorCode::kInvalidInput,
+                     "power curve fit: need min_bin_samples >= 1 and a positive filled weight");
+  }
+  const CleanSamples clean = Clean(samples);
+  CurveFit fit;
+  for (std::size_t k = 0; k < kPowerCurvePoints; ++k) {
+    fit.bins[k].load_percent = static_cast<int>(k) * 10;
+  }
+  fit.refused = CoverageRefusal(clean, options);
+  if (!fit.refused.empty()) return fit;
+
+  std::array<double, kPowerCurvePoints> sums{};
+  for (std::size_t i = 0; i < clean.u.size(); ++i) {
+    const auto k = static_cast<std::size_t>(std::lround(clean.u[i] * 10));
+    ++fit.bins[k].samples;
+    sums[k] += clean.watts[i];
+  }
+  std::size_t measured = 0;
+  for (std::size_t k = 0; k < kPowerCurvePoints; ++k) {
+    CurveBin& bin = fit.bins[k];
+    if (bin.samples > 0) bin.mean_watts = sums[k] / static_cast<double>(bin.samples);
+    bin.measured = bin.samples >= options.min_bin_samples;
+    if (bin.measured) {
+      bin.watts = bin.mean_watts;
+      ++measured;
+    }
+  }
+  if (measured < 2) {
+    fit.refused = fmt::format(
+        "only {} of the 11 load steps (0 %, 10 %, ..., 100 %) have at least {} samples (need 2)",
+        measured, options.min_bin_samples);
+    return fit;
+  }
+
+  // Fill the unmeasured steps: from the exponent fit when it gave a valid model, else by
+  // interpolating between measured steps, which needs both ends measured.
+  const bool exponent_usable = exponent.fitted && ValidateBuiltinParams(exponent.params).ok();
+  if (measured < kPowerCurvePoints) {
+    fit.filled_from = exponent_usable ? "exponent fit" : "interpolation";
+  }
+  if (!exponent_usable) {
+    for (std::size_t end : {std::size_t{0}, kPowerCurvePoints - 1}) {
+      const CurveBin& bin = fit.bins[end];
+      if (bin.measured) continue;
+      fit.refused = fmt::format(
+          "the {} % load step has {} samples (need {}) and the exponent fit cannot fill it "
+          "({}); calibrate over a window that includes {} periods",
+          bin.load_percent, bin.samples, options.min_bin_samples,
+          exponent.refused.empty() ? "it did not run" : exponent.refused,
+          end == 0 ? "idle" : "fully busy");
+      return fit;
+    }
+  }
+  for (std::size_t k = 0; k < kPowerCurvePoints; ++k) {
+    CurveBin& bin = fit.bins[k];
+    if (bin.measured) continue;
+    if (exponent_usable) {
+      const BuiltinParams& p = exponent.params;
+      bin.watts = p.idle_watts +
+                  (p.max_watts - p.idle_watts) * std::pow(static_cast<double>(k) / 10, p.curve);
+      continue;
+    }
+    std::size_t left = k, right = k;
+    while (!fit.bins[left].measured) --left;    // bin 0 is measured
+    while (!fit.bins[right].measured) ++right;  // and so is bin 10
+    const double t = static_cast<double>(k - left) / static_cast<double>(right - left);
+    bin.watts = fit.bins[left].watts + (fit.bins[right].watts - fit.bins[left].watts) * t;
+  }
+
+  PowerCurve values{}, weights{};
+  for (std::size_t k = 0; k < kPowerCurvePoints; ++k) {
+    values[k] = fit.bins[k].watts;
+    weights[k] =
+        fit.bins[k].measured ? static_cast<double>(fit.bins[k].samples) : options.filled_bin_weight;
+  }
+  PowerCurve pooled = PoolAdjacentViolators(values, weights);
+  // What is written is the annotation's text: judge and report the curve the model will use.
+  Result<PowerCurve> parsed = ParsePowerCurve(FormatPowerCurve(pooled));
+  fit.points = parsed.ok() ? *parsed : pooled;
+  for (std::size_t k = 0; k < kPowerCurvePoints; ++k) fit.bins[k].watts = fit.points[k];
+  const Quality quality = Measure(clean, [&](double at) { return CurveWatts(fit.points, at); });
+  fit.r2 = quality.r2;
+  fit.rmse_watts = quality.rmse;
+  fit.fitted = true;
+
+  if (!parsed.ok()) {
+    fit.refused = fmt::format("the fitted curve {} is not usable: {}", FormatPowerCurve(pooled),
+                              parsed.error().message);
   } else if (fit.r2 < options.min_r2) {
     fit.refused = fmt::format(
         "poor fit: R² {:.3f} is below {:.2f} (power does not follow CPU utilisation closely "
