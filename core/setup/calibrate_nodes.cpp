@@ -2,6 +2,7 @@
 
 #include "core/common/decimal.h"
 #include "core/kube/resources.h"
+#include "core/predict/builtin_model.h"
 #include "core/predict/node_params.h"
 #include "core/setup/access.h"
 #include "core/setup/label_nodes.h"
@@ -65,7 +66,32 @@ std::map<std::string, std::string> Annotations(const predict::BuiltinParams& par
           {predict::kCurveAnnotation, FormatDecimal(params.curve, 2)}};
 }
 
+// The curve form writes the curve and, beside it, the exponent fit (its R² is not the
+// node's: the curve is what the model follows). When the exponent fit gave no valid model
+// the curve was filled without it, and its ends with a straight line stand in.
+std::map<std::string, std::string> CurveAnnotations(const NodeCalibration& c) {
+  predict::BuiltinParams exponent = c.fit.params;
+  if (!c.fit.fitted || !predict::ValidateBuiltinParams(exponent).ok()) {
+    exponent.idle_watts = c.curve.points.front();
+    exponent.max_watts = c.curve.points.back();
+    exponent.curve = 1;
+  }
+  std::map<std::string, std::string> out = Annotations(exponent);
+  out[predict::kPowerCurveAnnotation] = predict::FormatPowerCurve(c.curve.points);
+  return out;
+}
+
 }  // namespace
+
+Result<CalibrationForm> ParseCalibrationForm(std::string_view text) {
+  if (text == "curve") return CalibrationForm::kCurve;
+  if (text == "exponent") return CalibrationForm::kExponent;
+  return Invalid(fmt::format("--form \"{}\": must be curve or exponent", text));
+}
+
+std::string_view CalibrationFormName(CalibrationForm form) {
+  return form == CalibrationForm::kCurve ? "curve" : "exponent";
+}
 
 Status ValidateCalibrateRequest(const CalibrateRequest& request) {
   int ways = (!request.nodes.empty() ? 1 : 0) + (!request.selector.empty() ? 1 : 0) +
@@ -91,6 +117,7 @@ Status ValidateCalibrateRequest(const CalibrateRequest& request) {
     return Invalid("--min-utilisation-range: must be between 0 and 1");
   }
   if (request.fit.min_samples < 3) return Invalid("--min-samples: must be at least 3");
+  if (request.fit.min_bin_samples < 1) return Invalid("--min-bin-samples: must be at least 1");
   if (request.power_metric.empty()) return Invalid("--power-metric: must not be empty");
   return OkStatus();
 }
@@ -137,29 +164,43 @@ Result<CalibrationReport> CalibrateNodes(kube::Client& client,
     }
     POWERCTL_TRY(fit, predict::FitBuiltinModel(samples, request.fit));
     c.fit = fit;
-    if (u.empty() || w.empty()) {
-      c.fit.refused = fmt::format("no {} history in Prometheus for this node",
-                                  u.empty() && w.empty() ? "power or CPU"
-                                  : u.empty()            ? "node_cpu_seconds_total"
-                                                         : request.power_metric);
+    c.form = request.form;
+    c.refused = c.fit.refused;
+    if (request.form == CalibrationForm::kCurve) {
+      POWERCTL_TRY(curve, predict::FitPowerCurve(samples, c.fit, request.fit));
+      c.curve = curve;
+      c.refused = c.curve.refused;
     }
-    if (c.fit.refused.empty()) {
-      c.annotations = Annotations(c.fit.params);
+    if (u.empty() || w.empty()) {
+      c.refused = fmt::format("no {} history in Prometheus for this node",
+                              u.empty() && w.empty() ? "power or CPU"
+                              : u.empty()            ? "node_cpu_seconds_total"
+                                                     : request.power_metric);
+    }
+    if (c.refused.empty()) {
       auto current = StringMap(node["metadata"].value("annotations", json::object()));
+      c.annotations =
+          request.form == CalibrationForm::kCurve ? CurveAnnotations(c) : Annotations(c.fit.params);
       std::map<std::string, std::string> merged = current;
       for (const auto& [key, value] : c.annotations) {
         c.changed = c.changed || current[key] != value;
         merged[key] = value;
       }
+      // A curve left behind would override the exponent fit just written.
+      if (request.form == CalibrationForm::kExponent &&
+          merged.erase(predict::kPowerCurveAnnotation) > 0) {
+        c.removed.push_back(predict::kPowerCurveAnnotation);
+        c.changed = true;
+      }
       // The node's other parameter (temperature-factor) must still go with the new ones.
       if (auto params = predict::BuiltinParamsFromAnnotations(merged); !params.ok()) {
-        c.fit.refused = params.error().message;
+        c.refused = params.error().message;
         c.annotations.clear();
+        c.removed.clear();
         c.changed = false;
       }
     }
-    if (!c.fit.refused.empty())
-      refused.push_back(fmt::format("node/{}: {}", c.node, c.fit.refused));
+    if (!c.refused.empty()) refused.push_back(fmt::format("node/{}: {}", c.node, c.refused));
     report.nodes.push_back(std::move(c));
   }
 
@@ -177,7 +218,9 @@ Result<CalibrationReport> CalibrateNodes(kube::Client& client,
   std::string collection = kube::CollectionPath(*kube::FindResourceType("Node"), "");
   for (const NodeCalibration& c : report.nodes) {
     if (!c.changed) continue;
-    json patch = {{"metadata", {{"annotations", c.annotations}}}};
+    json annotations = c.annotations;
+    for (const std::string& key : c.removed) annotations[key] = nullptr;  // merge patch: delete
+    json patch = {{"metadata", {{"annotations", annotations}}}};
     auto patched =
         client.MergePatch(collection + "/" + c.node, patch, request.dry_run == DryRunMode::kServer);
     if (!patched.ok()) return WithContext(patched.error(), "annotating node/" + c.node);

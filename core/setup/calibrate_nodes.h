@@ -1,7 +1,8 @@
 #pragma once
-// `powerctl calibrate`: fits each node's built-in model parameters (idle-watts, max-watts,
-// curve) to its measured power against its CPU utilisation, both read from Prometheus over
-// a past window, and writes them as the node's powerctl.io/* annotations.
+// `powerctl calibrate`: fits each node's built-in model to its measured power against its CPU
+// utilisation, both read from Prometheus over a past window, and writes the fit as the node's
+// powerctl.io/* annotations: the measured curve (power-curve) together with the exponent form
+// (idle-watts, max-watts, curve), or the exponent form alone.
 
 #include "core/common/result.h"
 #include "core/kube/client.h"
@@ -14,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace powerctl::setup {
@@ -21,6 +23,20 @@ namespace powerctl::setup {
 inline constexpr char kDefaultPowerMetric[] = "ipmi_dcmi_power_consumption_watts";
 // Prometheus refuses range queries with more points per series than this.
 inline constexpr long kMaxRangePoints = 11000;
+
+// Which form of the built-in model is fitted and written.
+enum class CalibrationForm {
+  // powerctl.io/power-curve, which the model then follows, and the exponent form's
+  // annotations beside it for tools that read only those.
+  kCurve,
+  // idle-watts, max-watts and curve; a power-curve annotation is removed, since it would
+  // silently override them.
+  kExponent,
+};
+
+// "curve" or "exponent"; anything else is an error naming both (exit code 2).
+Result<CalibrationForm> ParseCalibrationForm(std::string_view text);
+std::string_view CalibrationFormName(CalibrationForm form);
 
 struct CalibrateRequest {
   std::vector<std::string> nodes;  // by name, or:
@@ -31,6 +47,7 @@ struct CalibrateRequest {
   // utilisation are both averaged over the same `step` so they describe the same interval.
   std::chrono::seconds step{std::chrono::minutes(5)};
   predict::CalibrationOptions fit;
+  CalibrationForm form = CalibrationForm::kCurve;
   std::string power_metric = kDefaultPowerMetric;
   bool skip_unfit = false;  // write the nodes that fit, leave the others alone
   DryRunMode dry_run = DryRunMode::kNone;
@@ -48,8 +65,14 @@ std::string PowerQuery(const CalibrateRequest& request);
 
 struct NodeCalibration {
   std::string node;
-  predict::CalibrationFit fit;                     // fit.refused: why it is not written
+  CalibrationForm form = CalibrationForm::kCurve;
+  predict::CalibrationFit fit;  // the exponent form (always fitted: the curve fills from it)
+  predict::CurveFit curve;      // the curve form (only with CalibrationForm::kCurve)
+  // Why the node is not written ("" when it is): the chosen form's refusal, no history, or
+  // annotations the model would not accept together.
+  std::string refused;
   std::map<std::string, std::string> annotations;  // what is (or would be) written
+  std::vector<std::string> removed;                // annotations that are (or would be) removed
   bool changed = false;                            // the annotations differ from the node's
 };
 

@@ -1,6 +1,8 @@
 // `powerctl calibrate`: fits from a scripted Prometheus, annotations on an in-memory API server.
 #include "core/setup/calibrate_nodes.h"
 
+#include "core/common/decimal.h"
+#include "core/predict/builtin_model.h"
 #include "tests/unit/calibrate_test_support.h"
 #include "tests/unit/fake_api_server.h"
 
@@ -93,6 +95,19 @@ TEST_F(CalibrateNodesTest, FitsAndWritesEachNodesParameters) {
   EXPECT_EQ(a2["powerctl.io/curve"], "1.3");
   EXPECT_EQ(a2["powerctl.io/temperature-factor"], "0.2");  // not fitted, left alone
   EXPECT_EQ(server_.MutatingRequests().size(), 2u);
+
+  // The default form writes the measured curve beside them. n1 swept 5..95 %: its ends were
+  // never measured and come from the exponent fit, its inside from the samples.
+  EXPECT_EQ(n1.form, CalibrationForm::kCurve);
+  EXPECT_THAT(n1.refused, IsEmpty());
+  EXPECT_EQ(n1.curve.filled_from, "exponent fit");
+  EXPECT_FALSE(n1.curve.bins[0].measured);
+  EXPECT_FALSE(n1.curve.bins[10].measured);
+  for (std::size_t k = 1; k <= 9; ++k) EXPECT_TRUE(n1.curve.bins[k].measured) << k;
+  EXPECT_DOUBLE_EQ(n1.curve.points[0], 110);
+  EXPECT_DOUBLE_EQ(n1.curve.points[10], 380);
+  EXPECT_EQ(a1["powerctl.io/power-curve"], predict::FormatPowerCurve(n1.curve.points));
+  EXPECT_EQ(n1.annotations.at("powerctl.io/power-curve"), a1["powerctl.io/power-curve"]);
 }
 
 TEST_F(CalibrateNodesTest, BothSeriesAreAveragedOverTheStepAcrossTheWindow) {
@@ -118,7 +133,7 @@ TEST_F(CalibrateNodesTest, ANodeThatCannotBeCalibratedStopsAllWrites) {
   request_.all = true;
   auto report = CalibrateNodes(*client_, prom_.client(), request_);
   ASSERT_TRUE(report.ok()) << report.error().message;
-  EXPECT_THAT(report->nodes[2].fit.refused, HasSubstr("CPU utilisation only ranged 0.30..0.35"));
+  EXPECT_THAT(report->nodes[2].refused, HasSubstr("CPU utilisation only ranged 0.30..0.35"));
   EXPECT_THAT(report->not_written, HasSubstr("node/n3: CPU utilisation only ranged"));
   EXPECT_THAT(report->not_written, HasSubstr("no node was changed (--skip-unfit"));
   EXPECT_FALSE(report->nodes[0].changed);
@@ -141,7 +156,7 @@ TEST_F(CalibrateNodesTest, ANodeWithoutSeriesSaysWhichAreMissing) {
   request_.nodes = {"n4"};
   auto report = CalibrateNodes(*client_, prom_.client(), request_);
   ASSERT_TRUE(report.ok());
-  EXPECT_EQ(report->nodes[0].fit.refused, "no power or CPU history in Prometheus for this node");
+  EXPECT_EQ(report->nodes[0].refused, "no power or CPU history in Prometheus for this node");
 }
 
 TEST_F(CalibrateNodesTest, DryRunModes) {
@@ -175,6 +190,122 @@ TEST_F(CalibrateNodesTest, UnchangedNodesAreNotPatchedAndPermissionIsCheckedFirs
   EXPECT_EQ(server_.MutatingRequests().size(), 1u);
 }
 
+// A node following a curve no exponent can: steep to 10 %, flat, a jump at the top.
+constexpr predict::PowerCurve kSteep = {50, 120, 140, 160, 180, 200, 220, 240, 270, 320, 420};
+
+// `n` points 5 minutes apart whose utilisation cycles through the 10 % steps, watts on kSteep.
+std::pair<json, json> CurveSeries(const std::string& node, int n) {
+  std::vector<std::pair<double, double>> u, w;
+  for (int i = 0; i < n; ++i) {
+    double t = kEnd - 300.0 * (n - 1 - i);
+    int k = (i * 7) % 11;
+    u.emplace_back(t, k / 10.0);
+    w.emplace_back(t, kSteep[k]);
+  }
+  return {MatrixSeries({{"instance", node + ":9100"}}, u),
+          MatrixSeries({{"instance", node + ":9290"}}, w)};
+}
+
+class CalibrateFormsTest : public ::testing::Test {
+ protected:
+  CalibrateFormsTest() : client_(server_.MakeClient()) {
+    server_.Put(NodeObject("c1"));
+    auto [u, w] = CurveSeries("c1", 220);
+    prom_.Matrix("node_cpu_seconds_total", {u});
+    prom_.Matrix("ipmi_dcmi_power_consumption_watts", {w});
+    request_.end = telemetry::WallTimeFromSeconds(kEnd);
+    request_.nodes = {"c1"};
+  }
+
+  json Annotations() const {
+    return server_.Object("/api/v1/nodes/c1")["metadata"].value("annotations", json::object());
+  }
+
+  FakeApiServer server_;
+  std::unique_ptr<kube::Client> client_;
+  FakePrometheus prom_;
+  CalibrateRequest request_;
+};
+
+TEST_F(CalibrateFormsTest, TheCurveFormWritesTheCurveAndTheExponentFitBesideIt) {
+  auto report = CalibrateNodes(*client_, prom_.client(), request_);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_THAT(report->not_written, IsEmpty());
+  const NodeCalibration& c = report->nodes[0];
+  EXPECT_EQ(c.curve.points, kSteep);
+  EXPECT_THAT(c.curve.filled_from, IsEmpty());
+  EXPECT_TRUE(c.removed.empty());
+  json a = Annotations();
+  EXPECT_EQ(a["powerctl.io/power-curve"], "50,120,140,160,180,200,220,240,270,320,420");
+  // The exponent form's annotations, for tools that read only those: the exponent fit's.
+  EXPECT_EQ(a["powerctl.io/idle-watts"], FormatDecimal(c.fit.params.idle_watts, 1));
+  EXPECT_EQ(a["powerctl.io/max-watts"], FormatDecimal(c.fit.params.max_watts, 1));
+  EXPECT_EQ(a["powerctl.io/curve"], FormatDecimal(c.fit.params.curve, 2));
+  EXPECT_EQ(c.annotations.size(), 4u);
+
+  // Again: nothing differs, nothing is patched.
+  auto again = CalibrateNodes(*client_, prom_.client(), request_);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->nodes[0].changed);
+  EXPECT_EQ(server_.MutatingRequests().size(), 1u);
+}
+
+TEST_F(CalibrateFormsTest, TheExponentFormRemovesAStaleCurve) {
+  ASSERT_TRUE(CalibrateNodes(*client_, prom_.client(), request_).ok());
+  ASSERT_TRUE(Annotations().contains("powerctl.io/power-curve"));
+
+  request_.form = CalibrationForm::kExponent;
+  request_.dry_run = DryRunMode::kClient;  // shows the removal, changes nothing
+  auto dry = CalibrateNodes(*client_, prom_.client(), request_);
+  ASSERT_TRUE(dry.ok());
+  EXPECT_TRUE(dry->nodes[0].changed);  // the exponent annotations are the same: only the removal
+  EXPECT_EQ(dry->nodes[0].removed, std::vector<std::string>{"powerctl.io/power-curve"});
+  EXPECT_TRUE(Annotations().contains("powerctl.io/power-curve"));
+  EXPECT_EQ(server_.MutatingRequests().size(), 1u);
+
+  request_.dry_run = DryRunMode::kNone;
+  auto report = CalibrateNodes(*client_, prom_.client(), request_);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->nodes[0].form, CalibrationForm::kExponent);
+  EXPECT_FALSE(report->nodes[0].curve.fitted);
+  EXPECT_FALSE(Annotations().contains("powerctl.io/power-curve"));
+  EXPECT_TRUE(Annotations().contains("powerctl.io/idle-watts"));
+  ASSERT_EQ(server_.MutatingRequests().size(), 2u);
+  json patch = json::parse(server_.MutatingRequests()[1].body);
+  EXPECT_TRUE(patch["metadata"]["annotations"]["powerctl.io/power-curve"].is_null());
+
+  // Without a curve to remove, the same fit is unchanged.
+  auto again = CalibrateNodes(*client_, prom_.client(), request_);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->nodes[0].changed);
+  EXPECT_TRUE(again->nodes[0].removed.empty());
+  EXPECT_EQ(server_.MutatingRequests().size(), 2u);
+}
+
+TEST_F(CalibrateFormsTest, ARefusedCurveWritesNothingEvenWhenTheExponentFits) {
+  // Every load step needs 30 samples: with 20 each, the curve has no measured step; the
+  // exponent fit is good, but the curve form was asked for.
+  request_.fit.min_bin_samples = 30;
+  auto report = CalibrateNodes(*client_, prom_.client(), request_);
+  ASSERT_TRUE(report.ok());
+  const NodeCalibration& c = report->nodes[0];
+  EXPECT_THAT(c.fit.refused, IsEmpty());
+  EXPECT_THAT(c.refused, HasSubstr("only 0 of the 11 load steps"));
+  EXPECT_THAT(report->not_written, HasSubstr("node/c1: only 0 of the 11 load steps"));
+  EXPECT_TRUE(c.annotations.empty());
+  EXPECT_THAT(server_.MutatingRequests(), IsEmpty());
+}
+
+TEST(ParseCalibrationFormTest, AcceptsTheTwoFormsOnly) {
+  EXPECT_EQ(*ParseCalibrationForm("curve"), CalibrationForm::kCurve);
+  EXPECT_EQ(*ParseCalibrationForm("exponent"), CalibrationForm::kExponent);
+  auto bad = ParseCalibrationForm("spline");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::kInvalidInput);
+  EXPECT_EQ(bad.error().message, "--form \"spline\": must be curve or exponent");
+  EXPECT_EQ(CalibrationFormName(CalibrationForm::kExponent), "exponent");
+}
+
 TEST(ValidateCalibrateRequestTest, RefusesBadFlagsWithoutContactingAnything) {
   CalibrateRequest r;
   EXPECT_THAT(ValidateCalibrateRequest(r).error().message, HasSubstr("exactly one of them"));
@@ -189,6 +320,9 @@ TEST(ValidateCalibrateRequestTest, RefusesBadFlagsWithoutContactingAnything) {
   r.fit.min_r2 = 1.5;
   EXPECT_EQ(ValidateCalibrateRequest(r).error().code, ErrorCode::kInvalidInput);
   EXPECT_THAT(ValidateCalibrateRequest(r).error().message, Not(HasSubstr("step")));
+  r.fit.min_r2 = 0.8;
+  r.fit.min_bin_samples = 0;
+  EXPECT_EQ(ValidateCalibrateRequest(r).error().message, "--min-bin-samples: must be at least 1");
 }
 
 }  // namespace

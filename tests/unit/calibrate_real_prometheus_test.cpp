@@ -6,6 +6,7 @@
 // are not installed.
 
 #include "core/common/http_client.h"
+#include "core/predict/builtin_model.h"
 #include "core/setup/calibrate_nodes.h"
 #include "core/setup/label_nodes.h"
 #include "core/telemetry/prometheus_client.h"
@@ -247,6 +248,20 @@ TEST_F(CalibrateRealPrometheusTest, CalibrateRecoversTheModelFromAWeekOfHistory)
     json annotations = Node(want.name)["annotations"];
     EXPECT_NEAR(std::stod(annotations["powerctl.io/max-watts"].get<std::string>()), want.max, 10);
     EXPECT_NEAR(std::stod(annotations["powerctl.io/curve"].get<std::string>()), want.curve, 0.1);
+    // The default form also writes the measured curve: measured means inside the 5..95 %
+    // utilisation swept; the 0 % step (and the 100 % one, unless enough samples sat at
+    // 95 %) filled from the exponent fit.
+    EXPECT_EQ(annotations["powerctl.io/power-curve"], predict::FormatPowerCurve(got.curve.points));
+    EXPECT_FALSE(got.curve.bins[0].measured);
+    EXPECT_NEAR(got.curve.points[0], want.idle, 6);
+    EXPECT_NEAR(got.curve.points[10], want.max, 15);
+    for (int k = 1; k <= 9; ++k) {
+      SCOPED_TRACE(k);
+      EXPECT_TRUE(got.curve.bins[k].measured);
+      EXPECT_NEAR(got.curve.points[k],
+                  want.idle + (want.max - want.idle) * std::pow(k / 10.0, want.curve), 6);
+    }
+    EXPECT_LT(got.curve.rmse_watts, 15);
   }
 }
 
