@@ -1,9 +1,11 @@
-// powerctl calibrate [NODE...|-l SELECTOR|--all]: fits the built-in model's idle-watts,
-// max-watts and curve per node from measured power and CPU utilisation in Prometheus.
+// powerctl calibrate [NODE...|-l SELECTOR|--all] [--form curve|exponent]: fits the built-in
+// model per node from measured power and CPU utilisation in Prometheus: the measured 11-point
+// curve (power-curve) with idle-watts, max-watts and curve beside it, or those three alone.
 #include "cli/app.h"
 #include "cli/dry_run.h"
 #include "cli/exit_codes.h"
 #include "cli/kube_context.h"
+#include "cli/table.h"
 #include "core/common/duration.h"
 #include "core/common/http_client.h"
 #include "core/common/yaml.h"
@@ -15,6 +17,7 @@
 
 #include <memory>
 #include <ostream>
+#include <sstream>
 
 namespace powerctl::cli {
 namespace {
@@ -25,7 +28,9 @@ struct CalibrateFlags {
   std::string window = "7d";
   std::string step = "5m";
   std::string prometheus_url;
+  std::string form = "curve";
   std::size_t min_samples = 30;
+  std::size_t min_bin_samples = 3;
   double min_r2 = 0.8;
   double min_utilisation_range = 0.2;
 };
@@ -37,12 +42,17 @@ Result<std::chrono::seconds> Seconds(const std::string& flag, const std::string&
 }
 
 std::string ResultText(const setup::NodeCalibration& c, const std::string& suffix) {
-  if (!c.fit.refused.empty()) return "refused: " + c.fit.refused;
+  if (!c.refused.empty()) return "refused: " + c.refused;
   return (c.changed ? "calibrated" : "unchanged") + suffix;
+}
+
+bool CurveForm(const setup::NodeCalibration& c) {
+  return c.form == setup::CalibrationForm::kCurve;
 }
 
 nlohmann::ordered_json ToJson(const setup::NodeCalibration& c, const std::string& result) {
   nlohmann::ordered_json j = {{"node", c.node},
+                              {"form", setup::CalibrationFormName(c.form)},
                               {"samples", c.fit.samples},
                               {"utilisationMin", c.fit.utilisation_min},
                               {"utilisationMax", c.fit.utilisation_max}};
@@ -53,40 +63,102 @@ nlohmann::ordered_json ToJson(const setup::NodeCalibration& c, const std::string
     j["r2"] = c.fit.r2;
     j["rmseWatts"] = c.fit.rmse_watts;
   }
+  if (c.curve.fitted) {
+    j["powerCurve"] = c.curve.points;
+    nlohmann::ordered_json bins = nlohmann::ordered_json::array();
+    for (const predict::CurveBin& b : c.curve.bins) {
+      nlohmann::ordered_json bin = {{"load", b.load_percent}, {"samples", b.samples}};
+      bin["meanWatts"] = b.samples > 0 ? nlohmann::ordered_json(b.mean_watts) : nullptr;
+      bin["watts"] = b.watts;
+      bin["source"] = b.measured ? "measured" : "filled";
+      bins.push_back(std::move(bin));
+    }
+    j["bins"] = std::move(bins);
+    j["filledFrom"] = c.curve.filled_from;
+    j["curveR2"] = c.curve.r2;
+    j["curveRmseWatts"] = c.curve.rmse_watts;
+  }
   j["annotations"] = c.annotations;
+  j["removedAnnotations"] = c.removed;
   j["changed"] = c.changed;
-  j["refused"] = c.fit.refused;
+  j["refused"] = c.refused;
   j["result"] = result;
   return j;
 }
 
-void PrintTable(const Context& ctx, const setup::CalibrationReport& report,
-                const std::string& suffix) {
-  std::size_t width = 4;
-  for (const auto& c : report.nodes) width = std::max(width, c.node.size());
-  *ctx.out << fmt::format("{:<{}}  {:>7}  {:<9}  {:>7}  {:>7}  {:>5}  {:>6}  {:>6}  {}\n", "NODE",
-                          width, "SAMPLES", "UTIL", "IDLE W", "MAX W", "CURVE", "R2", "RMSE W",
-                          "RESULT");
+std::string Fixed(bool known, double value, int digits) {
+  return known ? fmt::format("{:.{}f}", value, digits) : "-";
+}
+
+// One line per node: the exponent fit's parameters, and R² and RMSE of the form written.
+void PrintSummary(const Context& ctx, const setup::CalibrationReport& report,
+                  const std::string& suffix) {
+  Table table(
+      {"NODE", "SAMPLES", "UTIL", "FORM", "IDLE W", "MAX W", "CURVE", "R2", "RMSE W", "RESULT"});
   for (const auto& c : report.nodes) {
     const auto& f = c.fit;
     std::string util =
         f.samples == 0 ? "-" : fmt::format("{:.2f}-{:.2f}", f.utilisation_min, f.utilisation_max);
-    bool fitted = f.fitted;  // refused before the least squares ran: no numbers to show
+    // Refused before the least squares ran: no numbers to show.
+    const bool fitted = CurveForm(c) ? c.curve.fitted : f.fitted;
+    const double r2 = CurveForm(c) ? c.curve.r2 : f.r2;
+    const double rmse = CurveForm(c) ? c.curve.rmse_watts : f.rmse_watts;
+    table.AddRow({c.node, std::to_string(f.samples), util,
+                  std::string(setup::CalibrationFormName(c.form)),
+                  Fixed(f.fitted, f.params.idle_watts, 1), Fixed(f.fitted, f.params.max_watts, 1),
+                  Fixed(f.fitted, f.params.curve, 2), Fixed(fitted, r2, 3), Fixed(fitted, rmse, 1),
+                  ResultText(c, suffix)});
+  }
+  table.Print(*ctx.out);
+}
+
+// The curve's points, one line per node; a filled point is marked with '*'.
+void PrintCurves(const Context& ctx, const setup::CalibrationReport& report) {
+  Table table(
+      {"NODE", "0%", "10%", "20%", "30%", "40%", "50%", "60%", "70%", "80%", "90%", "100%"});
+  bool any = false;
+  for (const auto& c : report.nodes) {
+    if (!CurveForm(c) || !c.curve.fitted) continue;
+    std::vector<std::string> row = {c.node};
+    for (const predict::CurveBin& b : c.curve.bins) {
+      row.push_back(fmt::format("{:.1f}{}", b.watts, b.measured ? "" : "*"));
+    }
+    table.AddRow(std::move(row));
+    any = true;
+  }
+  if (!any) return;
+  *ctx.out << "\nPower curves (W at each load; * = filled, not measured):\n";
+  table.Print(*ctx.out);
+}
+
+// -o wide: per node and load step, the samples, their mean, the point and where it came from.
+void PrintBins(const Context& ctx, const setup::CalibrationReport& report) {
+  for (const auto& c : report.nodes) {
+    if (!CurveForm(c) || !c.curve.fitted) continue;
     *ctx.out << fmt::format(
-        "{:<{}}  {:>7}  {:<9}  {:>7}  {:>7}  {:>5}  {:>6}  {:>6}  {}\n", c.node, width, f.samples,
-        util, fitted ? fmt::format("{:.1f}", f.params.idle_watts) : "-",
-        fitted ? fmt::format("{:.1f}", f.params.max_watts) : "-",
-        fitted ? fmt::format("{:.2f}", f.params.curve) : "-",
-        fitted ? fmt::format("{:.3f}", f.r2) : "-",
-        fitted ? fmt::format("{:.1f}", f.rmse_watts) : "-", ResultText(c, suffix));
+        "\n{}: power curve R2 {:.3f}, RMSE {:.1f} W{}\n", c.node, c.curve.r2, c.curve.rmse_watts,
+        c.curve.filled_from.empty() ? "" : ", unmeasured steps filled by " + c.curve.filled_from);
+    Table table({"LOAD", "SAMPLES", "MEAN W", "WATTS", "SOURCE"});
+    for (const predict::CurveBin& b : c.curve.bins) {
+      table.AddRow({fmt::format("{}%", b.load_percent), std::to_string(b.samples),
+                    Fixed(b.samples > 0, b.mean_watts, 1), fmt::format("{:.1f}", b.watts),
+                    b.measured ? "measured" : "filled"});
+    }
+    std::ostringstream text;
+    table.Print(text);
+    std::istringstream lines(text.str());
+    for (std::string line; std::getline(lines, line);) *ctx.out << "  " << line << "\n";
   }
 }
 
 int RunCalibrate(const Context& ctx, const CLI::App* cmd, CalibrateFlags& flags) {
-  auto format = ctx.Output(OutputFormat::kTable,
-                           {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml});
+  auto format = ctx.Output(OutputFormat::kTable, {OutputFormat::kTable, OutputFormat::kWide,
+                                                  OutputFormat::kJson, OutputFormat::kYaml});
   if (!format.ok()) return Fail(ctx, format.error());
   setup::CalibrateRequest request = flags.request;
+  auto form = setup::ParseCalibrationForm(flags.form);
+  if (!form.ok()) return Fail(ctx, form.error());
+  request.form = *form;
   request.dry_run = ParseDryRun(flags.dry_run);
   auto window = Seconds("--window", flags.window);
   if (!window.ok()) return Fail(ctx, window.error());
@@ -95,6 +167,7 @@ int RunCalibrate(const Context& ctx, const CLI::App* cmd, CalibrateFlags& flags)
   request.window = *window;
   request.step = *step;
   request.fit.min_samples = flags.min_samples;
+  request.fit.min_bin_samples = flags.min_bin_samples;
   request.fit.min_r2 = flags.min_r2;
   request.fit.min_utilisation_range = flags.min_utilisation_range;
   // Bad input is refused before the cluster or Prometheus is contacted.
@@ -114,8 +187,13 @@ int RunCalibrate(const Context& ctx, const CLI::App* cmd, CalibrateFlags& flags)
   if (!report.ok()) return Fail(ctx, report.error());
 
   std::string suffix = DryRunSuffix(request.dry_run);
-  if (*format == OutputFormat::kTable) {
-    PrintTable(ctx, *report, suffix);
+  if (*format == OutputFormat::kTable || *format == OutputFormat::kWide) {
+    PrintSummary(ctx, *report, suffix);
+    if (*format == OutputFormat::kWide) {
+      PrintBins(ctx, *report);
+    } else {
+      PrintCurves(ctx, *report);
+    }
   } else {
     nlohmann::ordered_json doc = {{"nodes", nlohmann::ordered_json::array()},
                                   {"written", report->not_written.empty()}};
@@ -138,16 +216,25 @@ void RegisterCalibrate(CLI::App& app, CommandEnv& env) {
       "For each node, pairs mean power (ipmi_dcmi_power_consumption_watts) with CPU utilisation\n"
       "(1 - idle fraction from node_exporter's node_cpu_seconds_total), both averaged over each\n"
       "--step of --window, and fits watts = idle + (max - idle) * utilisation^curve by least\n"
-      "squares (curve 0.5..2.0 in steps of 0.05). Writes powerctl.io/idle-watts, max-watts and\n"
-      "curve; temperature-factor is left as it is. A node with too few samples, too narrow a\n"
-      "utilisation range or a poor fit (R2 below --min-r2) is refused, and then no node is\n"
-      "changed unless --skip-unfit. Series map to nodes by instance host (name, InternalIP,\n"
-      "Hostname) or a node label.\n"
+      "squares (curve 0.5..2.0 in steps of 0.05).\n"
+      "--form curve (default) also fits the measured curve: each sample goes to the nearest 10 %\n"
+      "load step, a step's watts are its samples' mean, a step with fewer than --min-bin-samples\n"
+      "is filled from the exponent fit (or interpolated when that fit is invalid; then an\n"
+      "unmeasured 0 % or 100 % step refuses the node), and pool-adjacent-violators (weighted by\n"
+      "samples) makes it non-decreasing. It writes powerctl.io/power-curve, which the model\n"
+      "follows, and idle-watts, max-watts and curve from the exponent fit beside it.\n"
+      "--form exponent writes idle-watts, max-watts and curve and removes power-curve.\n"
+      "temperature-factor is left as it is. R2 and RMSE are those of the form written; -o wide\n"
+      "shows each load step's samples, mean and source (measured or filled).\n"
+      "A node with too few samples, too narrow a utilisation range or a poor fit (R2 below\n"
+      "--min-r2) is refused, and then no node is changed unless --skip-unfit. Series map to\n"
+      "nodes by instance host (name, InternalIP, Hostname) or a node label.\n"
       "Exit codes: 0 written (or dry run), 3 a node could not be calibrated, 1 Prometheus or the\n"
       "cluster failed, 2 bad flags.\n"
       "Examples:\n"
-      "  powerctl calibrate --all --dry-run=client\n"
-      "  powerctl calibrate node-a node-b --window 14d --step 10m -o json");
+      "  powerctl calibrate --all --dry-run=client -o wide\n"
+      "  powerctl calibrate node-a node-b --window 14d --step 10m -o json\n"
+      "  powerctl calibrate -l rack=r1 --form exponent");
   cmd->add_option("nodes", flags->request.nodes, "Node names")->type_name("NODE");
   cmd->add_option("-l,--selector", flags->request.selector, "Label selector for the nodes")
       ->type_name("SELECTOR");
@@ -155,6 +242,11 @@ void RegisterCalibrate(CLI::App& app, CommandEnv& env) {
   cmd->add_option("--window", flags->window, "History to fit (default 7d)")->type_name("DURATION");
   cmd->add_option("--step", flags->step, "Resolution and averaging interval (default 5m)")
       ->type_name("DURATION");
+  cmd->add_option("--form", flags->form,
+                  "curve: the measured 11-point curve and the exponent form (default); exponent: "
+                  "idle-watts, max-watts and curve only")
+      ->type_name("curve|exponent");
+  env.hints.values["calibrate --form"] = {"curve", "exponent"};
   cmd->add_option("--prometheus-url", flags->prometheus_url,
                   "Prometheus (default: telemetry.prometheusUrl)")
       ->type_name("URL");
@@ -165,6 +257,9 @@ void RegisterCalibrate(CLI::App& app, CommandEnv& env) {
       ->type_name("R2");
   cmd->add_option("--min-samples", flags->min_samples,
                   "Refuse nodes with fewer samples (default 30)")
+      ->type_name("N");
+  cmd->add_option("--min-bin-samples", flags->min_bin_samples,
+                  "Fill a curve's load step with fewer samples from the exponent fit (default 3)")
       ->type_name("N");
   cmd->add_option("--min-utilisation-range", flags->min_utilisation_range,
                   "Refuse nodes whose utilisation spread is smaller (default 0.2)")
