@@ -4,9 +4,9 @@ The history is written as OpenMetrics text and backfilled with
 `promtool tsdb create-blocks-from openmetrics`, which writes TSDB blocks for past
 timestamps; Prometheus then serves them from --storage.tsdb.path. Each synthetic node has
 ipmi_temperature_celsius sensors with known bounds, ipmi_dcmi_power_consumption_watts from
-a known built-in-model curve plus noise, and a node_cpu_seconds_total idle counter, all with
-instance labels "<node>:<port>" so powerctl maps them to the node by name. Prometheus runs
-on a free loopback port and is stopped by PID.
+a known built-in-model curve (the exponent form, or 11 measured points) plus noise, and a
+node_cpu_seconds_total idle counter, all with instance labels "<node>:<port>" so powerctl
+maps them to the node by name. Prometheus runs on a free loopback port and is stopped by PID.
 """
 import math
 import os
@@ -28,12 +28,24 @@ def available():
 
 
 class SyntheticNode:
-    """sensors: (ambient, cpu1, cpu2) names; offset: added to every temperature."""
+    """sensors: (ambient, cpu1, cpu2) names; offset: added to every temperature.
+    power_curve: 11 watts at 0 %, 10 %, ..., 100 % load, followed linearly instead of
+    idle + (max - idle) * u^curve; load: utilisation at time t (default utilisation)."""
 
     def __init__(self, name, sensors=("Ambient", "CPU1", "CPU2"), offset=0.0, idle=110.0, max=380.0,
-                 curve=0.9):
+                 curve=0.9, power_curve=None, load=None):
         self.name, self.sensors, self.offset = name, sensors, offset
         self.idle, self.max, self.curve = idle, max, curve
+        self.power_curve = power_curve
+        self.load = load or utilisation
+
+    def watts(self, u):
+        """Power at utilisation u before noise."""
+        if self.power_curve is None:
+            return self.idle + (self.max - self.idle) * u ** self.curve
+        x = u * 10
+        i = min(int(x), 9)
+        return self.power_curve[i] + (self.power_curve[i + 1] - self.power_curve[i]) * (x - i)
 
     # Bounds each temperature stays strictly inside and comes close to (offset included).
     def bounds(self):
@@ -57,6 +69,15 @@ def utilisation(t):
     return 0.05 + 0.9 * ((h >> 33) % 1000) / 999.0
 
 
+def graduated_utilisation(t):
+    """SPECpower's graduated load: an hour at each of 0 %, 10 %, ..., 100 % in turn, wobbling
+    by up to 1 % (clamped to 0..1)."""
+    block = t // 3600
+    h = (block * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+    wobble = 0.01 * (((h >> 33) % 1001) / 500.0 - 1)
+    return min(1.0, max(0.0, (block % 11) / 10 + wobble))
+
+
 def write_openmetrics(path, nodes, first, last, seed=1234):
     rng = random.Random(seed)
     with open(path, "w") as out:
@@ -66,12 +87,12 @@ def write_openmetrics(path, nodes, first, last, seed=1234):
                     out.write(f'ipmi_temperature_celsius{{instance="{n.name}:9290",job="ipmi",'
                               f'name="{sensor}",id="{role + 1}"}} {temperature(role, t) + n.offset:.4f} {t}\n')
             for t in range(first, last + 1, INTERVAL):
-                watts = n.idle + (n.max - n.idle) * utilisation(t) ** n.curve + rng.gauss(0, 3)
+                watts = n.watts(n.load(t)) + rng.gauss(0, 3)
                 out.write(f'ipmi_dcmi_power_consumption_watts{{instance="{n.name}:9290",job="ipmi"}} '
                           f'{watts:.3f} {t}\n')
             idle_seconds = 1000.0
             for t in range(first, last + 1, INTERVAL):
-                idle_seconds += (1 - utilisation(t)) * INTERVAL
+                idle_seconds += (1 - n.load(t)) * INTERVAL
                 out.write(f'node_cpu_seconds_total{{instance="{n.name}:9100",job="node",cpu="0",'
                           f'mode="idle"}} {idle_seconds:.3f} {t}\n')
         out.write("# EOF\n")
