@@ -87,6 +87,7 @@ int RunLabelNodes(const Context& ctx, const CLI::App* cmd, LabelFlags& flags) {
   if (!results.ok()) return Fail(ctx, results.error());
   std::string suffix = DryRunSuffix(request.dry_run);
   for (const auto& r : *results) {
+    if (!r.warning.empty()) ctx.Warn(r.warning);
     if (*format == OutputFormat::kName) {
       if (r.skipped.empty()) *ctx.out << "node/" << r.node << "\n";
       continue;

@@ -327,6 +327,32 @@ Result<std::map<std::string, std::string>> DesiredNodeLabels(const LabelNodesReq
   return changes.labels;
 }
 
+namespace {
+
+// idle/max/curve written to a node that keeps a power curve: the model follows the curve, so
+// the new values change nothing until it is removed. Said, not refused: calibrate writes both,
+// and a curve may be removed later on purpose.
+std::string ShadowedByCurve(const std::string& node, const std::map<std::string, std::string>& has,
+                            const std::map<std::string, std::string>& sets) {
+  if (!has.contains(predict::kPowerCurveAnnotation) ||
+      sets.contains(predict::kPowerCurveAnnotation)) {
+    return "";
+  }
+  for (const char* key :
+       {predict::kIdleWattsAnnotation, predict::kMaxWattsAnnotation, predict::kCurveAnnotation}) {
+    if (sets.contains(key)) {
+      return fmt::format(
+          "node/{0} has {1}, which the built-in model follows instead of idle-watts, max-watts "
+          "and curve: the new values take effect once it is removed (kubectl annotate node {0} "
+          "{1}-)",
+          node, predict::kPowerCurveAnnotation);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 Result<std::vector<NodeLabelResult>> LabelNodes(kube::Client& client,
                                                 const LabelNodesRequest& request,
                                                 const telemetry::PrometheusClient* prometheus) {
@@ -357,6 +383,7 @@ Result<std::vector<NodeLabelResult>> LabelNodes(kube::Client& client,
     if (auto why = CheckParameters(p.result.node, annotations, p.changes.annotations))
       invalid.push_back(*why);
     p.result.changed = !p.result.keys_changed.empty();
+    p.result.warning = ShadowedByCurve(p.result.node, annotations, p.changes.annotations);
   }
   if (!invalid.empty()) {
     return Invalid(fmt::format("{}; no node was changed", fmt::join(invalid, "; ")));

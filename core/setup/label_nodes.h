@@ -83,6 +83,9 @@ struct NodeLabelResult {
   std::vector<std::string> keys_changed;
   std::vector<DerivedRange> derived;
   std::string skipped;  // why the node was left alone (--skip-missing); "" otherwise
+  // A caveat the caller should show (e.g. idle/max/curve set on a node whose power curve
+  // overrides them); "" when there is none.
+  std::string warning;
 };
 
 // Checks every selected node first (exists, history when --from-prometheus, the built-in

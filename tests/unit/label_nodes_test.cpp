@@ -453,6 +453,30 @@ TEST_F(LabelNodesTest, ParametersAreCheckedAgainstTheNodesAnnotationsBeforeAnyPa
   EXPECT_THAT(server_.MutatingRequests(), IsEmpty());
 }
 
+TEST_F(LabelNodesTest, IdleAndMaxOnANodeWithAPowerCurveAreWrittenWithAWarning) {
+  json n2 = server_.Object("/api/v1/nodes/n2");
+  n2["metadata"]["annotations"] = {
+      {"powerctl.io/power-curve", "100,144,159,172,184,196,207,217,227,236,246"}};
+  server_.Put(n2);
+  LabelNodesRequest request;
+  request.nodes = {"n1", "n2"};
+  request.idle_watts = "90";
+  auto results = LabelNodes(*client_, request);
+  ASSERT_TRUE(results.ok()) << results.error().message;
+  EXPECT_EQ((*results)[0].warning, "");  // n1 has no curve
+  EXPECT_THAT((*results)[1].warning,
+              HasSubstr("node/n2 has powerctl.io/power-curve, which the built-in model follows "
+                        "instead of idle-watts, max-watts and curve"));
+  EXPECT_EQ(server_.Object("/api/v1/nodes/n2")["metadata"]["annotations"]["powerctl.io/idle-watts"],
+            "90");
+  // The temperature factor applies to the curve too: no warning.
+  request.idle_watts.reset();
+  request.temperature_factor = "0.2";
+  auto factor = LabelNodes(*client_, request);
+  ASSERT_TRUE(factor.ok()) << factor.error().message;
+  EXPECT_EQ((*factor)[1].warning, "");
+}
+
 TEST_F(LabelNodesTest, OneParameterCombinesWithTheOthersOnTheNode) {
   json n2 = server_.Object("/api/v1/nodes/n2");
   n2["metadata"]["annotations"] = {{"powerctl.io/idle-watts", "100"},
