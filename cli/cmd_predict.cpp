@@ -6,6 +6,7 @@
 #include "cli/table.h"
 #include "core/common/http_client.h"
 #include "core/common/yaml.h"
+#include "core/predict/builtin_model.h"
 #include "core/predict/node_power_json.h"
 #include "core/predict/power_report.h"
 
@@ -57,12 +58,33 @@ std::string Model(const predict::ModelEndpoint& m) {
                      m.version.empty() ? "" : "@" + m.version);
 }
 
+bool Builtin(const NodePower& p) {
+  return p.model.backend == "builtin" || p.model.backend.empty();
+}
+
+// Which model the watts come from: the built-in model's form (the node's measured curve, or
+// the idle/max exponent formula), or the model server's model name.
+std::string ModelForm(const NodePower& p) {
+  if (!Builtin(p)) return p.model.name.empty() ? p.model.backend : p.model.name;
+  if (!p.builtin) return Model(p.model);
+  return p.builtin->points != nullptr ? "curve" : "exponent";
+}
+
+// -o wide: the numbers behind the form, or the model server's endpoint.
+std::string ModelDetail(const NodePower& p) {
+  if (!Builtin(p) || !p.builtin) return Model(p.model);
+  const predict::BuiltinParams& b = *p.builtin;
+  if (b.points != nullptr) return "curve " + predict::FormatPowerCurve(*b.points) + " W";
+  return fmt::format("exponent: idle {:g} W, max {:g} W, exponent {:g}", b.idle_watts, b.max_watts,
+                     b.curve);
+}
+
 void PrintTable(const Context& ctx, const predict::PowerReport& report, bool wide) {
   *ctx.out << "Answered by: " << report.answered_by << "\n";
   std::string after = fmt::format("+{:g} CPU", report.cpu_added);
-  std::vector<std::string> headers = {"NODE",  "CPU", "AMBIENT°C", "CPU1°C", "CPU2°C",
-                                      "WATTS", after, "DELTA",     "AGE"};
-  if (wide) headers.insert(headers.end(), {"MODEL", "NOTES"});
+  std::vector<std::string> headers = {"NODE", "CPU",   "AMBIENT°C",   "CPU1°C", "CPU2°C", "WATTS",
+                                      after,  "DELTA", "FILL W/CORE", "MODEL",  "AGE"};
+  if (wide) headers.push_back("NOTES");
   Table table(headers);
   for (const NodePower& p : report.nodes) {
     std::vector<std::string> row = {p.node,
@@ -73,11 +95,13 @@ void PrintTable(const Context& ctx, const predict::PowerReport& report, bool wid
                                     Fixed(p.watts_now),
                                     Fixed(p.watts_after),
                                     p.delta() ? fmt::format("{:+.1f}", *p.delta()) : "-",
+                                    Fixed(p.fill_watts_per_core, 2),
+                                    wide ? ModelDetail(p) : ModelForm(p),
                                     Age(p.telemetry_age)};
     if (wide) {
       std::string notes;
       for (const auto& n : p.notes) notes += (notes.empty() ? "" : "; ") + n;
-      row.insert(row.end(), {Model(p.model), notes.empty() ? "-" : notes});
+      row.push_back(notes.empty() ? "-" : notes);
     }
     table.AddRow(std::move(row));
   }
@@ -136,7 +160,11 @@ void RegisterPredict(CLI::App& app, CommandEnv& env) {
       "node's\n"
       "ambient|cpu1|cpu2/min|max labels), predicted watts now and after adding --cpu, the "
       "difference\n"
-      "the power score uses, and the age of the oldest telemetry behind it.\n"
+      "the power score uses, the fill cost (the cheapest average watts per core of raising the\n"
+      "node's load by --cpu or more: what scoring.objective=fill ranks nodes by), the node's\n"
+      "model (curve: its measured power-curve annotation; exponent: idle-watts, max-watts and\n"
+      "curve; or the model server's model; -o wide shows the numbers) and the age of the oldest\n"
+      "telemetry behind it.\n"
       "--source auto (default) asks the running extender through the API server's service proxy "
       "and\n"
       "computes locally from powerctl.yaml's telemetry and predictor settings when it cannot "

@@ -4,6 +4,7 @@
 #include "core/common/malloc_tuning.h"
 #include "core/extender/wire.h"
 #include "core/predict/node_power_json.h"
+#include "core/predict/power_report.h"
 #include "core/telemetry/quantity.h"
 
 #include <algorithm>
@@ -280,7 +281,9 @@ HttpResponse ExtenderService::Predictions(const HttpRequest& request) const {
   query.deadline = deps_.deadline;
   query.now = deps_.clock.now();
   if (deps_.predictor != nullptr) {
-    power = predict::PredictNodePower(facts, readings, *deps_.config, *deps_.predictor, query);
+    // With the model's parameters and the fill cost, as `predict --source local` shows them.
+    power =
+        predict::PredictNodePowerWithFill(facts, readings, *deps_.config, *deps_.predictor, query);
   }
   return HttpResponse::Json(200,
                             DumpUntrusted(predict::PredictionDocument(power, *cpu, query.now)));

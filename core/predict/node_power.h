@@ -69,6 +69,13 @@ struct NodePower {
     if (!watts_now || !watts_after) return std::nullopt;
     return *watts_after - *watts_now;
   }
+
+  // What `predict` shows beyond the watts (set by PredictNodePowerWithFill, power_report.h):
+  // the built-in model's parameters (its measured curve, or idle, max and exponent) when the
+  // node's model is the built-in one, and the fill cost of adding the CPU in W per core, the
+  // number the fill objective ranks nodes by.
+  std::optional<BuiltinParams> builtin;
+  std::optional<double> fill_watts_per_core;
 };
 
 // A temperature input as prepared: the labelled range and the normalised value, without the

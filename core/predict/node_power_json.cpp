@@ -1,6 +1,9 @@
 #include "core/predict/node_power_json.h"
 
+#include "core/predict/builtin_model.h"
+
 #include <cmath>
+#include <memory>
 #include <string>
 
 namespace powerctl::predict {
@@ -31,6 +34,21 @@ json TemperatureToJson(const ModelTemperature& t, telemetry::SteadyTime now) {
   out["normalized"] = Number(t.normalized);
   if (!t.note.empty()) out["note"] = t.note;
   return out;
+}
+
+// The built-in model's parameters as the "model" object carries them: "form" says which of
+// the two the node has ("curve": its 11 measured watts; "exponent": idle, max and exponent).
+void BuiltinToJson(const BuiltinParams& b, json& model) {
+  if (b.points != nullptr) {
+    model["form"] = "curve";
+    model["curve"] = json(*b.points);
+  } else {
+    model["form"] = "exponent";
+    model["idleWatts"] = b.idle_watts;
+    model["maxWatts"] = b.max_watts;
+    model["exponent"] = b.curve;
+  }
+  model["temperatureFactor"] = b.temperature_factor;
 }
 
 // Field readers: absent or null is "not set"; any other wrong type fails the document.
@@ -90,6 +108,48 @@ struct Reader {
     }
     return r;
   }
+  std::optional<double> Required(const json& object, const char* key, const std::string& where) {
+    std::optional<double> v = OptNumber(object, key, where);
+    if (!v) Fail(where + "." + key + ": missing");
+    return v;
+  }
+  // What BuiltinToJson wrote; nullopt for a form this version does not know (or none: an
+  // older extender, or a model server). The curve is at most kPowerCurvePoints numbers.
+  std::optional<BuiltinParams> Builtin(const json& model, const std::string& where) {
+    const std::string form = String(model, "form", where);
+    BuiltinParams b;
+    if (form == "curve") {
+      const json* curve = Field(model, "curve", where);
+      if (curve == nullptr || !curve->is_array() || curve->size() != kPowerCurvePoints) {
+        Fail(where + ".curve: not a list of 11 watts");
+        return std::nullopt;
+      }
+      PowerCurve points{};
+      for (std::size_t i = 0; i < kPowerCurvePoints; ++i) {
+        const json& w = (*curve)[i];
+        if (!w.is_number() || !(w.get<double>() >= 0) || !(w.get<double>() <= kMaxNodeWatts)) {
+          Fail(where + ".curve: not a list of 11 watts");
+          return std::nullopt;
+        }
+        points[i] = w.get<double>();
+      }
+      b.points = std::make_shared<const PowerCurve>(points);
+      b.idle_watts = points.front();
+      b.max_watts = points.back();
+    } else if (form == "exponent") {
+      auto idle = Required(model, "idleWatts", where);
+      auto max = Required(model, "maxWatts", where);
+      auto exponent = Required(model, "exponent", where);
+      if (!idle || !max || !exponent) return std::nullopt;
+      b.idle_watts = *idle;
+      b.max_watts = *max;
+      b.curve = *exponent;
+    } else {
+      return std::nullopt;
+    }
+    if (auto factor = OptNumber(model, "temperatureFactor", where)) b.temperature_factor = *factor;
+    return b;
+  }
   ModelTemperature Temperature(const json& object, const std::string& where,
                                telemetry::SteadyTime now) {
     ModelTemperature t;
@@ -118,6 +178,7 @@ json NodePowerToJson(const NodePower& p, telemetry::SteadyTime now) {
     model["version"] = p.model.version;
     model["signature"] = p.model.signature;
   }
+  if (p.builtin) BuiltinToJson(*p.builtin, model);
   json out = {{"node", p.node},
               {"cpu", cpu},
               {"temperatures",
@@ -128,6 +189,7 @@ json NodePowerToJson(const NodePower& p, telemetry::SteadyTime now) {
               {"wattsNow", Number(p.watts_now)},
               {"wattsAfter", Number(p.watts_after)},
               {"deltaWatts", Number(p.delta())},
+              {"fillWattsPerCore", Number(p.fill_watts_per_core)},
               {"overcommitted", p.overcommitted},
               {"telemetryAgeSeconds", p.telemetry_age ? Seconds(*p.telemetry_age) : json(nullptr)},
               {"notes", p.notes}};
@@ -165,9 +227,11 @@ Result<NodePower> NodePowerFromJson(const json& object, telemetry::SteadyTime no
     p.model.name = r.String(*model, "name", at + ".model");
     p.model.version = r.String(*model, "version", at + ".model");
     p.model.signature = r.String(*model, "signature", at + ".model");
+    p.builtin = r.Builtin(*model, at + ".model");
   }
   p.watts_now = r.OptNumber(object, "wattsNow", at);
   p.watts_after = r.OptNumber(object, "wattsAfter", at);
+  p.fill_watts_per_core = r.OptNumber(object, "fillWattsPerCore", at);
   p.overcommitted = r.Bool(object, "overcommitted", at);
   if (auto age = r.OptNumber(object, "telemetryAgeSeconds", at); age && *age >= 0 && *age < 1e9) {
     p.telemetry_age = milliseconds(static_cast<long long>(std::llround(*age * 1000)));

@@ -2,6 +2,9 @@
 // The JSON form of NodePower: `powerctl predict -o json`, and the read-only document the
 // extender serves on its ops port (GET /v1/predictions), which `predict` reads back when the
 // extender answers. Times travel as ages in seconds, so clocks of the two sides never mix.
+// Besides the watts, each node carries "fillWattsPerCore" and, for the built-in model, its
+// form in "model": {"form": "curve", "curve": [11 watts]} or {"form": "exponent",
+// "idleWatts", "maxWatts", "exponent"}, both with "temperatureFactor".
 
 #include "core/common/result.h"
 #include "core/predict/node_power.h"
