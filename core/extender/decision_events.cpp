@@ -15,6 +15,9 @@ using json = nlohmann::json;
 
 // Node names in a message; more are summarised as "and N more".
 constexpr std::size_t kMessageNodes = 5;
+// A power reason kept when the other reasons do not fit: its cost fits in this (a model's
+// error may not, and is cut).
+constexpr std::size_t kKeptPowerReasonBytes = 96;
 // metadata.name is a DNS subdomain: at most 253 characters.
 constexpr std::size_t kMaxNameLength = 253;
 
@@ -107,17 +110,25 @@ std::string DecisionEventMessage(const scoring::Decision& d) {
 }
 
 std::string DecisionAnnotation(const scoring::Decision& decision) {
-  // Fewer nodes, then no per-component reasons, then no notes: whatever still fits.
+  // Fewer nodes, then only the power reasons (cut short), then no per-component reasons, then
+  // no notes: whatever still fits. A power reason is the node's cost ("+30.0 W, 15.00 W/core
+  // to fill"), which `explain` shows per node and compares to say why the chosen node won.
   for (std::size_t scale : {1, 2, 4, 8, 20}) {
     scoring::Decision top =
         scoring::TopNodes(decision, kEventScoredNodes / scale, kEventRejectedNodes / scale);
-    for (int pass = 0; pass < 3; ++pass) {
+    for (int pass = 0; pass < 4; ++pass) {
       if (pass >= 1) {
         for (auto& n : top.nodes) {
-          for (auto& c : n.components) c.reason.clear();
+          for (auto& c : n.components) {
+            if (pass == 1 && c.name == scoring::kPower) {
+              c.reason = TruncateUtf8(std::move(c.reason), kKeptPowerReasonBytes);
+            } else {
+              c.reason.clear();
+            }
+          }
         }
       }
-      if (pass >= 2) top.notes.clear();
+      if (pass >= 3) top.notes.clear();
       std::string text =
           scoring::DecisionToJson(top).dump(-1, ' ', false, json::error_handler_t::replace);
       if (text.size() <= kMaxDecisionAnnotationBytes) return text;

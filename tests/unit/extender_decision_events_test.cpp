@@ -99,6 +99,26 @@ TEST(DecisionEventTest, LargeDecisionsKeepTheBestNodesWithinTheLimits) {
   EXPECT_EQ(shrunk->nodes.size() + shrunk->omitted_nodes, 100u);
 }
 
+TEST(DecisionEventTest, WhenReasonsDoNotFitEachNodesPowerCostStays) {
+  // 20 nodes whose policy reasons alone exceed 16 KiB: the policy reasons go, the power
+  // reasons (the cost `explain` compares) stay.
+  Decision d = Prioritized(20);
+  for (auto& n : d.nodes) {
+    n.score = 10;
+    n.components[0].reason = "+12.5 W, 3.25 W/core to fill";
+    n.components.push_back({"policy", 10, std::string(1000, 'p')});
+  }
+  auto back = scoring::DecisionFromJson(json::parse(DecisionAnnotation(d)));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->nodes.size(), 20u);
+  for (const NodeDecision& n : back->nodes) {
+    ASSERT_EQ(n.components.size(), 2u);
+    EXPECT_EQ(n.components[0].reason, "+12.5 W, 3.25 W/core to fill");
+    EXPECT_EQ(n.components[1].reason, "");
+  }
+  EXPECT_EQ(back->notes, d.notes);
+}
+
 TEST(DecisionEventTest, FilterEventsOnlyWhenANodeWasRejected) {
   Decision d;
   d.verb = scoring::kVerbFilter;
