@@ -91,12 +91,10 @@ void PrintReport(std::ostream& out, const explain::ExplainReport& r, bool wide) 
     for (const std::string& note : r.notes) out << "  " << note << "\n";
   }
   if (r.scheduled()) {
-    out << "\nScheduled on " << p.node_name << " (marked *)";
-    if (r.causes.empty()) {
-      out << ".\n";
-      return;
-    }
-    out << ", but it should not stay there:\n";
+    out << "\nScheduled on " << p.node_name << " (marked *).\n";
+    if (!r.why_chosen.empty()) out << "Why: " << r.why_chosen << "\n";
+    if (r.causes.empty()) return;
+    out << "It should not stay there:\n";
   } else {
     out << "\nCauses, most likely first:\n";
   }
@@ -160,8 +158,10 @@ void RegisterExplain(CLI::App& app, CommandEnv& env) {
       "extender's /readyz), shows the scheduler's verdict verbatim, the extender's decision\n"
       "as it recorded it on the pod (Events PowerScored/PowerFiltered) or recomputed now\n"
       "with the same scoring code (labelled so), kube-scheduler's own checks per node\n"
-      "(cordon, taints, node selector and affinity, resources) and, for a Pending pod, the\n"
-      "causes with a fix each. Healthy detail is folded; -o wide shows everything.\n"
+      "(cordon, taints, node selector and affinity, resources) with each node's power cost\n"
+      "(DELTA: the pod's watts; FILL: W/core to fill, what scoring.objective=fill ranks by)\n"
+      "and, for a scheduled pod, why its node won; for a Pending pod, the causes with a fix\n"
+      "each. Healthy detail is folded; -o wide shows everything.\n"
       "Exit 0 when the pod is scheduled, 3 when it is Pending or its node violates its\n"
       "deschedule policy or has a NoExecute taint it does not tolerate.\n"
       "Examples:\n"

@@ -6,6 +6,7 @@
 #include "cli/score_format.h"
 #include "core/common/http_client.h"
 #include "core/common/yaml.h"
+#include "core/explain/power_cost.h"
 #include "core/explain/score.h"
 
 #include <fmt/format.h>
@@ -76,6 +77,12 @@ int RunScore(const Context& ctx, ScoreFlags& flags) {
   }
   const bool wide = *format == OutputFormat::kWide;
   *ctx.out << "Answered by: " << report->answered_by << "\n";
+  if (report->objective == explain::kObjectiveFill) {
+    *ctx.out << "Power ranked by: fill (FILL: the cheapest W/core of raising each node's load by "
+                "the pod or more)\n";
+  } else if (report->objective == explain::kObjectiveMarginal) {
+    *ctx.out << "Power ranked by: marginal (DELTA: the watts the pod adds)\n";
+  }
   PrintNodeScores(*ctx.out, report->nodes, wide, "");
   if (wide && !report->notes.empty()) {
     *ctx.out << "\nNotes:\n";
@@ -94,7 +101,9 @@ void RegisterScore(CLI::App& app, CommandEnv& env) {
   cmd->footer(
       "Per node, best first: kube-scheduler's own checks (taints, node selector and affinity,\n"
       "resources, cordon), the extender's gates (pod group, dontschedule policies), the\n"
-      "predicted watts now and after adding the pod, each score component and the final\n"
+      "predicted watts the pod adds (DELTA), the fill cost (FILL: the cheapest W/core of\n"
+      "raising the node's load by the pod or more, what scoring.objective=fill ranks by; nodes\n"
+      "within scoring.tieTolerance of the cheapest tie), each score component and the final\n"
       "0..10. --source auto (default) asks the running extender (POST /v1/score on its ops\n"
       "port, through the API server's service proxy) and computes here with the same scoring\n"
       "code from powerctl.yaml's telemetry and model when it cannot answer; the first line\n"

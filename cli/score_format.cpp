@@ -59,6 +59,12 @@ void PrintNodeScores(std::ostream& out, const std::vector<explain::NodeScore>& n
   std::vector<std::string> headers = {"NODE", "FITS"};
   if (wide) headers.insert(headers.end(), {"WATTS", "AFTER"});
   headers.push_back("DELTA");
+  // The fill cost ranks the nodes when scoring.objective=fill: shown beside the watts it
+  // explains (a pod's own watts favour the node that is cheapest for this pod only).
+  const bool fill = std::any_of(nodes.begin(), nodes.end(), [](const explain::NodeScore& n) {
+    return n.FillWattsPerCore().has_value();
+  });
+  if (fill) headers.push_back("FILL");
   for (const std::string& c : components) headers.push_back(Upper(c));
   headers.push_back("SCORE");
   if (wide) headers.push_back("REASONS");
@@ -71,6 +77,10 @@ void PrintNodeScores(std::ostream& out, const std::vector<explain::NodeScore>& n
     }
     auto delta = n.DeltaWatts();
     row.push_back(delta ? fmt::format("{:+.1f} W", *delta) : "-");
+    if (fill) {
+      auto cost = n.FillWattsPerCore();
+      row.push_back(cost ? fmt::format("{:.2f} W/core", *cost) : "-");
+    }
     for (const std::string& name : components) {
       std::string cell = "-";
       if (n.scored) {

@@ -11,7 +11,8 @@
 namespace powerctl::cli {
 
 // `chosen`: the node the pod is bound to, marked "*" in the first column ("" for none).
-// Wide adds the watts before and after and every reason.
+// FILL (W/core) follows DELTA when the power score ranked by fill cost. Wide adds the watts
+// before and after and every reason.
 void PrintNodeScores(std::ostream& out, const std::vector<explain::NodeScore>& nodes, bool wide,
                      const std::string& chosen);
 // "Not scored:" and one line per node that failed a check or a gate, with its reason.

@@ -1,5 +1,6 @@
 #include "core/explain/explain_pod.h"
 
+#include "core/explain/power_cost.h"
 #include "core/explain/scheduler_check.h"
 #include "core/kube/json_fields.h"
 #include "core/scoring/pod_resources.h"
@@ -168,6 +169,7 @@ Result<ExplainReport> ExplainPod(const ExplainRequest& request,
     report.notes.insert(report.notes.end(), d->notes.begin(), d->notes.end());
   }
   report.nodes = RankNodes(names, fit, report.filter, report.prioritize);
+  report.objective = RankingObjective(report.nodes);
 
   if (report.scheduled()) {
     const scoring::NodeDecision* best = BestScored(report.prioritize);
@@ -182,6 +184,7 @@ Result<ExplainReport> ExplainPod(const ExplainRequest& request,
           "the extender scored {} best; kube-scheduler added its own plugins' scores and chose {}",
           best->node, summary.node_name));
     }
+    report.why_chosen = WhyChosen(report.nodes, summary.node_name);
     for (const json& node : objects.nodes) {
       if (StringField(node, {"metadata", "name"}) == summary.node_name)
         report.causes = MisplacedCauses(*pod, node);
@@ -259,6 +262,8 @@ json ExplainReportToJson(const ExplainReport& r) {
           {"decision",
            {{"source", DecisionSourceName(r.source)},
             {"description", r.source_text},
+            {"objective", r.objective},
+            {"whyChosen", r.why_chosen},
             {"filter", decision(r.filter)},
             {"prioritize", decision(r.prioritize)}}},
           {"nodes", nodes},

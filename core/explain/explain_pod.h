@@ -63,6 +63,10 @@ struct ExplainReport {
   scoring::Decision filter;
   scoring::Decision prioritize;
   std::vector<NodeScore> nodes;  // best first
+  // What ranked the nodes' power: fill or marginal ("" without a prioritize decision).
+  std::string objective;
+  // A scheduled pod: one line saying why its node won (power_cost.h's WhyChosen).
+  std::string why_chosen;
   // Pending: why, ranked, most likely first; scheduled: why it is misplaced (none: it is not).
   std::vector<Cause> causes;
   std::vector<std::string> notes;
@@ -84,7 +88,8 @@ struct ExplainDeps {
 Result<ExplainReport> ExplainPod(const ExplainRequest& request,
                                  const manifests::PowerctlConfig& config, const ExplainDeps& deps);
 
-// The -o json|yaml document (kind PodExplanation).
+// The -o json|yaml document (kind PodExplanation); "decision" carries "objective" and
+// "whyChosen", each node "deltaWatts" and "fillWattsPerCore".
 nlohmann::json ExplainReportToJson(const ExplainReport& report);
 
 }  // namespace powerctl::explain

@@ -1,6 +1,7 @@
 #include "core/explain/score.h"
 
 #include "core/common/names.h"
+#include "core/explain/power_cost.h"
 #include "core/kube/json_fields.h"
 #include "core/scoring/pod_resources.h"
 #include "core/telemetry/quantity.h"
@@ -36,6 +37,20 @@ int Stage(const NodeScore& n) {
 std::optional<double> NodeScore::DeltaWatts() const {
   if (!scored || !scored->watts_now || !scored->watts_after) return std::nullopt;
   return *scored->watts_after - *scored->watts_now;
+}
+
+const scoring::Component* NodeScore::Power() const {
+  if (!scored) return nullptr;
+  for (const scoring::Component& c : scored->components) {
+    if (c.name == scoring::kPower) return &c;
+  }
+  return nullptr;
+}
+
+std::optional<double> NodeScore::FillWattsPerCore() const {
+  const scoring::Component* power = Power();
+  if (power == nullptr) return std::nullopt;
+  return FillWattsPerCoreFromReason(power->reason);
 }
 
 Result<json> PodToScore(const ScoreRequest& request) {
@@ -153,6 +168,8 @@ Result<ScoreReport> ScorePod(const ScoreRequest& request, const manifests::Power
     report.notes.insert(report.notes.end(), d->notes.begin(), d->notes.end());
   }
   report.nodes = RankNodes(order, fit, filter, prioritize);
+  report.objective = RankingObjective(report.nodes);
+  if (report.objective.empty()) report.objective = config.scoring.objective;
   return report;
 }
 
@@ -175,6 +192,8 @@ json NodeScoreToJson(const NodeScore& n) {
     out["wattsAfter"] = n.scored->watts_after ? json(*n.scored->watts_after) : json(nullptr);
     auto delta = n.DeltaWatts();
     out["deltaWatts"] = delta ? json(*delta) : json(nullptr);
+    auto fill = n.FillWattsPerCore();
+    out["fillWattsPerCore"] = fill ? json(*fill) : json(nullptr);
     json components = json::array();
     for (const scoring::Component& c : n.scored->components) {
       components.push_back({{"name", c.name}, {"value", c.value}, {"reason", c.reason}});
@@ -199,6 +218,7 @@ json ScoreReportToJson(const ScoreReport& report) {
   return {{"kind", "PowerScore"},
           {"pod", pod},
           {"answeredBy", report.answered_by},
+          {"objective", report.objective},
           {"notes", report.notes},
           {"warnings", report.warnings},
           {"nodes", nodes}};

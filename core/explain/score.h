@@ -35,6 +35,10 @@ struct NodeScore {
   std::optional<scoring::NodeDecision> scored;
 
   std::optional<double> DeltaWatts() const;
+  // The power component of the prioritize result; null when there is none.
+  const scoring::Component* Power() const;
+  // The fill cost its power component carries (scoring.objective=fill); nullopt otherwise.
+  std::optional<double> FillWattsPerCore() const;
 };
 
 struct ScoreReport {
@@ -43,6 +47,9 @@ struct ScoreReport {
   std::vector<std::string> warnings;
   std::vector<std::string> notes;  // the decisions' notes (power range, policy, pod group)
   std::vector<NodeScore> nodes;    // best first: scored by score then delta, gated, not fitting
+  // What ranked the nodes' power (fill or marginal, power_cost.h's RankingObjective); the
+  // configured scoring.objective when no node has a prediction.
+  std::string objective;
 };
 
 // The pod to score: the manifest (namespace "default" when it names none), or a one-container
@@ -60,7 +67,8 @@ std::vector<NodeScore> RankNodes(const std::vector<std::string>& order,
                                  const scoring::Decision& filter,
                                  const scoring::Decision& prioritize);
 
-// The -o json|yaml document: {"kind":"PowerScore","pod":{...},"answeredBy":..,"nodes":[..]}.
+// The -o json|yaml document: {"kind":"PowerScore","pod":{...},"answeredBy":..,"objective":..,
+// "nodes":[..]}; each node with "deltaWatts" and "fillWattsPerCore" (null when unknown).
 nlohmann::json ScoreReportToJson(const ScoreReport& report);
 // One node's row as JSON (shared with explain's document).
 nlohmann::json NodeScoreToJson(const NodeScore& node);

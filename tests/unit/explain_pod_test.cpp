@@ -172,6 +172,45 @@ TEST_F(ExplainPodTest, ScheduledPodShowsTheRecordedScores) {
   json doc = ExplainReportToJson(*report);
   EXPECT_TRUE(doc["nodes"][0]["chosen"].get<bool>());
   EXPECT_FALSE(doc["nodes"][1]["chosen"].get<bool>());
+  EXPECT_EQ(doc["decision"]["objective"], "marginal");
+  EXPECT_EQ(doc["decision"]["whyChosen"], "n2 won: the only node the extender scored");
+}
+
+TEST_F(ExplainPodTest, ScheduledPodSaysWhyItsNodeWonOnFillCost) {
+  PutNode("n3", json::array());
+  PutPod(config_.scheduler.name, "n3");
+  PutLease("2026-11-25T07:59:58Z");
+  scoring::Decision d;
+  d.verb = scoring::kVerbPrioritize;
+  d.pod_namespace = "shop";
+  d.pod_name = "web-1";
+  d.pod_uid = uid_;
+  d.at_unix_ms = 1700000000000;
+  scoring::NodeDecision n2;
+  n2.node = "n2";
+  n2.score = 4;
+  n2.watts_now = 100;
+  n2.watts_after = 130;
+  n2.components = {{"power", 4.2, "+30.0 W, 12.10 W/core to fill"}};
+  scoring::NodeDecision n3 = n2;
+  n3.node = "n3";
+  n3.score = 10;
+  n3.watts_after = 160;
+  n3.components = {{"power", 10, "+60.0 W, 9.80 W/core to fill"}};
+  d.nodes = {n2, n3};
+  PutDecision(d, "d3");
+
+  auto report = ExplainPod({"shop", "web-1"}, config_, deps_);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->objective, "fill");
+  EXPECT_EQ(report->why_chosen,
+            "n3 won: cheapest to fill, 9.80 W/core vs 12.10 W/core on n2 (next best)");
+  json doc = ExplainReportToJson(*report);
+  EXPECT_EQ(doc["decision"]["whyChosen"], report->why_chosen);
+  ASSERT_EQ(doc["nodes"][0]["node"], "n3");
+  EXPECT_EQ(doc["nodes"][0]["deltaWatts"], 60.0);
+  EXPECT_EQ(doc["nodes"][0]["fillWattsPerCore"], 9.8);
+  EXPECT_EQ(doc["nodes"][1]["fillWattsPerCore"], 12.1);
 }
 
 TEST_F(ExplainPodTest, APodOnANodeItsDeschedulePolicyMarksIsAProblem) {
