@@ -74,9 +74,16 @@ std::string WhyChosen(const std::vector<NodeScore>& nodes, const std::string& ch
   std::optional<Cost> mine = CostOf(*winner, fill);
   if (!mine) {
     const scoring::Component* power = winner->Power();
+    const std::string why = power != nullptr ? power->reason : "no power score";
+    if (RankingObjective(nodes).empty()) {
+      return fmt::format(
+          "{} won: no node had a power prediction ({} on {}), so kube-scheduler's other scores "
+          "decided",
+          chosen, why, chosen);
+    }
     return fmt::format(
         "{} won without a power prediction ({}): kube-scheduler's other scores chose it", chosen,
-        power != nullptr ? power->reason : "no power score");
+        why);
   }
   // The cheapest other node: what the winner is measured against.
   std::optional<Cost> next;

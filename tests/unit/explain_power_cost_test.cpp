@@ -117,6 +117,11 @@ TEST(WhyChosen, AloneOrWithoutAPrediction) {
             "node-x won without a power prediction (model server unreachable): kube-scheduler's "
             "other scores chose it");
   EXPECT_EQ(WhyChosen(nodes, "node-a"), "node-a won: the only node with a power prediction");
+  nodes[0] = nodes[1];
+  nodes[0].node = "node-y";
+  EXPECT_EQ(WhyChosen(nodes, "node-x"),
+            "node-x won: no node had a power prediction (model server unreachable on node-x), so "
+            "kube-scheduler's other scores decided");
 }
 
 TEST(NodeScoreToJson, CarriesTheFillCost) {
