@@ -125,6 +125,7 @@ policies:
                 raise cl.FatalWaitError(f"schedule-server exited {extender.returncode}:\n{cl.tail(self.extender_log)}")
             return get_json(f"http://127.0.0.1:{ops_port}/readyz").get("degraded") == []
         cl.wait_for(ready, 60, "the extender ready", diagnose=lambda: cl.tail(self.extender_log))
+        self.ops_port = ops_port
         self.scheduler, self.scheduler_log = self.start("kube-scheduler", [
             os.path.join(cl.default_bin_dir(), "kube-scheduler"), f"--config={out}/scheduler-config.yaml",
             f"--secure-port={secure_port}", "--bind-address=127.0.0.1",
@@ -170,6 +171,13 @@ policies:
     def test_explain_cases(self):
         tag = self.tag
         with self.subTest("placed by the power scheduler"):
+            # The extender predicts both untainted nodes (CPU from Prometheus) before the pod
+            # comes, so its decision has a power cost per node.
+            def predicted():
+                doc = get_json(f"http://127.0.0.1:{self.ops_port}/v1/predictions?cpu=500m"
+                               f"&node={self.good}&node={self.bad}")
+                return all(n["fillWattsPerCore"] is not None for n in doc["nodes"])
+            cl.wait_for(predicted, 60, "the extender's predictions", diagnose=self.diagnose)
             name = f"placed-{tag}"
             self.create_pod(name)
             node = cl.wait_for(lambda: self.pod(name)["spec"].get("nodeName"), 60, f"{name} bound",
@@ -188,10 +196,19 @@ policies:
             chosen = [n["node"] for n in doc["nodes"] if n["chosen"]]
             self.assertEqual(chosen, [node])
             self.assertEqual(doc["causes"], [])
+            # Both untainted nodes have the same model and load: equal fill costs, a tie on
+            # power that kube-scheduler's own scores broke.
+            self.assertEqual(doc["decision"]["objective"], "fill", doc["decision"])
+            costs = {n["node"]: n["fillWattsPerCore"] for n in doc["nodes"] if n["score"] is not None}
+            self.assertEqual(set(costs), {self.good, self.bad}, doc["nodes"])
+            why = doc["decision"]["whyChosen"]
+            self.assertTrue(why.startswith(f"{node} won a tie on power: "), why)
+            self.assertIn("(within the tie tolerance), so kube-scheduler's other scores decided", why)
             text = self.explain(name)
             self.assertEqual(text.returncode, 0)
             self.assertIn(f"* {node}", text.stdout)
             self.assertIn("recorded by the extender", text.stdout)
+            self.assertIn(f"Why: {why}", text.stdout)
 
         with self.subTest("Pending on a dontschedule policy"):
             name = f"policy-{tag}"

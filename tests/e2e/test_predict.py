@@ -81,6 +81,12 @@ telemetry:
         self.assertGreater(item["deltaWatts"], 0)
         self.assertLess(item["telemetryAgeSeconds"], 60)
         self.assertEqual(item["model"]["backend"], "builtin")
+        # The node's model as its annotations give it, and the fill cost: for a power law with
+        # exponent 1 the cheapest chord runs to full load, (max - idle) per unit of load.
+        self.assertEqual(item["model"]["form"], "exponent", item["model"])
+        self.assertEqual((item["model"]["idleWatts"], item["model"]["maxWatts"], item["model"]["exponent"]),
+                         (100, 300, 1))
+        self.assertAlmostEqual(item["fillWattsPerCore"], 200 * (1 + 0.1 * sum(norm) / 3) / 4, delta=0.01)
 
     def test_local_from_real_prometheus_and_node_exporter(self):
         self.wait_for_telemetry()
@@ -105,6 +111,8 @@ telemetry:
         row = lines[2].split()
         self.assertEqual(row[0], self.node)
         self.assertIn("23.0", row)
+        self.assertIn("FILL W/CORE", lines[1])
+        self.assertIn("exponent", row)
 
     def test_auto_falls_back_to_local_and_says_why(self):
         self.wait_for_telemetry()
@@ -210,8 +218,10 @@ telemetry:
         self.assertIn("service proxy", doc["answeredBy"]["description"])
         self.check_node(doc["nodes"][0])
         self.assertEqual(ops.paths, [f"/v1/predictions?cpu=500m&node={self.node}"])
-        table = powerctl("predict", self.node, "--cpu", "500m", *self.kc, *self.config())
+        table = powerctl("predict", self.node, "--cpu", "500m", "-o", "wide", *self.kc, *self.config())
         self.assertTrue(table.stdout.startswith(f"Answered by: extender {self.namespace}/powerctl-extender"))
+        # The model read back from the extender's document, as the local table shows it.
+        self.assertIn("exponent: idle 100 W, max 300 W, exponent 1", table.stdout)
 
 
 if __name__ == "__main__":
