@@ -77,10 +77,10 @@ int RunScore(const Context& ctx, ScoreFlags& flags) {
   }
   const bool wide = *format == OutputFormat::kWide;
   *ctx.out << "Answered by: " << report->answered_by << "\n";
-  if (report->objective == explain::kObjectiveFill) {
+  if (report->objective == manifests::kObjectiveFill) {
     *ctx.out << "Power ranked by: fill (FILL: the cheapest W/core of raising each node's load by "
                 "the pod or more)\n";
-  } else if (report->objective == explain::kObjectiveMarginal) {
+  } else if (report->objective == manifests::kObjectiveMarginal) {
     *ctx.out << "Power ranked by: marginal (DELTA: the watts the pod adds)\n";
   }
   PrintNodeScores(*ctx.out, report->nodes, wide, "");

@@ -6,6 +6,7 @@
 // recorded decisions of any replica show it without a field of their own.
 
 #include "core/explain/score.h"
+#include "core/manifests/config.h"
 
 #include <optional>
 #include <string>
@@ -14,15 +15,12 @@
 
 namespace powerctl::explain {
 
-inline constexpr const char* kObjectiveFill = "fill";
-inline constexpr const char* kObjectiveMarginal = "marginal";
-
 // The W/core of "..., 15.00 W/core to fill" in a power reason; nullopt when it has none.
 std::optional<double> FillWattsPerCoreFromReason(std::string_view reason);
 
-// What ranked the scored nodes: kObjectiveFill when their power reasons carry fill costs,
-// kObjectiveMarginal when they carry only watts (scoring.objective=marginal, or a pod without
-// CPU), "" when no node has a power prediction.
+// What ranked the scored nodes (manifests::kObjective*): "fill" when their power reasons carry
+// fill costs, "marginal" when they carry only watts (scoring.objective=marginal, or a pod
+// without CPU), "" when no node has a power prediction.
 std::string RankingObjective(const std::vector<NodeScore>& nodes);
 
 // One line saying why `chosen` won against the cheapest other scored node, e.g.

@@ -55,9 +55,10 @@ TEST(FillWattsPerCoreFromReason, ReadsWhatThePowerScoreWrites) {
 TEST(RankingObjective, FromTheReasons) {
   auto fill = Scored("fill");
   auto marginal = Scored("marginal");
-  EXPECT_EQ(RankingObjective({Row("a", fill[0], 5), Row("b", fill[1], 10)}), kObjectiveFill);
+  EXPECT_EQ(RankingObjective({Row("a", fill[0], 5), Row("b", fill[1], 10)}),
+            manifests::kObjectiveFill);
   EXPECT_EQ(RankingObjective({Row("a", marginal[0], 10), Row("b", marginal[1], 5)}),
-            kObjectiveMarginal);
+            manifests::kObjectiveMarginal);
   NodeScore unscored;
   unscored.node = "c";
   EXPECT_EQ(RankingObjective({unscored}), "");
@@ -132,7 +133,7 @@ TEST(NodeScoreToJson, CarriesTheFillCost) {
   row = NodeScoreToJson(Row("node-a", Scored("marginal")[0], 10));
   EXPECT_TRUE(row["fillWattsPerCore"].is_null());
   ScoreReport report;
-  report.objective = kObjectiveFill;
+  report.objective = manifests::kObjectiveFill;
   EXPECT_EQ(ScoreReportToJson(report)["objective"], "fill");
 }
 
