@@ -156,15 +156,13 @@ void RegisterPredict(CLI::App& app, CommandEnv& env) {
   CLI::App* cmd =
       app.add_subcommand("predict", "Show each node's CPU, temperatures and predicted watts");
   cmd->footer(
-      "Per node: CPU in use, temperatures (raw; -o wide adds the values normalised with the "
-      "node's\n"
-      "ambient|cpu1|cpu2/min|max labels), predicted watts now and after adding --cpu, the "
-      "difference\n"
-      "the power score uses, the fill cost (the cheapest average watts per core of raising the\n"
-      "node's load by --cpu or more: what scoring.objective=fill ranks nodes by), the node's\n"
-      "model (curve: its measured power-curve annotation; exponent: idle-watts, max-watts and\n"
-      "curve; or the model server's model; -o wide shows the numbers) and the age of the oldest\n"
-      "telemetry behind it.\n"
+      "Per node: CPU in use, temperatures (raw; -o wide adds the values normalised with the\n"
+      "node's ambient|cpu1|cpu2/min|max labels), predicted watts now and after adding --cpu,\n"
+      "the difference (what scoring.objective=marginal ranks by), the fill cost (FILL W/CORE:\n"
+      "the cheapest average watts per core of raising the node's load by --cpu or more, what\n"
+      "scoring.objective=fill ranks by), the node's model (curve: its measured power-curve\n"
+      "annotation; exponent: idle-watts, max-watts and curve; or the model server's model;\n"
+      "-o wide shows the numbers) and the age of the oldest telemetry behind it.\n"
       "--source auto (default) asks the running extender through the API server's service proxy "
       "and\n"
       "computes locally from powerctl.yaml's telemetry and predictor settings when it cannot "
