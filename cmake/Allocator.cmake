@@ -5,7 +5,7 @@
 # with 31 MiB of live heap. jemalloc (Debian 12: libjemalloc-dev) returns freed pages from a
 # background thread about a second after they were last used (the settings are in
 # core/common/malloc_tuning.cpp): 76 MiB after the same burst, 50 MiB idle, at the same or
-# better latency. README "Benchmarks" has the measurements.
+# better latency. docs/benchmarks.md has the measurements.
 #
 # powerctl_allocator is an INTERFACE target for executables: the powerctl binary, the unit
 # tests (which check the settings took effect) and powerctl_bench link it. powerctl_core does

@@ -38,7 +38,7 @@ struct DoctorInput {
 
 DoctorReport RunDoctor(const DoctorInput& input);
 
-// The IDs of every check, in order (documented in the README).
+// The IDs of every check, in order (documented in docs/troubleshooting.md).
 const std::vector<std::string>& DoctorCheckIds();
 
 }  // namespace powerctl::setup

@@ -208,7 +208,7 @@ def main(argv=None):
 
 
 def print_table(results):
-    """The results as the Markdown tables the README shows."""
+    """The results as the Markdown tables docs/benchmarks.md shows."""
     print(f"machine: {results['machine']}; load average at start {results['loadavg_at_start']}; "
           f"{results['duration_s']} s per run")
     print("\n| nodes | mode | verb | connections | req/s | p50 ms | p99 ms | request body | peak RSS MiB |")
