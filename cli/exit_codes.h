@@ -1,5 +1,6 @@
 #pragma once
-// The exit codes powerctl documents (README.md, "Conventions"), mapped from core errors in one place.
+// The exit codes powerctl documents (README.md, "Conventions"), mapped from core errors in one
+// place.
 
 #include "core/common/result.h"
 

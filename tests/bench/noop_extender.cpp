@@ -1,9 +1,9 @@
 // The floor of an extender's cost to kube-scheduler: the same HTTP(S) server, mutual TLS and
 // wire decoding/encoding as `powerctl schedule-server`, but no decision at all (every node
 // passes the filter, every node scores 0). `scheduler_throughput.py --floor` runs
-// kube-scheduler against it, so docs/benchmarks.md can say how much of the extender's per-pod cost is
-// the extender protocol itself (two HTTPS round trips carrying the Pod and every node name)
-// and how much is powerctl's scoring.
+// kube-scheduler against it, so docs/benchmarks.md can say how much of the extender's per-pod cost
+// is the extender protocol itself (two HTTPS round trips carrying the Pod and every node name) and
+// how much is powerctl's scoring.
 //
 //   noop_extender --port P --ops-port Q [--tls-cert F --tls-key F --client-ca F] [--threads N]
 //
