@@ -194,6 +194,42 @@ Result<CalibrationFit> FitBuiltinModel(const std::vector<PowerSample>& samples,
   return fit;
 }
 
+namespace {
+
+// Each measured bin's point at its step's load: the mean watts were measured at the bin's mean
+// load, which the end bins hold only on one side (the 100 % bin's samples lie between 95 and
+// 100 %, so their mean sits near 97.5 % and reads low by a quarter step of the curve's rise).
+// Moved along the line through the neighbouring measured bins' means, the points of a straight
+// stretch come out exact however the samples fall within each bin.
+void AtStepLoads(std::array<CurveBin, kPowerCurvePoints>& bins,
+                 const std::array<double, kPowerCurvePoints>& mean_load) {
+  for (std::size_t k = 0; k < kPowerCurvePoints; ++k) {
+    CurveBin& bin = bins[k];
+    if (!bin.measured) continue;
+    bin.watts = bin.mean_watts;
+    std::optional<std::size_t> left, right;
+    for (std::size_t j = k; j-- > 0;) {
+      if (bins[j].measured) {
+        left = j;
+        break;
+      }
+    }
+    for (std::size_t j = k + 1; j < kPowerCurvePoints; ++j) {
+      if (bins[j].measured) {
+        right = j;
+        break;
+      }
+    }
+    const std::size_t a = left.value_or(k);
+    const std::size_t b = right.value_or(k);
+    if (a == b || !(mean_load[b] - mean_load[a] > 1e-9)) continue;
+    const double slope = (bins[b].mean_watts - bins[a].mean_watts) / (mean_load[b] - mean_load[a]);
+    bin.watts += slope * (static_cast<double>(k) / 10 - mean_load[k]);
+  }
+}
+
+}  // namespace
+
 Result<CurveFit> FitPowerCurve(const std::vector<PowerSample>& samples,
                                const CalibrationFit& exponent, const CalibrationOptions& options) {
   if (options.min_bin_samples < 1 || !(options.filled_bin_weight > 0) ||
@@ -209,22 +245,25 @@ Result<CurveFit> FitPowerCurve(const std::vector<PowerSample>& samples,
   fit.refused = CoverageRefusal(clean, options);
   if (!fit.refused.empty()) return fit;
 
-  std::array<double, kPowerCurvePoints> sums{};
+  std::array<double, kPowerCurvePoints> sums{}, load_sums{};
   for (std::size_t i = 0; i < clean.u.size(); ++i) {
     const auto k = static_cast<std::size_t>(std::lround(clean.u[i] * 10));
     ++fit.bins[k].samples;
     sums[k] += clean.watts[i];
+    load_sums[k] += clean.u[i];
   }
   std::size_t measured = 0;
+  std::array<double, kPowerCurvePoints> mean_load{};
   for (std::size_t k = 0; k < kPowerCurvePoints; ++k) {
     CurveBin& bin = fit.bins[k];
-    if (bin.samples > 0) bin.mean_watts = sums[k] / static_cast<double>(bin.samples);
-    bin.measured = bin.samples >= options.min_bin_samples;
-    if (bin.measured) {
-      bin.watts = bin.mean_watts;
-      ++measured;
+    if (bin.samples > 0) {
+      bin.mean_watts = sums[k] / static_cast<double>(bin.samples);
+      mean_load[k] = load_sums[k] / static_cast<double>(bin.samples);
     }
+    bin.measured = bin.samples >= options.min_bin_samples;
+    if (bin.measured) ++measured;
   }
+  AtStepLoads(fit.bins, mean_load);
   if (measured < 2) {
     fit.refused = fmt::format(
         "only {} of the 11 load steps (0 %, 10 %, ..., 100 %) have at least {} samples (need 2)",

@@ -81,7 +81,9 @@ struct CurveFit {
 
 // Fits the 11-point curve (watts at 0 %, 10 %, ..., 100 % load) to `samples`, cleaned and
 // checked for count and utilisation range as FitBuiltinModel does:
-//  1. bin k holds the samples nearest to load k/10; its value is their mean watts;
+//  1. bin k holds the samples nearest to load k/10; its value is their mean watts, moved from
+//     their mean load to k/10 along the line through the neighbouring bins' means (the end bins
+//     hold samples on one side only: their plain mean would read the ends low);
 //  2. a bin with fewer than min_bin_samples samples is filled from `exponent` (the exponent
 //     fit of the same samples, which extrapolates to loads the node never reached) when its
 //     parameters are valid; otherwise interior gaps are interpolated linearly between

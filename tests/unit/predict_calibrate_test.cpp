@@ -197,6 +197,25 @@ TEST(FitPowerCurveTest, RecoversAKnownCurveFromNoisySamples) {
   EXPECT_EQ(*parsed, fit->points);
 }
 
+TEST(FitPowerCurveTest, TheEndStepsAreNotReadLowWhenLoadSweepsEvenly) {
+  // History that sweeps the whole range evenly: the 100 % step only gets samples from 95 % up
+  // (mean 97.5 %), the 0 % step only up to 5 %. Their plain means would be a quarter step off
+  // (here 3.75 W of a 15 W step); moved to the step's load they are exact on a straight line.
+  std::vector<PowerSample> samples;
+  for (int i = 0; i <= 2000; ++i) {
+    const double u = i / 2000.0;
+    samples.push_back({u, 100 + 150 * u});
+  }
+  auto fit = FitCurve(samples);
+  ASSERT_TRUE(fit.ok()) << fit.error().message;
+  EXPECT_THAT(fit->refused, IsEmpty());
+  EXPECT_NEAR(fit->bins[10].mean_watts, 246.25, 0.1);  // what was measured, reported as such
+  for (std::size_t k = 0; k < kPowerCurvePoints; ++k) {
+    SCOPED_TRACE(k);
+    EXPECT_NEAR(fit->points[k], 100 + 15.0 * static_cast<double>(k), 0.1);
+  }
+}
+
 TEST(FitPowerCurveTest, FollowsAShapeOneExponentCannot) {
   std::vector<int> all = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   std::vector<PowerSample> samples = AtSteps(kServer, all, 10);
