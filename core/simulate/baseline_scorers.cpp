@@ -14,6 +14,15 @@ std::int64_t LeastRequested(std::int64_t requested, std::int64_t capacity) {
   return ((capacity - requested) * kMaxNodeScore) / capacity;
 }
 
+std::int64_t MostRequested(std::int64_t requested, std::int64_t capacity, OverAllocatable over) {
+  if (capacity == 0) return 0;
+  if (requested > capacity) {
+    if (over == OverAllocatable::kScoresZero) return 0;
+    requested = capacity;
+  }
+  return (requested * kMaxNodeScore) / capacity;
+}
+
 double Fraction(std::int64_t requested, std::int64_t capacity) {
   if (capacity == 0) return 1;
   return static_cast<double>(requested) / static_cast<double>(capacity);
@@ -35,6 +44,12 @@ std::optional<double> Predict(const SeedNodeInputs& node, double cpu_fraction) {
 std::int64_t LeastAllocatedScore(const RequestedResources& r) {
   return (LeastRequested(r.cpu_millis, r.cpu_allocatable_millis) +
           LeastRequested(r.memory_bytes, r.memory_allocatable_bytes)) /
+         2;
+}
+
+std::int64_t MostAllocatedScore(const RequestedResources& r, OverAllocatable over) {
+  return (MostRequested(r.cpu_millis, r.cpu_allocatable_millis, over) +
+          MostRequested(r.memory_bytes, r.memory_allocatable_bytes, over)) /
          2;
 }
 

@@ -4,6 +4,8 @@
 //  * kube-scheduler's default scoring (v1.20): NodeResourcesLeastAllocated and
 //    NodeResourcesBalancedAllocation, weight 1 each, on requests with the scheduler's
 //    defaults (100m CPU, 200 MB) for containers that request nothing.
+//  * kube-scheduler's MostAllocated (NodeResourcesMostAllocated in 1.20/1.21, NodeResourcesFit's
+//    scoringStrategy from 1.22), which the generated profile uses with resourceScoring: pack.
 //  * the seed's MinimizePower v1 (shared/reference/wao.md §1.5-1.8), bugs included: only the
 //    first container's CPU, model inputs rounded to 0.1, the delta truncated to whole watts,
 //    errors and power decreases both -1, and its integer normalisation.
@@ -33,6 +35,12 @@ struct RequestedResources {
 
 // ((allocatable - requested) * 100 / allocatable) per resource, averaged, in integers.
 std::int64_t LeastAllocatedScore(const RequestedResources& r);
+// requested * 100 / allocatable per resource (cpu and memory, weight 1 each), averaged, in
+// integers. Requests above allocatable (possible only through the non-zero defaults) score 0
+// up to 1.21; from 1.22 they count as full (kubernetes PR 102925).
+enum class OverAllocatable { kScoresZero, kScoresFull };
+std::int64_t MostAllocatedScore(const RequestedResources& r,
+                                OverAllocatable over = OverAllocatable::kScoresFull);
 // (1 - |cpu fraction - memory fraction|) * 100; 0 when either fraction reaches 1.
 std::int64_t BalancedAllocationScore(const RequestedResources& r);
 // The two summed: the default profile's resource scores.

@@ -81,5 +81,54 @@ TEST(SimulateDefaultSchedulerTest, LeastAllocatedAndBalancedAllocation) {
   EXPECT_EQ(LeastAllocatedScore(r), 0);
 }
 
+RequestedResources Requested(std::int64_t cpu, std::int64_t memory, std::int64_t cpu_allocatable,
+                             std::int64_t memory_allocatable) {
+  RequestedResources r;
+  r.cpu_millis = cpu;
+  r.memory_bytes = memory;
+  r.cpu_allocatable_millis = cpu_allocatable;
+  r.memory_allocatable_bytes = memory_allocatable;
+  return r;
+}
+
+// The cases of TestMostAllocatedScoringStrategy (kubernetes, pkg/scheduler/framework/plugins/
+// noderesources/most_allocated_test.go) with the default resources (cpu and memory, weight 1).
+// The requests here are what the plugin sums: the node's pods plus the incoming pod.
+TEST(SimulateMostAllocatedTest, MatchesUpstreamCases) {
+  // "nothing scheduled, nothing requested" (a pod without containers).
+  EXPECT_EQ(MostAllocatedScore(Requested(0, 0, 4000, 10000)), 0);
+  // "nothing scheduled, resources requested, differently sized nodes": 3000/5000 asked.
+  EXPECT_EQ(MostAllocatedScore(Requested(3000, 5000, 4000, 10000)), 62);  // (75 + 50) / 2
+  EXPECT_EQ(MostAllocatedScore(Requested(3000, 5000, 6000, 10000)), 50);  // (50 + 50) / 2
+  // "no resources requested, pods scheduled with resources".
+  EXPECT_EQ(MostAllocatedScore(Requested(6000, 0, 10000, 20000)), 30);     // (60 + 0) / 2
+  EXPECT_EQ(MostAllocatedScore(Requested(6000, 5000, 10000, 20000)), 42);  // (60 + 25) / 2
+  // "resources requested, pods scheduled with resources".
+  EXPECT_EQ(MostAllocatedScore(Requested(6000, 10000, 10000, 20000)), 55);  // (60 + 50) / 2
+  // "resources requested equal node capacity".
+  EXPECT_EQ(MostAllocatedScore(Requested(5000, 9000, 5000, 10000)), 95);  // (100 + 90) / 2
+  EXPECT_EQ(MostAllocatedScore(Requested(5000, 9000, 10000, 9000)), 75);  // (50 + 100) / 2
+}
+
+TEST(SimulateMostAllocatedTest, RequestsAboveAllocatableDependOnTheVersion) {
+  // "no resources requested, pods scheduled, nonzero request for resource": three pods at the
+  // defaults (100m, 200 MiB) on a 250m / 1000 MiB node. From 1.22 the CPU counts as full.
+  constexpr std::int64_t kMiB = 1024 * 1024;
+  RequestedResources over = Requested(300, 600 * kMiB, 250, 1000 * kMiB);
+  EXPECT_EQ(MostAllocatedScore(over, OverAllocatable::kScoresFull), 80);  // (100 + 60) / 2
+  EXPECT_EQ(MostAllocatedScore(over, OverAllocatable::kScoresZero), 30);  // (0 + 60) / 2, 1.20
+  RequestedResources under = Requested(100, 200 * kMiB, 250, 1000 * kMiB);
+  EXPECT_EQ(MostAllocatedScore(under, OverAllocatable::kScoresFull), 30);  // (40 + 20) / 2
+  EXPECT_EQ(MostAllocatedScore(under, OverAllocatable::kScoresZero), 30);
+  // No allocatable at all scores 0 rather than dividing by zero.
+  EXPECT_EQ(MostAllocatedScore(Requested(100, 100, 0, 0)), 0);
+}
+
+TEST(SimulateMostAllocatedTest, IsTheMirrorOfLeastAllocated) {
+  RequestedResources r = Requested(1000, 2000, 4000, 8000);
+  EXPECT_EQ(MostAllocatedScore(r), 25);
+  EXPECT_EQ(MostAllocatedScore(r) + LeastAllocatedScore(r), 100);
+}
+
 }  // namespace
 }  // namespace powerctl::simulate
