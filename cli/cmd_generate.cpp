@@ -23,6 +23,7 @@ struct GenerateFlags {
 
 Result<manifests::GenerateRequest> BuildRequest(const Context& ctx, const GenerateFlags& flags) {
   POWERCTL_TRY(config, ctx.LoadConfig());
+  for (const std::string& warning : config.warnings) ctx.Warn(warning);
   manifests::GenerateRequest request;
   std::string version_text =
       flags.kube_version.empty() ? config.kubernetes_version : flags.kube_version;

@@ -82,6 +82,7 @@ int RunInit(Context& ctx, const InitFlags& flags) {
     sources.set_flags.push_back("namespace=" + ctx.globals.namespace_);
   auto config = manifests::LoadConfig(sources);
   if (!config.ok()) return Fail(ctx, config.error());
+  for (const std::string& warning : config->warnings) ctx.Warn(warning);
 
   bool interactive = !flags.defaults && ctx.stdin_is_tty;
   if (interactive) {

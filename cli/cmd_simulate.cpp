@@ -29,6 +29,7 @@ struct SimulateFlags {
   std::vector<double> loads = {25, 50, 75};
   double prediction_error_percent = 10;
   bool idle_off = false;
+  bool unrounded = false;
   std::string report;
   std::string export_snapshot;
 };
@@ -79,13 +80,17 @@ void PrintOutcome(std::ostream& out, const simulate::SimulationResult& r) {
       r.idle_off ? "nodes without new work switched off" : "every node on");
 }
 
-void PrintTables(const Context& ctx, const simulate::SimulationResult& r) {
+void PrintTables(const Context& ctx, const manifests::PowerctlConfig& config,
+                 const simulate::SimulationResult& r) {
   std::ostream& out = *ctx.out;
   out << fmt::format(
       "Cluster: {} ({} nodes, {:.1f}% CPU requested before the workload); {} seed(s); "
-      "prediction error {:.0f}%{}\n\n",
+      "prediction error {:.0f}%{}\n",
       r.snapshot_source, r.nodes.size(), r.initial_load_percent, r.runs.size(),
       r.prediction_error * 100, r.idle_off ? "; idle nodes switched off" : "");
+  out << fmt::format("powerctl: scheduler.resourceScoring {}, extender.weight {}{}\n\n",
+                     config.scheduler.resource_scoring, config.extender.weight,
+                     r.unrounded_extender_scores ? ", extender scores unrounded (diagnostic)" : "");
   PrintOutcome(out, r);
   Table totals({"LOAD", "SCORER", "WATTS", "POWERCTL SAVES", "ABOVE BOUND", "UNSCHEDULED"});
   for (std::size_t l = 0; l < r.loads.size(); ++l) {
@@ -153,6 +158,7 @@ int RunSimulate(const Context& ctx, const SimulateFlags& flags) {
   if (!format.ok()) return Fail(ctx, format.error());
   auto config = ctx.LoadConfig();
   if (!config.ok()) return Fail(ctx, config.error());
+  for (const std::string& warning : config->warnings) ctx.Warn(warning);
 
   simulate::SimulationRequest request;
   request.config = *config;
@@ -181,6 +187,7 @@ int RunSimulate(const Context& ctx, const SimulateFlags& flags) {
   request.loads = flags.loads;
   request.prediction_error = flags.prediction_error_percent / 100;
   request.idle_off = flags.idle_off;
+  request.unrounded_extender_scores = flags.unrounded;
   auto result = simulate::RunSimulation(request);
   if (!result.ok()) return Fail(ctx, result.error());
 
@@ -196,7 +203,7 @@ int RunSimulate(const Context& ctx, const SimulateFlags& flags) {
   } else if (*format == OutputFormat::kYaml) {
     *ctx.out << EmitYaml(simulate::SimulationDocument(*result));
   } else {
-    PrintTables(ctx, *result);
+    PrintTables(ctx, *config, *result);
   }
   return kExitOk;
 }
@@ -251,6 +258,8 @@ void RegisterSimulate(CLI::App& app, CommandEnv& env) {
       ->check(CLI::Range(0.0, 99.0));
   cmd->add_flag("--idle-off", flags->idle_off,
                 "Count nodes left without new work as switched off (0 W)");
+  cmd->add_flag("--unrounded-scores", flags->unrounded,
+                "Diagnostic: powerctl's extender score before its rounding to 0..10");
   cmd->add_option("--report", flags->report, "Also write an HTML report with charts")
       ->type_name("FILE");
   cmd->add_option("--export-snapshot", flags->export_snapshot,

@@ -138,7 +138,7 @@ _powerctl() {
     "explain") words="pod -h --help --help-all -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "explain pod") words="-h --help --help-all --no-recompute --source -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "schedule-server") words="-h --help --help-all --listen --ops-listen --tls-cert --tls-key --client-ca --insecure-http --url-prefix --drain-timeout --threads --lease-name --lease-namespace --identity --decision-events -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
-    "simulate") words="-h --help --help-all --cluster --pods --workload --scorer --seeds --seed --load --prediction-error --idle-off --report --export-snapshot -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
+    "simulate") words="-h --help --help-all --cluster --pods --workload --scorer --seeds --seed --load --prediction-error --idle-off --unrounded-scores --report --export-snapshot -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "lb") words="weights -h --help --help-all -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "lb weights") words="-h --help --help-all -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "lb-agent") words="-h --help --help-all --node --ops-listen --resync --mode -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;

@@ -150,6 +150,7 @@ complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l seed -x -d 'Fi
 complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l load -x -d 'Cluster CPU loads to report, percent (default 25,50,75)'
 complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l prediction-error -x -d 'How far off the predictors\' idle and max watts are, percent (default 10)'
 complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l idle-off -d 'Count nodes left without new work as switched off (0 W)'
+complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l unrounded-scores -d 'Diagnostic: powerctl\'s extender score before its rounding to 0..10'
 complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l report -r -F -d 'Also write an HTML report with charts'
 complete -c powerctl -n '__fish_seen_subcommand_from simulate' -l export-snapshot -r -F -d 'Write a snapshot of the live cluster (- for stdout) instead of simulating'
 complete -c powerctl -n '__fish_seen_subcommand_from lb' -a weights

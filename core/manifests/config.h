@@ -34,13 +34,22 @@ struct Policy {
       strategies;  // dontschedule, scheduleonmetric, deschedule, labeling
 };
 
+// scheduler.resourceScoring: which resource score plugins the generated kube-scheduler profile
+// runs beside powerctl's extender (docs/scheduler-profile.md has the measurements).
+inline constexpr const char* kResourceScoringSpread = "spread";  // LeastAllocated + Balanced
+inline constexpr const char* kResourceScoringPack = "pack";      // MostAllocated
+inline constexpr const char* kResourceScoringNone = "none";      // power alone decides
+
 struct SchedulerSettings {
   std::string name =
       "powerctl-scheduler";  // schedulerName pods set; also the profile and lease name
   std::string image;         // "" = registry.k8s.io/kube-scheduler:<target version>
   int replicas = 1;
   bool leader_elect = true;
-  bool power_first = false;  // disable the default spreading scores so power decides
+  std::string resource_scoring = kResourceScoringSpread;
+  // Deprecated (before resourceScoring): "" when not given, else "true" or "false". LoadConfig
+  // turns true into resourceScoring none and ignores false, with a warning.
+  std::string power_first;
   int expected_nodes = 100;  // sizes clientConnection qps/burst when they are 0
   int client_qps = 0;        // 0 = derived from expected_nodes
   int client_burst = 0;      // 0 = 2 x qps
@@ -149,6 +158,8 @@ struct PowerctlConfig {
   ScoringSettings scoring;
   LbSettings lb;
   std::vector<Policy> policies;
+  // What LoadConfig noticed but accepted (deprecated keys), for the commands to show.
+  std::vector<std::string> warnings;
 };
 
 }  // namespace powerctl::manifests

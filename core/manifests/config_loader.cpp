@@ -239,6 +239,36 @@ class ConfigParser {
   const std::string& source_;
 };
 
+// scheduler.powerFirst came before scheduler.resourceScoring: true meant what none means now;
+// false was the default (and `powerctl init` wrote it), so it asks for nothing and the
+// resourceScoring default applies. Old files and ConfigMaps keep loading.
+Status ResolveDeprecatedKeys(PowerctlConfig& config) {
+  std::string& power_first = config.scheduler.power_first;
+  if (power_first.empty()) return OkStatus();
+  const bool on = power_first == "true" || power_first == "True" || power_first == "TRUE";
+  std::string& scoring = config.scheduler.resource_scoring;
+  if (on) {
+    if (scoring != kResourceScoringNone && scoring != SchedulerSettings{}.resource_scoring) {
+      return MakeError(
+          ErrorCode::kInvalidInput,
+          fmt::format("scheduler.powerFirst: true and scheduler.resourceScoring: {} disagree; "
+                      "powerFirst is deprecated: remove it and keep resourceScoring",
+                      scoring));
+    }
+    scoring = kResourceScoringNone;
+    config.warnings.push_back(
+        "scheduler.powerFirst is deprecated: write scheduler.resourceScoring: none instead "
+        "(what powerFirst: true meant, and what is used now)");
+  } else {
+    config.warnings.push_back(fmt::format(
+        "scheduler.powerFirst is deprecated and false is ignored: scheduler.resourceScoring "
+        "decides ({}); remove powerFirst",
+        scoring));
+  }
+  power_first.clear();
+  return OkStatus();
+}
+
 }  // namespace
 
 Status ApplyConfigText(PowerctlConfig& config, std::string_view text,
@@ -303,6 +333,7 @@ Result<PowerctlConfig> LoadConfig(const ConfigSources& sources) {
     Status s = SetFieldFromText(config, *field, assignment.substr(eq + 1));
     if (!s.ok()) return WithContext(s.error(), "--set " + assignment);
   }
+  POWERCTL_CHECK_OK(ResolveDeprecatedKeys(config));
   POWERCTL_CHECK_OK(ValidateConfig(config));
   return config;
 }

@@ -47,6 +47,12 @@ std::string CheckUrlPath(const std::string& v) {
   }
   return "";
 }
+std::string CheckBoolText(const std::string& v) {
+  for (const char* ok : {"true", "True", "TRUE", "false", "False", "FALSE"}) {
+    if (v == ok) return "";
+  }
+  return "\"" + v + "\" is not true or false";
+}
 std::string CheckUrl(const std::string& v) {
   if (v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0)
     return "must start with http:// or https://";
@@ -126,13 +132,23 @@ std::vector<FieldSpec> MakeFields() {
        10});
   add({"scheduler.leaderElect", "Use a Lease so several replicas can run",
        [](C& c) { return Ref(&c.scheduler.leader_elect); }});
+  add({"scheduler.resourceScoring",
+       "Resource scores of the generated profile beside power: spread (kube-scheduler's "
+       "defaults), pack (MostAllocated) or none (power alone)",
+       [](C& c) { return Ref(&c.scheduler.resource_scoring); },
+       {kResourceScoringSpread, kResourceScoringPack, kResourceScoringNone},
+       0,
+       0,
+       nullptr,
+       true});
   add({"scheduler.powerFirst",
-       "Disable the default spreading scores so power decides among feasible nodes",
+       "Deprecated: true is resourceScoring none; false is ignored",
        [](C& c) { return Ref(&c.scheduler.power_first); },
        {},
        0,
        0,
-       nullptr,
+       CheckBoolText,
+       false,
        true});
   add({"scheduler.expectedNodes",
        "Cluster size, used to size the client qps/burst when they are 0",

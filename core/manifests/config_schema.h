@@ -27,6 +27,8 @@ struct FieldSpec {
   // Extra check on string values; returns "" when valid, else what is wrong.
   std::string (*check)(const std::string&) = nullptr;
   bool prompt = false;  // asked by the interactive `powerctl init`
+  // Still read, never written: `powerctl init` and the extender's ConfigMap leave it out.
+  bool deprecated = false;
 };
 
 const std::vector<FieldSpec>& ConfigFields();

@@ -88,6 +88,7 @@ std::string WriteConfigYaml(const PowerctlConfig& config_in, ConfigStyle style) 
   out += fmt::format("apiVersion: {}\nkind: {}\n", kConfigApiVersion, kConfigKind);
   std::vector<std::string> open;  // the mapping keys we are inside
   for (const FieldSpec& field : ConfigFields()) {
+    if (field.deprecated) continue;
     std::vector<std::string> parts;
     std::size_t start = 0;
     std::string path(field.path);

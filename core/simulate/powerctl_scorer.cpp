@@ -4,6 +4,7 @@
 // pods use; pods the simulation binds are in the snapshot as just-bound (Pending) pods, which
 // the core adds to usage exactly as it does for pods that metrics cannot show yet.
 #include "core/cluster/node_cache.h"
+#include "core/common/kube_version.h"
 #include "core/predict/builtin_model.h"
 #include "core/predict/node_params.h"
 #include "core/scoring/scheduling_core.h"
@@ -11,6 +12,9 @@
 #include "core/telemetry/telemetry_service.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
 
 namespace powerctl::simulate {
 namespace {
@@ -64,10 +68,42 @@ std::shared_ptr<const cluster::PodInfo> PodOf(const nlohmann::json& object, cons
   return std::make_shared<const cluster::PodInfo>(std::move(pod));
 }
 
+// The extender's answer before prioritize rounds it to 0..10: the same weighted mean of the
+// components that scoring::CombinedScoreOf rounds.
+double UnroundedScore(const scoring::NodeDecision& node,
+                      const manifests::ScoringSettings& settings) {
+  double weighted = 0;
+  double total_weight = 0;
+  for (const scoring::Component& c : node.components) {
+    const double w = scoring::ComponentWeight(c.name, settings);
+    if (!(w > 0) || !std::isfinite(w) || !std::isfinite(c.value)) continue;
+    weighted += w * std::clamp(c.value, 0.0, scoring::kMaxComponentValue);
+    total_weight += w;
+  }
+  if (!(total_weight > 0)) return static_cast<double>(node.score.value_or(0));
+  return std::clamp(weighted / total_weight, 0.0, scoring::kMaxComponentValue);
+}
+
+// Unrounded totals are kept in thousandths of a kube-scheduler point, so ties stay ties.
+constexpr std::int64_t kUnroundedScale = 1000;
+
+// The resource scores scheduler.resourceScoring keeps in the generated profile.
+std::int64_t ResourceScore(const std::string& choice, OverAllocatable over,
+                           const RequestedResources& r) {
+  if (choice == manifests::kResourceScoringSpread) return DefaultSchedulerScore(r);
+  if (choice == manifests::kResourceScoringPack) return MostAllocatedScore(r, over);
+  return 0;
+}
+
 class PowerctlScorer : public Scorer {
  public:
-  PowerctlScorer(const std::vector<NodeRuntime>& nodes, const manifests::PowerctlConfig& config)
-      : config_(config) {
+  PowerctlScorer(const std::vector<NodeRuntime>& nodes, const manifests::PowerctlConfig& config,
+                 const ScorerOptions& scorer_options)
+      : config_(config), options_(scorer_options) {
+    // MostAllocated counts requests above allocatable as full from 1.22 (kubernetes PR 102925).
+    auto version = KubeVersion::Parse(config.kubernetes_version);
+    over_allocatable_ = version.ok() && !version->AtLeast(22) ? OverAllocatable::kScoresZero
+                                                              : OverAllocatable::kScoresFull;
     config_.predictor.backend = "builtin";  // the simulation's predictor is the built-in model
     std::map<std::string, double> cores;
     std::map<std::string, telemetry::Temperatures> temperatures;
@@ -138,10 +174,15 @@ class PowerctlScorer : public Scorer {
     const std::int64_t weight = config_.extender.weight * (kMaxNodeScore / kMaxExtenderPriority);
     std::vector<std::int64_t> out;
     for (std::size_t k = 0; k < feasible.size(); ++k) {
-      std::int64_t total = d.nodes[k].score.value_or(0) * weight;
-      if (!config_.scheduler.power_first)
-        total += DefaultSchedulerScore(nodes[feasible[k]].WithPod(pod));
-      out.push_back(total);
+      const std::int64_t resources = ResourceScore(
+          config_.scheduler.resource_scoring, over_allocatable_, nodes[feasible[k]].WithPod(pod));
+      if (options_.unrounded_extender_scores) {
+        const double extender = UnroundedScore(d.nodes[k], config_.scoring) *
+                                static_cast<double>(weight * kUnroundedScale);
+        out.push_back(std::llround(extender) + resources * kUnroundedScale);
+      } else {
+        out.push_back(d.nodes[k].score.value_or(0) * weight + resources);
+      }
     }
     return out;
   }
@@ -156,6 +197,8 @@ class PowerctlScorer : public Scorer {
 
  private:
   manifests::PowerctlConfig config_;
+  ScorerOptions options_;
+  OverAllocatable over_allocatable_ = OverAllocatable::kScoresFull;
   std::shared_ptr<cluster::ClusterSnapshot> snapshot_;
   std::unique_ptr<SimulatedCpu> cpu_;
   std::unique_ptr<SimulatedTemperatures> temperature_;
@@ -167,8 +210,9 @@ class PowerctlScorer : public Scorer {
 }  // namespace
 
 std::unique_ptr<Scorer> MakePowerctlScorer(const std::vector<NodeRuntime>& nodes,
-                                           const manifests::PowerctlConfig& config) {
-  return std::make_unique<PowerctlScorer>(nodes, config);
+                                           const manifests::PowerctlConfig& config,
+                                           const ScorerOptions& options) {
+  return std::make_unique<PowerctlScorer>(nodes, config, options);
 }
 
 }  // namespace powerctl::simulate

@@ -134,8 +134,9 @@ RequestedResources NodeRuntime::WithPod(const WorkloadPod& pod) const {
 
 Result<std::unique_ptr<Scorer>> MakeScorer(std::string_view name,
                                            const std::vector<NodeRuntime>& nodes,
-                                           const manifests::PowerctlConfig& config) {
-  if (name == kScorerPowerctl) return MakePowerctlScorer(nodes, config);
+                                           const manifests::PowerctlConfig& config,
+                                           const ScorerOptions& options) {
+  if (name == kScorerPowerctl) return MakePowerctlScorer(nodes, config, options);
   if (name == kScorerDefault) return std::unique_ptr<Scorer>(std::make_unique<DefaultScorer>());
   if (name == kScorerMinimizePower) return std::unique_ptr<Scorer>(std::make_unique<SeedScorer>());
   if (name == kScorerPeaks) return std::unique_ptr<Scorer>(std::make_unique<PeaksScorer>(nodes));

@@ -4,8 +4,9 @@
 // across nodes (the sum of its score plugins, times their weights), highest wins.
 //
 //   powerctl       the extender's prioritize (scoring::SchedulingCore, the server's code) x
-//                  extender weight x 10, plus the default LeastAllocated + BalancedAllocation
-//                  the generated scheduler profile keeps (none with scheduler.powerFirst)
+//                  extender weight x 10, plus the resource scores scheduler.resourceScoring
+//                  puts in the generated profile: MostAllocated (pack), LeastAllocated +
+//                  BalancedAllocation (spread) or none
 //   default        LeastAllocated + BalancedAllocation
 //   minimizepower  the seed plugin (weight 100, as the seed's config) plus the defaults
 //   peaks          PEAKS alone (its sample profile disables the other score plugins)
@@ -61,13 +62,21 @@ class Scorer {
                       const std::vector<NodeRuntime>& /*nodes*/) {}
 };
 
+struct ScorerOptions {
+  // Diagnostic: the powerctl scorer uses the extender's score before it is rounded to the
+  // protocol's 0..10 integers, to show what the rounding costs. The extender never does this.
+  bool unrounded_extender_scores = false;
+};
+
 // kInvalidInput for an unknown name. `nodes` is the initial state (the powerctl scorer
 // builds its cluster snapshot and telemetry from it); `config` holds the scoring weights.
 Result<std::unique_ptr<Scorer>> MakeScorer(std::string_view name,
                                            const std::vector<NodeRuntime>& nodes,
-                                           const manifests::PowerctlConfig& config);
+                                           const manifests::PowerctlConfig& config,
+                                           const ScorerOptions& options = {});
 
 std::unique_ptr<Scorer> MakePowerctlScorer(const std::vector<NodeRuntime>& nodes,
-                                           const manifests::PowerctlConfig& config);
+                                           const manifests::PowerctlConfig& config,
+                                           const ScorerOptions& options = {});
 
 }  // namespace powerctl::simulate

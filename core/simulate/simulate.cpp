@@ -91,7 +91,9 @@ std::size_t PickNode(const std::vector<std::int64_t>& scores, std::mt19937_64& r
 Result<ScorerRun> PlaceAll(const std::string& name, std::vector<NodeRuntime> nodes,
                            const std::vector<WorkloadPod>& workload,
                            const SimulationRequest& request, std::uint64_t tie_seed) {
-  POWERCTL_TRY(scorer, MakeScorer(name, nodes, request.config));
+  ScorerOptions options;
+  options.unrounded_extender_scores = request.unrounded_extender_scores;
+  POWERCTL_TRY(scorer, MakeScorer(name, nodes, request.config, options));
   std::mt19937_64 rng(tie_seed);
   ClusterTotals totals = Totals(nodes);
   ScorerRun run;
@@ -236,6 +238,7 @@ Result<SimulationResult> RunSimulation(const SimulationRequest& request) {
   std::sort(result.loads.begin(), result.loads.end());
   result.prediction_error = request.prediction_error;
   result.idle_off = request.idle_off;
+  result.unrounded_extender_scores = request.unrounded_extender_scores;
   for (const SimNode& n : request.snapshot.nodes) result.nodes.push_back(n.name);
   SimulationRequest sorted = request;
   sorted.loads = result.loads;

@@ -34,6 +34,9 @@ struct SimulationRequest {
   // bound: what consolidation could add. The snapshot's own pods on such a node are taken to
   // be DaemonSet pods, which go with the node.
   bool idle_off = false;
+  // Diagnostic: powerctl's extender score unrounded (ScorerOptions), to measure what the 0..10
+  // protocol's rounding costs.
+  bool unrounded_extender_scores = false;
 };
 
 struct LoadWatts {
@@ -80,6 +83,7 @@ struct SimulationResult {
   double initial_load_percent = 0;  // the snapshot's existing pods
   double prediction_error = 0;
   bool idle_off = false;
+  bool unrounded_extender_scores = false;
   std::vector<std::optional<double>> mean_bound;  // per load (core/simulate/bound.h)
   std::vector<SeedRun> runs;
   std::vector<ScorerSummary> summary;  // in request order, "default" included

@@ -25,6 +25,7 @@ ojson SimulationDocument(const SimulationResult& result) {
                {"initialLoadPercent", Rounded(result.initial_load_percent)},
                {"predictionErrorPercent", Rounded(result.prediction_error * 100)},
                {"idleOff", result.idle_off},
+               {"unroundedExtenderScores", result.unrounded_extender_scores},
                {"seeds", result.runs.size()}};
   ojson bound = ojson::array();
   for (std::size_t l = 0; l < result.loads.size(); ++l)

@@ -123,16 +123,38 @@ class GenerateTest(TempDirTest):
                 self.assertEqual(c["livenessProbe"]["httpGet"]["scheme"], "HTTPS")
                 self.assertTrue(c["securityContext"]["readOnlyRootFilesystem"])
 
-    def test_power_first_disables_spreading_scores(self):
+    def test_resource_scoring_none_disables_spreading_scores(self):
         for version, plugins in (("1.21", ["NodeResourcesLeastAllocated", "NodeResourcesBalancedAllocation"]),
                                  ("1.22", ["NodeResourcesFit", "NodeResourcesBalancedAllocation"]),
                                  ("1.30", ["NodeResourcesFit", "NodeResourcesBalancedAllocation"])):
             cfg = scheduler_config(self.generate("scheduler", "--kube-version", version,
-                                                 "--set", "scheduler.powerFirst=true"))
+                                                 "--set", "scheduler.resourceScoring=none"))
             disabled = [p["name"] for p in cfg["profiles"][0]["plugins"]["score"]["disabled"]]
             self.assertEqual(disabled, plugins)
+        # The default, spread, keeps kube-scheduler's own resource scores.
         cfg = scheduler_config(self.generate("scheduler"))
         self.assertNotIn("plugins", cfg["profiles"][0])
+        self.assertNotIn("pluginConfig", cfg["profiles"][0])
+
+    def test_resource_scoring_pack_uses_most_allocated(self):
+        profile = scheduler_config(self.generate("scheduler", "--kube-version", "1.20",
+                                                 "--set", "scheduler.resourceScoring=pack"))["profiles"][0]
+        self.assertEqual(profile["plugins"]["score"]["enabled"], [{"name": "NodeResourcesMostAllocated", "weight": 1}])
+        profile = scheduler_config(self.generate("scheduler", "--kube-version", "1.34",
+                                                 "--set", "scheduler.resourceScoring=pack"))["profiles"][0]
+        self.assertEqual(profile["pluginConfig"][0]["args"]["scoringStrategy"]["type"], "MostAllocated")
+
+    def test_deprecated_power_first_still_means_none_and_warns(self):
+        r = run("generate", "scheduler", "--kube-version", "1.30", "--set", "scheduler.powerFirst=true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("warning: scheduler.powerFirst is deprecated", r.stderr)
+        profile = scheduler_config(docs(r.stdout))["profiles"][0]
+        self.assertEqual([p["name"] for p in profile["plugins"]["score"]["disabled"]],
+                         ["NodeResourcesFit", "NodeResourcesBalancedAllocation"])
+        r = run("generate", "scheduler", "--set", "scheduler.powerFirst=true",
+                "--set", "scheduler.resourceScoring=pack")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("scheduler.powerFirst: true and scheduler.resourceScoring: pack disagree", r.stderr)
 
     def test_insecure_mode_has_no_tls_and_no_secrets(self):
         objects = self.generate("--set", "extender.tlsMode=insecure")

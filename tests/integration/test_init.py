@@ -42,7 +42,7 @@ class InitTest(TempDirTest):
         env = clean_env(POWERCTL_EXTENDER_WEIGHT="7")
         r = run("init", "-", "--defaults", "-n", "power", "--kube-version", "1.29",
                 "--extender-image", "registry.example.com/powerctl:1.2.3", "--tls-mode", "tls",
-                "--set", "scheduler.powerFirst=true", env=env)
+                "--set", "scheduler.resourceScoring=pack", env=env)
         self.assertEqual(r.returncode, 0, r.stderr)
         doc = yaml.safe_load(r.stdout)
         self.assertEqual(doc["namespace"], "power")
@@ -50,7 +50,16 @@ class InitTest(TempDirTest):
         self.assertEqual(doc["extender"]["image"], "registry.example.com/powerctl:1.2.3")
         self.assertEqual(doc["extender"]["tlsMode"], "tls")
         self.assertEqual(doc["extender"]["weight"], 7)
-        self.assertIs(doc["scheduler"]["powerFirst"], True)
+        self.assertEqual(doc["scheduler"]["resourceScoring"], "pack")
+        self.assertNotIn("powerFirst", doc["scheduler"])
+
+    def test_deprecated_power_first_is_written_as_resource_scoring(self):
+        r = run("init", "-", "--defaults", "--set", "scheduler.powerFirst=true", env=clean_env())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("scheduler.powerFirst is deprecated", r.stderr)
+        doc = yaml.safe_load(r.stdout)
+        self.assertEqual(doc["scheduler"]["resourceScoring"], "none")
+        self.assertNotIn("powerFirst", doc["scheduler"])
 
     def test_bad_flag_value_is_usage_error_and_writes_nothing(self):
         r = run("init", "--defaults", "--tls-mode", "plaintext", cwd=self.tmp)
@@ -70,7 +79,7 @@ class InitTest(TempDirTest):
         if pid == 0:
             os.execve(BINARY, [BINARY, "init", target], clean_env(TERM="dumb"))
         # Each prompt ends with "]: "; answer them in order, by words in the question.
-        answers = [("Namespace", "energy"), ("Disable the default spreading", "true"),
+        answers = [("Namespace", "energy"), ("Resource scores of the generated profile", "none"),
                    ("powerctl image", "registry.example.com/powerctl:9")]
         version_answers = ["1.99", "1.25"]  # the invalid one is asked again
         transcript = ""
@@ -103,7 +112,7 @@ class InitTest(TempDirTest):
         doc = yaml.safe_load(open(target))
         self.assertEqual(doc["namespace"], "energy")
         self.assertEqual(str(doc["kubernetesVersion"]), "1.25")
-        self.assertIs(doc["scheduler"]["powerFirst"], True, transcript)
+        self.assertEqual(doc["scheduler"]["resourceScoring"], "none", transcript)
         self.assertEqual(doc["extender"]["image"], "registry.example.com/powerctl:9")
         self.assertEqual(doc["scheduler"]["name"], "powerctl-scheduler")  # Enter keeps the default
 

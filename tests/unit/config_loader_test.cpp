@@ -13,6 +13,7 @@ namespace powerctl::manifests {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 Error ApplyError(const std::string& text) {
   PowerctlConfig config;
@@ -106,6 +107,65 @@ TEST(ConfigLoaderTest, SetFlagErrors) {
   EXPECT_THAT(LoadConfig(sources).error().message, HasSubstr("expected KEY=VALUE"));
 }
 
+TEST(ConfigLoaderTest, ResourceScoringTakesItsThreeChoices) {
+  for (const char* choice : {kResourceScoringPack, kResourceScoringSpread, kResourceScoringNone}) {
+    ConfigSources sources;
+    sources.set_flags = {std::string("scheduler.resourceScoring=") + choice};
+    auto config = LoadConfig(sources);
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    EXPECT_EQ(config->scheduler.resource_scoring, choice);
+    EXPECT_TRUE(config->warnings.empty());
+  }
+  EXPECT_THAT(ApplyError("scheduler:\n  resourceScoring: binpack\n").message,
+              HasSubstr("p.yaml:2: scheduler.resourceScoring: \"binpack\" is not one of: spread, "
+                        "pack, none"));
+}
+
+TEST(ConfigLoaderTest, PowerFirstTrueIsResourceScoringNoneWithAWarning) {
+  ConfigSources sources;
+  sources.environment = {{"POWERCTL_SCHEDULER_POWER_FIRST", "true"}};
+  auto config = LoadConfig(sources);
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->scheduler.resource_scoring, kResourceScoringNone);
+  ASSERT_EQ(config->warnings.size(), 1u);
+  EXPECT_THAT(config->warnings[0], HasSubstr("scheduler.resourceScoring: none"));
+  // Said twice, the same way, it is no conflict.
+  sources.set_flags = {"scheduler.resourceScoring=none"};
+  EXPECT_TRUE(LoadConfig(sources).ok());
+}
+
+TEST(ConfigLoaderTest, PowerFirstFalseIsIgnoredWithAWarning) {
+  ConfigSources sources;
+  sources.set_flags = {"scheduler.powerFirst=false", "scheduler.resourceScoring=pack"};
+  auto config = LoadConfig(sources);
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->scheduler.resource_scoring, kResourceScoringPack);
+  ASSERT_EQ(config->warnings.size(), 1u);
+  EXPECT_THAT(config->warnings[0], HasSubstr("false is ignored"));
+}
+
+TEST(ConfigLoaderTest, PowerFirstThatDisagreesWithResourceScoringIsAnError) {
+  ConfigSources sources;
+  sources.set_flags = {"scheduler.powerFirst=true", "scheduler.resourceScoring=pack"};
+  auto config = LoadConfig(sources);
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(config.error().message,
+              HasSubstr("scheduler.powerFirst: true and scheduler.resourceScoring: pack "
+                        "disagree"));
+  EXPECT_THAT(ApplyError("scheduler:\n  powerFirst: maybe\n").message,
+              HasSubstr("p.yaml:2: scheduler.powerFirst: \"maybe\" is not true or false"));
+}
+
+TEST(ConfigWriterTest, DeprecatedKeysAreNotWritten) {
+  PowerctlConfig config;
+  config.scheduler.power_first = "true";
+  for (ConfigStyle style : {ConfigStyle::kCommented, ConfigStyle::kPlain}) {
+    std::string text = WriteConfigYaml(config, style);
+    EXPECT_THAT(text, Not(HasSubstr("powerFirst")));
+    EXPECT_THAT(text, HasSubstr("resourceScoring: spread"));
+  }
+}
+
 TEST(ConfigLoaderTest, CrossFieldChecks) {
   ConfigSources sources;
   sources.set_flags = {"extender.port=8080"};
@@ -160,7 +220,7 @@ TEST(ConfigWriterTest, WrittenConfigLoadsBackEqual) {
   config.namespace_ = "energy";
   config.extender.weight = 9;
   config.telemetry.sensors.cpu1 = {"CPU1 Temp", "Proc 1"};
-  config.scheduler.power_first = true;
+  config.scheduler.resource_scoring = kResourceScoringNone;
   Policy p;
   p.name = "hot";
   PolicyRule rule{"temp", "GreaterThan", 80, true, {}};

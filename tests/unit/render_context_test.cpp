@@ -1,6 +1,9 @@
 #include "core/manifests/render_context.h"
 
+#include "core/common/yaml.h"
 #include "core/manifests/components.h"
+#include "core/manifests/generate.h"
+#include "core/manifests/template.h"
 
 #include <gtest/gtest.h>
 
@@ -19,6 +22,79 @@ TEST(RenderContextTest, SchedulerConfigApiVersions) {
   EXPECT_EQ(SchedulerConfigApiVersion(V(24)), "kubescheduler.config.k8s.io/v1beta3");
   EXPECT_EQ(SchedulerConfigApiVersion(V(25)), "kubescheduler.config.k8s.io/v1");
   EXPECT_EQ(SchedulerConfigApiVersion(V(34)), "kubescheduler.config.k8s.io/v1");
+}
+
+// The scheduler configuration as kube-scheduler reads it: the embedded template rendered.
+nlohmann::ordered_json SchedulerProfile(const std::string& resource_scoring, int minor) {
+  PowerctlConfig config;
+  config.scheduler.resource_scoring = resource_scoring;
+  auto text = LoadTemplate("scheduler-config.yaml", std::nullopt);
+  EXPECT_TRUE(text.ok());
+  auto rendered = RenderTemplate("scheduler-config.yaml", *text,
+                                 BuildRenderContext(config, RenderOptions{V(minor)}));
+  EXPECT_TRUE(rendered.ok()) << rendered.error().message;
+  auto docs = ParseYamlDocuments(*rendered, "scheduler-config.yaml");
+  EXPECT_TRUE(docs.ok() && docs->size() == 1u);
+  return (*docs)[0]["profiles"][0];
+}
+
+std::vector<std::string> Names(const nlohmann::ordered_json& list) {
+  std::vector<std::string> out;
+  for (const auto& item : list) out.push_back(item["name"].get<std::string>());
+  return out;
+}
+
+using Strings = std::vector<std::string>;
+
+TEST(RenderContextTest, DefaultResourceScoringIsSpread) {
+  EXPECT_EQ(PowerctlConfig{}.scheduler.resource_scoring, kResourceScoringSpread);
+}
+
+TEST(RenderContextTest, PackUsesTheMostAllocatedPluginUpTo121) {
+  for (int minor : {20, 21}) {
+    auto profile = SchedulerProfile(kResourceScoringPack, minor);
+    EXPECT_EQ(Names(profile["plugins"]["score"]["disabled"]),
+              (Strings{"NodeResourcesLeastAllocated", "NodeResourcesBalancedAllocation"}));
+    const auto& enabled = profile["plugins"]["score"]["enabled"];
+    EXPECT_EQ(Names(enabled), (Strings{"NodeResourcesMostAllocated"}));
+    EXPECT_EQ(enabled[0]["weight"], 1);
+    EXPECT_FALSE(profile.contains("pluginConfig")) << minor;
+  }
+}
+
+TEST(RenderContextTest, PackUsesNodeResourcesFitsStrategyFrom122) {
+  for (int minor : {22, 23, 25, 27, 34}) {
+    auto profile = SchedulerProfile(kResourceScoringPack, minor);
+    EXPECT_EQ(Names(profile["plugins"]["score"]["disabled"]),
+              (Strings{"NodeResourcesBalancedAllocation"}))
+        << minor;
+    EXPECT_FALSE(profile["plugins"]["score"].contains("enabled")) << minor;
+    ASSERT_EQ(profile["pluginConfig"].size(), 1u) << minor;
+    const auto& fit = profile["pluginConfig"][0];
+    EXPECT_EQ(fit["name"], "NodeResourcesFit");
+    EXPECT_EQ(fit["args"]["scoringStrategy"]["type"], "MostAllocated");
+    EXPECT_EQ(Names(fit["args"]["scoringStrategy"]["resources"]), (Strings{"cpu", "memory"}));
+  }
+}
+
+TEST(RenderContextTest, NoneDisablesBothResourceScores) {
+  EXPECT_EQ(Names(SchedulerProfile(kResourceScoringNone, 21)["plugins"]["score"]["disabled"]),
+            (Strings{"NodeResourcesLeastAllocated", "NodeResourcesBalancedAllocation"}));
+  for (int minor : {22, 30}) {
+    auto profile = SchedulerProfile(kResourceScoringNone, minor);
+    EXPECT_EQ(Names(profile["plugins"]["score"]["disabled"]),
+              (Strings{"NodeResourcesFit", "NodeResourcesBalancedAllocation"}));
+    EXPECT_FALSE(profile.contains("pluginConfig"));
+  }
+}
+
+TEST(RenderContextTest, SpreadKeepsKubeSchedulersDefaults) {
+  for (int minor : {20, 22, 34}) {
+    auto profile = SchedulerProfile(kResourceScoringSpread, minor);
+    EXPECT_FALSE(profile.contains("plugins")) << minor;
+    EXPECT_FALSE(profile.contains("pluginConfig")) << minor;
+    EXPECT_EQ(profile["schedulerName"], "powerctl-scheduler");
+  }
 }
 
 TEST(RenderContextTest, ClientRateScalesWithClusterSize) {
