@@ -113,9 +113,7 @@ void BuildApp(CLI::App& app, CommandEnv& env) {
   RegisterLbAgent(app, env);
   RegisterCompletion(app, env);
   RegisterVersion(app, env);
-  app.footer(
-      "Exit codes: 0 ok (also nothing changed), 1 runtime error, 2 usage error,\n"
-      "3 a check found problems, 130 interrupted.");
+  app.footer(ExitCodesFooter());
 }
 
 int Fail(const Context& ctx, const Error& error) {

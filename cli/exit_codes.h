@@ -4,6 +4,10 @@
 
 #include "core/common/result.h"
 
+#include <string>
+#include <string_view>
+#include <vector>
+
 namespace powerctl::cli {
 
 enum ExitCode : int {
@@ -15,5 +19,15 @@ enum ExitCode : int {
 };
 
 ExitCode ExitCodeFor(ErrorCode code);
+
+// What each exit code means, for `powerctl --help` and the man page's EXIT STATUS.
+struct ExitCodeMeaning {
+  ExitCode code;
+  std::string_view meaning;
+};
+const std::vector<ExitCodeMeaning>& ExitCodeMeanings();
+
+// "Exit codes: 0 success (...); 1 ...", wrapped for the help footer.
+std::string ExitCodesFooter();
 
 }  // namespace powerctl::cli
