@@ -73,7 +73,9 @@ std::string DescribeParseError(CLI::App& app, const CLI::ParseError& e, int argc
     }
     std::string best;
     std::size_t best_score = 3;
-    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    // Hidden commands (group "") are not suggested.
+    for (const CLI::App* sub :
+         app.get_subcommands([](CLI::App* s) { return !s->get_group().empty(); })) {
       std::size_t score = EditDistance(word, sub->get_name());
       if (score < best_score) {
         best_score = score;

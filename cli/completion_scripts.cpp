@@ -23,6 +23,11 @@ struct CommandInfo {
   std::vector<std::string> arg_values;
 };
 
+// Hidden commands (group "", as CLI11 hides them from help) are not offered either.
+bool IsVisible(CLI::App* app) {
+  return !app->get_group().empty();
+}
+
 std::string ValueKind(const CLI::Option* option) {
   std::string type = option->get_type_name();
   if (type == "FILE" || type == "PATH") return "file";
@@ -55,14 +60,12 @@ void Collect(const CLI::App& app, const std::string& path, const CompletionHints
     flag.values = lookup(path.empty() ? long_name : path + " " + long_name);
     info.flags.push_back(std::move(flag));
   }
-  for (const CLI::App* sub :
-       const_cast<CLI::App&>(app).get_subcommands([](CLI::App*) { return true; })) {
+  for (const CLI::App* sub : const_cast<CLI::App&>(app).get_subcommands(IsVisible)) {
     info.subcommands.push_back(sub->get_name());
     for (const std::string& alias : sub->get_aliases()) info.subcommands.push_back(alias);
   }
   out.push_back(info);
-  for (const CLI::App* sub :
-       const_cast<CLI::App&>(app).get_subcommands([](CLI::App*) { return true; })) {
+  for (const CLI::App* sub : const_cast<CLI::App&>(app).get_subcommands(IsVisible)) {
     Collect(*sub, path.empty() ? sub->get_name() : path + " " + sub->get_name(), hints, out);
   }
 }
