@@ -115,6 +115,7 @@ void BuildApp(CLI::App& app, CommandEnv& env) {
   RegisterLbAgent(app, env);
   RegisterCompletion(app, env);
   RegisterVersion(app, env);
+  RegisterDocs(app, env);
   app.footer(ExitCodesFooter());
 }
 
