@@ -11,12 +11,6 @@ ROOT = os.environ.get("POWERCTL_SOURCE_DIR") or os.path.dirname(
 
 README_MAX_LINES = 300
 
-# TEMPORARY allow-list: pages another change is generating. Links to them are not checked while
-# the file is missing; once they exist they are checked like every other link. Delete this set
-# (and its use in test_relative_links_resolve) when docs/commands.md and docs/configuration.md
-# have landed.
-PENDING_PAGES = {"docs/commands.md", "docs/configuration.md"}
-
 FENCE = re.compile(r"^\s*(```|~~~)")
 INLINE_CODE = re.compile(r"`[^`\n]*`")
 LINK = re.compile(r"(?<!!)\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
@@ -128,8 +122,6 @@ class DocsTest(unittest.TestCase):
                 path, _, fragment = target.partition("#")
                 resolved = os.path.normpath(os.path.join(base, path)) if path else page
                 if not os.path.exists(os.path.join(ROOT, resolved)):
-                    if resolved in PENDING_PAGES:
-                        continue
                     problems.append(f"{page}: link to {target}: {resolved} does not exist")
                     continue
                 if fragment:
