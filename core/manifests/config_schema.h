@@ -1,6 +1,7 @@
 #pragma once
 // The table of powerctl.yaml keys. Parsing (file, environment, --set), validation
-// messages, `powerctl init` and the README's key list all come from this table.
+// messages, `powerctl init` and docs/configuration.md (`powerctl docs config`) all come from
+// this table.
 
 #include "core/common/result.h"
 #include "core/manifests/config.h"
