@@ -1,7 +1,7 @@
 #pragma once
 // kube-scheduler's extender wire format (k8s.io/kube-scheduler/extender/v1/types.go; see
-// shared/reference/protocols.md §1): decoding what the scheduler POSTs to filter, prioritize
-// and preempt, and encoding our answers byte-for-byte as Go's encoding/json would.
+// docs/reference/extender-protocol.md ("Calls")): decoding what the scheduler POSTs to filter,
+// prioritize and preempt, and encoding our answers byte-for-byte as Go's encoding/json would.
 //
 // The Go structs have no JSON tags: keys are the PascalCase field names, every field is always
 // emitted (nil pointers/maps/slices as null) and Go's decoder matches keys case-insensitively.

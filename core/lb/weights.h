@@ -15,7 +15,8 @@
 // the busiest node look like the cheapest. Endpoints without a prediction get the configured
 // default weight (lb.unknownWeight) and the reason.
 //
-// Why this differs from WAO (reference/wao.md 1.9 and 2.7):
+// Why this differs from WAO's load balancer, v1 and v2 (docs/reference/minimizepower.md
+// ("WAO's load-balancer weights")):
 //  * v1 weighs by absolute watts now (`int(lowest*100/score)`): a big idle server draws more
 //    than a small one but may add less per request; the cost of a request is the delta.
 //  * v2 truncates each delta to whole watts before `round(100*min(w+1)/(w_i+1))`. One request
@@ -67,7 +68,8 @@ struct EndpointWeight {
 std::vector<EndpointWeight> ComputeWeights(const std::vector<EndpointPrediction>& endpoints,
                                            int unknown_weight = kDefaultUnknownWeight);
 
-// ---- WAO, exactly as reference/wao.md describes it (for comparison and its test vectors) ----
+// ---- WAO's own weights, for comparison and its test vectors ----
+// As docs/reference/minimizepower.md ("WAO's load-balancer weights") describes them.
 
 // WAO v1 (IPVS, `CalcWeight`): `scores` are the nodes' predicted absolute watts per endpoint,
 // -1 (any negative) or nullopt for a node without a score. 0 endpoints -> {}; 1 endpoint ->
