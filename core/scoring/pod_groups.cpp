@@ -1,4 +1,5 @@
-// Pod groups (seed 003): completeness, the filter verdict and the pods to requeue.
+// Pod groups (after the riya scheduler plugin's PreFilter): completeness, the filter verdict and
+// the pods to requeue.
 
 #include "core/scoring/pod_groups.h"
 
@@ -33,7 +34,7 @@ PodGroupVerdict EvaluatePodGroup(const PodInfo& pod, const std::vector<PodInfo>&
   int min = 0;
   auto [end, ec] = std::from_chars(min_text.data(), min_text.data() + min_text.size(), min);
   if (ec != std::errc() || end != min_text.data() + min_text.size()) {
-    // The seed logs the error and lets the pod through; so do we, saying so.
+    // riya logs the error and lets the pod through; so do we, saying so.
     out.note = "minAvailable \"" + min_text + "\" of pod group " + out.group +
                " is not an integer; no group gate";
     return out;

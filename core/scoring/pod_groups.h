@@ -1,11 +1,11 @@
 #pragma once
-// The pod-group gate of seed 003 (a scheduling-framework PreFilter): pods labelled
-// `podGroup: NAME` and `minAvailable: N` are not scheduled until N pods of the group exist in
-// the namespace. Pure decisions over the cluster cache's pods; patching is done by
-// cluster::TouchPods (core/cluster/pod_group_touch.h).
+// The pod-group gate of the riya scheduler plugin (NTHU-LSALAB/riya-scheduler, a
+// scheduling-framework PreFilter): pods labelled `podGroup: NAME` and `minAvailable: N` are not
+// scheduled until N pods of the group exist in the namespace. Pure decisions over the cluster
+// cache's pods; patching is done by cluster::TouchPods (core/cluster/pod_group_touch.h).
 //
-// As in the seed: a pod without `podGroup`, or with `minAvailable` missing, not an integer,
-// or <= 1, is not gated. Unlike the seed, terminal (Succeeded/Failed) and terminating pods do
+// As in riya: a pod without `podGroup`, or with `minAvailable` missing, not an integer, or
+// <= 1, is not gated. Unlike riya, terminal (Succeeded/Failed) and terminating pods do
 // not count towards the group, and pods still waiting are requeued when the group completes
 // (kube-scheduler 1.20 does not retry pods an extender filtered out until they change or the
 // periodic flush, kubernetes #122019).

@@ -1,7 +1,8 @@
 #pragma once
 // A pod's effective CPU and memory by Kubernetes' rules (k8s.io/component-helpers
-// resource/helpers.go PodRequests; shared/reference/protocols.md §3.10), read from the Pod JSON
-// the scheduler sends (or a manifest given to `powerctl score --pod`):
+// resource/helpers.go PodRequests; docs/reference/extender-protocol.md, "The pod's effective
+// request"), read from the Pod JSON the scheduler sends (or a manifest given to
+// `powerctl score --pod`):
 //
 //   sum  = Σ containers[R] + Σ restartable init containers (sidecars, restartPolicy Always)[R]
 //   init = max over init containers in order of (its R + the sidecars started before it);

@@ -4,8 +4,9 @@
 // strategies against per-node metric values. Pure functions, no I/O: the values come from a
 // MetricSource (policy_metrics.h) and label changes are applied by the caller.
 //
-// Semantics follow TAS (shared/reference/tas.md §1.2) except for its known bugs, each fixed
-// where it would bite and marked "TAS bug:" in policies*.cpp:
+// Semantics follow TAS (docs/reference/tas.md, "Strategies") except for its known bugs
+// ("Differences that fix TAS defects"), each fixed where it would bite and marked "TAS bug:" in
+// policies*.cpp:
 //   * filter reasons name the policy, the rule and the value (TAS said "Node violates");
 //   * scheduleonmetric scores are proportional 0..10, never negative (TAS gave ordinal ranks
 //     10, 9, 8, ... that went negative past ten nodes and discarded the magnitude);

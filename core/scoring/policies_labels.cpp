@@ -51,9 +51,10 @@ NodeLabels BorrowLabels(const std::map<std::string, Labels>& owned) {
 std::vector<LabelChange> DescheduleLabelChanges(const std::vector<Policy>& policies,
                                                 const NodeLabels& nodes,
                                                 const MetricValues& values) {
-  // TAS bug (obs. in tas.md §1.2): the label key is the bare policy name, so same-named
-  // policies of two namespaces fought over it, one adding what the other removed. Here they
-  // are combined: violating when any says so, recovered when all agree the node complies.
+  // TAS bug (docs/reference/tas.md, "Differences that fix TAS defects"): the label key is the bare
+  // policy name, so same-named policies of two namespaces fought over it, one adding what the other
+  // removed. Here they are combined: violating when any says so, recovered when all agree the node
+  // complies.
   std::map<std::string, std::vector<const Policy*>> by_name;
   for (const Policy& p : policies) {
     if (p.strategies.count(kDeschedule) > 0) by_name[p.name].push_back(&p);

@@ -3,9 +3,10 @@
 // nodes", and the Prometheus implementation runs an instant query of the metric's series and
 // maps each series to a node (telemetry/node_mapping.h), with a TTL cache per metric.
 //
-// TAS read the custom metrics API (prometheus-adapter renaming node_X to X) and kept a
-// metric's last value forever when a fetch failed (tas.md §1.4). Here values expire
-// (`cache.expire_after`), after which the nodes get a reason instead of an old number.
+// TAS read the custom metrics API (prometheus-adapter renaming node_X to X) and kept a metric's
+// last value forever when a fetch failed (docs/reference/tas.md, "Where metrics come from" and
+// "Differences that fix TAS defects"). Here values expire (`cache.expire_after`), after which the
+// nodes get a reason instead of an old number.
 
 #include "core/common/result.h"
 #include "core/scoring/policies.h"

@@ -26,19 +26,21 @@
 //   * nodes without a prediction: ScoringSettings.unknown_score, the NodePower error as the
 //     reason; they do not affect the others either.
 //
-// Fixes to the seed's MinimizePower (shared/reference/wao.md), by section:
-//   §1.3/§1.4/§1.8 errors were encoded as raw score -1 and NormalizeScore mapped every
-//     negative raw score to 0, so a failed node looked like the worst node and a genuine
+// Fixes to WAO's MinimizePower v1 plugin, whose scoring docs/reference/minimizepower.md
+// describes ("CPU before and after", "Score and normalisation"; the fixes side by side in
+// "The defects, and what powerctl does instead"):
+//   * errors (telemetry, labels, model) were encoded as raw score -1 and NormalizeScore mapped
+//     every negative raw score to 0, so a failed node looked like the worst node and a genuine
 //     power decrease looked like a failure: here errors get unknown_score with their reason,
 //     and negative deltas are clamped to 0 W (best), as WAO v2 does.
-//   §1.5 step 3 only Containers[0] was read, limits*0.85 standing in for a missing request:
-//     the CPU comes from PodPowerCpuCores (all containers, init containers, sidecars, overhead).
-//   §1.5 step 4 overcommit was another -1 -> 0 indistinguishable from an error: here it is 0
-//     with its own reason.
-//   §1.6 inputs rounded to 0.1 zeroed the delta of small pods (predict/node_power does not
-//     round); §1.8 the delta was truncated to int64 watts and normalised with integer division
-//     on 0..100: here the exact double delta is used.
-//   §1.8 all-equal deltas got 10 on the 0..100 scale (nearly worst): here they get 10 of 10.
+//   * only the first container was read, limits*0.85 standing in for a missing request: the
+//     CPU comes from PodPowerCpuCores (all containers, init containers, sidecars, overhead).
+//   * overcommit was another -1 -> 0 indistinguishable from an error: here it is 0 with its
+//     own reason.
+//   * inputs rounded to 0.1 zeroed the delta of small pods (predict/node_power does not
+//     round); the delta was truncated to int64 watts and normalised with integer division on
+//     0..100: here the exact double delta is used.
+//   * all-equal deltas got 10 on the 0..100 scale (nearly worst): here they get 10 of 10.
 
 #include "core/manifests/config.h"
 #include "core/predict/node_power.h"

@@ -1,20 +1,20 @@
 #pragma once
-// The real-usage component (seed 002's MemRealUsage / CpuRealUsage plugins, see
-// shared/reference/tas.md §2.12): nodes that actually use less of their memory and CPU score
-// higher, whatever the pods on them requested.
+// The real-usage component, after the MemRealUsage / CpuRealUsage score plugins of
+// devops-Hunter/real-usage-scheduler (docs/reference/real-usage.md): nodes that actually use
+// less of their memory and CPU score higher, whatever the pods on them requested.
 //
 // Per node, utilisation = the mean of the fractions that are known: memory used / allocatable
-// and CPU used / allocatable (the seed has one plugin per resource and usually runs the memory
-// one; both count equally here). A fraction needs a used value >= 0 and an allocatable > 0;
-// above 1 is kept (system daemons can use more than allocatable), so fuller nodes still rank
-// lower. Scores are proportional, as the seed's NormalizeScore: the lowest utilisation gets 10,
-// the highest 0, linear in between.
+// and CPU used / allocatable (the plugins score one resource each, and the memory one is the
+// one usually run; both count equally here). A fraction needs a used value >= 0 and an
+// allocatable > 0; above 1 is kept (system daemons can use more than allocatable), so fuller
+// nodes still rank lower. Scores are proportional, as the plugins' NormalizeScore: the lowest
+// utilisation gets 10, the highest 0, linear in between.
 //
-// Differences from the seed, on purpose:
-//   * all-equal utilisations score 10 (the seed gives every node MinNodeScore 0);
-//   * a node without data gets ScoringSettings.unknown_score with the reason (the seed returns
-//     a framework error, which aborts the pod's whole scheduling attempt);
-//   * the seed's memory figure is relative to MemTotal from node_exporter; callers here pass
+// Differences from the plugins, on purpose ("What powerctl does instead"):
+//   * all-equal utilisations score 10 (the plugins give every node MinNodeScore 0);
+//   * a node without data gets ScoringSettings.unknown_score with the reason (the plugins
+//     return a framework error, which aborts the pod's whole scheduling attempt);
+//   * the plugins' memory figure is relative to MemTotal from node_exporter; callers here pass
 //     allocatable, which is what the scheduler can place against.
 
 #include "core/manifests/config.h"
