@@ -1,7 +1,7 @@
 #pragma once
 // Plain decimal numbers, as they appear in node labels and annotations. std::strtod also
-// reads hexadecimal ("0x12"), "inf", "nan" and leading spaces; the seed's MinimizePower
-// plugin reads labels with Go's strconv.ParseFloat, which rejects "0x12", and a value that
+// reads hexadecimal ("0x12"), "inf", "nan" and leading spaces; WAO's MinimizePower plugin
+// reads labels with Go's strconv.ParseFloat, which rejects "0x12", and a value that
 // one reader accepts and the other rejects makes a node silently unscored. So powerctl
 // accepts only the forms every reader agrees on.
 

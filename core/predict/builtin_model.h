@@ -18,7 +18,7 @@
 //  * Temperature multiplies only the load-dependent part. Hotter silicon leaks more and fans
 //    spin faster as work is added, so the same extra CPU costs more watts on a hotter node.
 //    A temperature term added to idle would cancel in the score, which uses after - before.
-//  * Inputs are clamped: the seed does not clamp min-max normalised temperatures, and a
+//  * Inputs are clamped: MinimizePower does not clamp min-max normalised temperatures, and a
 //    reading outside the labelled range must not make the formula extrapolate wildly.
 //  * Monotone non-decreasing in CPU for every valid parameter set (curve > 0, max > idle,
 //    factor >= 0), so adding a pod never predicts a power decrease.

@@ -74,7 +74,7 @@ Result<ModelEndpoint> FromLabels(const std::map<std::string, std::string>& label
   endpoint.name = *name;
   if (const std::string* version = Find(labels, kModelVersionLabel);
       version != nullptr && !version->empty()) {
-    // Unlike the seed, which ignores a bad version and silently uses the latest model.
+    // Unlike MinimizePower, which ignores a bad version and silently uses the latest model.
     if (!IsUrlSafeSegment(*version)) {
       return Invalid("label " + std::string(kModelVersionLabel) + "=\"" + *version +
                      "\": not a model version");

@@ -1,7 +1,8 @@
 #pragma once
 // Per-node predictor settings read from the Node object: the built-in model's parameters from
-// annotations, and which model serves the node from the seed's `tensorflow/*` labels or, for
-// unlabelled nodes, from powerctl.yaml. Pure: callers pass the node's maps.
+// annotations, and which model serves the node from the `tensorflow/*` labels WAO's
+// MinimizePower plugin reads or, for unlabelled nodes, from powerctl.yaml. Pure: callers pass
+// the node's maps.
 
 #include "core/common/result.h"
 #include "core/manifests/config.h"
@@ -23,7 +24,8 @@ inline constexpr const char* kTemperatureFactorAnnotation = "powerctl.io/tempera
 // idle-watts, max-watts and curve.
 inline constexpr const char* kPowerCurveAnnotation = "powerctl.io/power-curve";
 
-// Model labels, exactly as the seed's MinimizePower plugin reads them.
+// Model labels, exactly as WAO's MinimizePower plugin reads them
+// (docs/reference/minimizepower.md, "Node labels").
 inline constexpr const char* kModelHostLabel = "tensorflow/host";
 inline constexpr const char* kModelPortLabel = "tensorflow/port";
 inline constexpr const char* kModelNameLabel = "tensorflow/name";
@@ -41,7 +43,7 @@ Result<BuiltinParams> BuiltinParamsFromAnnotations(
 //  * builtin: no server, labels ignored.
 //  * any tensorflow/* label present: tensorflow/host, /port and /name are all required;
 //    /version and /signature are optional and, when absent, mean latest and the server's
-//    default signature (the labels describe the node's model on their own, as in the seed).
+//    default signature (the labels describe the node's model on their own, as for MinimizePower).
 //    tensorflow/port is the port of the configured protocol (gRPC for tfserving-grpc).
 //  * no labels: predictor.model.host, by default the Service that `powerctl generate model`
 //    creates (<model>.<namespace>.svc), its gRPC or REST port, and predictor.model's name,

@@ -69,7 +69,8 @@ std::optional<TemperatureRange> TemperatureRangeFromLabels(
   auto min_it = labels.find(prefix + "/min");
   auto max_it = labels.find(prefix + "/max");
   if (min_it == labels.end() || max_it == labels.end()) return std::nullopt;
-  // Read the way doctor and the seed read these labels (no hex, inf or nan).
+  // Read the way doctor reads these labels: plain decimal only (no hex, inf or nan), which
+  // MinimizePower's Go ParseFloat accepts too.
   auto min = ParseDecimal(min_it->second);
   auto max = ParseDecimal(max_it->second);
   if (!min || !max || !(*max > *min)) {

@@ -36,7 +36,7 @@ struct TemperatureRange {
 };
 
 // One temperature input: the reading, the node's labelled range and the normalised value
-// (clamped to 0..1; the seed does not clamp, see builtin_model.h). `note` says why
+// (clamped to 0..1; MinimizePower does not clamp, see builtin_model.h). `note` says why
 // `normalized` is missing.
 struct ModelTemperature {
   telemetry::Reading reading;

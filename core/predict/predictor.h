@@ -15,7 +15,8 @@
 
 namespace powerctl::predict {
 
-// The four model inputs, in the seed's order, each already normalised:
+// The four model inputs, in the order WAO's MinimizePower model takes them
+// (docs/reference/minimizepower.md, "The model call"), each already normalised:
 // CPU use as a fraction of capacity; temperatures min-max normalised with the node's labels.
 struct ModelInputs {
   float cpu_fraction = 0;

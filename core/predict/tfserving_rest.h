@@ -19,7 +19,7 @@ namespace powerctl::predict {
 // key follows the form ("outputs" for columnar, "predictions" for row), and both are read.
 enum class TfRestForm {
   kInputs,       // {"signature_name": S, "inputs": [[cpu, amb, cpu1, cpu2], ...]}: columnar,
-                 // unnamed; works whatever the single input is called (the seed's REST client)
+                 // unnamed; works whatever the single input is called (WAO's REST client)
   kNamedInputs,  // {"signature_name": S, "inputs": {"inputs": [[...], ...]}}: columnar, named
   kInstances,    // {"signature_name": S, "instances": [[...], ...]}: row format
 };

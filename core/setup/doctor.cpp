@@ -119,7 +119,7 @@ CheckResult CheckNodeLabels(kube::Client& client) {
       }
       if (!has_min) continue;
       std::string lo = labels[min_key], hi = labels[max_key];
-      // Plain decimal only: the seed plugin's Go ParseFloat rejects hexadecimal like "0x12".
+      // Plain decimal only: MinimizePower's Go ParseFloat rejects hexadecimal like "0x12".
       std::optional<double> a = ParseDecimal(lo), b = ParseDecimal(hi);
       if (!a || !b || !(*b > *a)) {
         invalid.push_back(fmt::format("{}: {}={} {}={}", name, min_key, lo, max_key, hi));

@@ -24,8 +24,9 @@ Error Invalid(const std::string& message) {
   return MakeError(ErrorCode::kInvalidInput, message);
 }
 
-// Plain decimal only: the seed plugin reads labels with Go's strconv.ParseFloat, which
-// rejects the hexadecimal, "inf" and "nan" that std::strtod would let through.
+// Plain decimal only: MinimizePower reads labels with Go's strconv.ParseFloat, which rejects
+// the hexadecimal ("0x12") std::strtod would let through; "inf" and "nan" are refused as
+// well, since no label or annotation value means them.
 Result<double> ParseNumber(const std::string& flag, const std::string& text) {
   std::optional<double> value = ParseDecimal(text);
   if (!value) return Invalid(fmt::format("{}: \"{}\" is not a number", flag, text));

@@ -1,5 +1,5 @@
 #pragma once
-// `powerctl label nodes`: the seed-compatible temperature-range and model labels, the
+// `powerctl label nodes`: MinimizePower's temperature-range and model labels, the
 // built-in model's per-node annotations, and temperature ranges derived from Prometheus.
 
 #include "core/common/result.h"

@@ -3,7 +3,7 @@
 // telemetry section:
 //   CPU:          metrics.k8s.io NodeMetrics, or PromQL over node_exporter;
 //   temperatures: ipmi_exporter scraped directly at http://<InternalIP>:<port>/metrics (as
-//                 the seed scheduler does), or PromQL over ipmi_temperature_celsius.
+//                 WAO's MinimizePower scheduler does), or PromQL over ipmi_temperature_celsius.
 // A source answers for every node asked about: a usable reading or the reason there is
 // none. An error from Fetch means the whole source failed (Prometheus down, ...).
 

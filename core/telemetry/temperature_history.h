@@ -1,8 +1,8 @@
 #pragma once
 // Each node's observed temperature range over a past window, from Prometheus:
 // min_over_time / max_over_time / count_over_time of ipmi_temperature_celsius, one instant
-// query each. `powerctl label nodes --from-prometheus` turns these into the seed's
-// ambient/cpu1/cpu2 MIN:MAX labels.
+// query each. `powerctl label nodes --from-prometheus` turns these into the ambient/cpu1/cpu2
+// MIN:MAX labels of WAO's MinimizePower plugin.
 
 #include "core/common/result.h"
 #include "core/manifests/config.h"
