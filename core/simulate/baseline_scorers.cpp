@@ -36,7 +36,7 @@ std::optional<double> Predict(const SeedNodeInputs& node, double cpu_fraction) {
   in.cpu2 = static_cast<float>(RoundTenth(*node.cpu2_norm));
   auto watts = predict::BuiltinWatts(in, node.model);
   if (!watts.ok()) return std::nullopt;
-  return static_cast<float>(*watts);  // the seed reads a DT_FLOAT
+  return static_cast<float>(*watts);  // MinimizePower reads a DT_FLOAT
 }
 
 }  // namespace

@@ -3,15 +3,17 @@
 //
 //  * kube-scheduler's default scoring (v1.20): NodeResourcesLeastAllocated and
 //    NodeResourcesBalancedAllocation, weight 1 each, on requests with the scheduler's
-//    defaults (100m CPU, 200 MB) for containers that request nothing.
+//    defaults (100m CPU, 200 MiB) for containers that request nothing.
 //  * kube-scheduler's MostAllocated (NodeResourcesMostAllocated in 1.20/1.21, NodeResourcesFit's
 //    scoringStrategy from 1.22), which the generated profile uses with resourceScoring: pack.
-//  * the seed's MinimizePower v1 (shared/reference/wao.md §1.5-1.8), bugs included: only the
-//    first container's CPU, model inputs rounded to 0.1, the delta truncated to whole watts,
-//    errors and power decreases both -1, and its integer normalisation.
-//  * PEAKS (kubernetes-sigs/scheduler-plugins pkg/trimaran/peaks, wao.md §3.2): the jump in
-//    k0 + k1*exp(k2*x) from the current CPU% to the CPU% with the pod, times 1e15, and its
-//    normalisation; a pod that would take the node past 100% scores raw 0, the *best* value.
+//  * WAO's MinimizePower v1 (docs/reference/minimizepower.md, "CPU before and after" and
+//    "Score and normalisation"), bugs included: only the first container's CPU, model inputs
+//    rounded to 0.1, the delta truncated to whole watts, errors and power decreases both -1,
+//    and its integer normalisation.
+//  * PEAKS (kubernetes-sigs/scheduler-plugins pkg/trimaran/peaks; docs/reference/peaks.md,
+//    "Score"): the jump in k0 + k1*exp(k2*x) from the current CPU% to the CPU% with the pod,
+//    times 1e15, and its normalisation; a pod that would take the node past 100% scores raw 0,
+//    the *best* value.
 
 #include "core/simulate/power_model.h"
 

@@ -9,8 +9,9 @@
 namespace powerctl::simulate {
 namespace {
 
-// The seed's normalised temperature: min-max with the labels, not clamped; nullopt when a
-// label or reading is missing or max <= min (the seed's "division by zero").
+// MinimizePower's normalised temperature: min-max with the labels, not clamped; nullopt when a
+// label or reading is missing or max == min (the plugin's "division by zero" error; see
+// docs/reference/minimizepower.md, "Node labels").
 std::optional<double> SeedNormalised(const SimNode& node, const std::optional<double>& reading,
                                      const std::string& prefix) {
   auto min = node.labels.find(prefix + "/min");
@@ -22,7 +23,7 @@ std::optional<double> SeedNormalised(const SimNode& node, const std::optional<do
   return (*reading - lo) / (hi - lo);
 }
 
-// The first container's CPU request and limit, in cores (the seed reads nothing else).
+// The first container's CPU request and limit, in cores (MinimizePower reads nothing else).
 SeedPodCpu FirstContainerCpu(const WorkloadPod& pod) {
   SeedPodCpu cpu;
   const auto& containers = pod.pod.object["spec"]["containers"];
@@ -76,7 +77,7 @@ class SeedScorer : public Scorer {
   }
 
  private:
-  static constexpr std::int64_t kSeedWeight = 100;  // the seed's scheduler config
+  static constexpr std::int64_t kSeedWeight = 100;  // as MinimizePower's scheduler config
 };
 
 class PeaksScorer : public Scorer {

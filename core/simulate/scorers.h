@@ -8,7 +8,8 @@
 //                  puts in the generated profile: MostAllocated (pack), LeastAllocated +
 //                  BalancedAllocation (spread) or none
 //   default        LeastAllocated + BalancedAllocation
-//   minimizepower  the seed plugin (weight 100, as the seed's config) plus the defaults
+//   minimizepower  WAO's MinimizePower v1 plugin (weight 100, as in its shipped scheduler
+//                  configuration) plus the defaults
 //   peaks          PEAKS alone (its sample profile disables the other score plugins)
 
 #include "core/manifests/config.h"

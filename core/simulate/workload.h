@@ -22,7 +22,7 @@ struct WorkloadPod {
 };
 
 // The generated mix: mostly small web/batch pods, some large ones; a fifth carry a sidecar as
-// their second container (which the seed's MinimizePower does not see). CPU 100m-4, memory
+// their second container (which WAO's MinimizePower does not see). CPU 100m-4, memory
 // 0.5-4 GiB per core. Pods are generated until `pods` pods, or until their CPU requests
 // reach `cpu_cores`, whichever is given (pods wins).
 struct WorkloadSpec {
