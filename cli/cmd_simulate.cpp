@@ -217,8 +217,8 @@ void RegisterSimulate(CLI::App& app, CommandEnv& env) {
   cmd->footer(
       "Places pods, in arrival order, on a cluster snapshot (the bundled demo of 24 nodes of\n"
       "four server generations unless --cluster is given) once with each scorer: powerctl\n"
-      "(the extender's own scoring), kube-scheduler's default, the seed's MinimizePower and\n"
-      "PEAKS. Nodes draw their true power (measured curves); the predictors see it with\n"
+      "(the extender's own scoring), kube-scheduler's default, WAO's MinimizePower and PEAKS.\n"
+      "Nodes draw their true power (measured curves); the predictors see it with\n"
       "--prediction-error. Prints the cluster's true watts at each --load (percent of the\n"
       "cluster's CPU requested) and what powerctl saves against each scorer, averaged over\n"
       "--seeds, and each node's watts at the end. Leads with the outcome: powerctl against the\n"
