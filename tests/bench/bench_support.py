@@ -72,7 +72,7 @@ def node_cpus(i):
 
 
 def node_manifest(i):
-    """A Node as a kubelet would register it, plus the seed's temperature-range labels and
+    """A Node as a kubelet would register it, plus MinimizePower's temperature-range labels and
     powerctl's power annotations (idle and max watts differ per node, so scores differ)."""
     name = node_name(i)
     cpus = node_cpus(i)

@@ -11,7 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-// From k8s.io/kube-scheduler extender/v1/types_test.go (protocols.md §1.1).
+// From k8s.io/kube-scheduler extender/v1/types_test.go.
 constexpr const char* kTestPod =
     R"({"metadata":{"name":"podname"},"spec":{"containers":null},"status":{}})";
 constexpr const char* kTestNode =

@@ -105,7 +105,7 @@ TEST(LbWeightsTest, NonFiniteWattsAreUnknown) {
   EXPECT_THAT(out[0].reason, HasSubstr("no finite watts"));
 }
 
-// ---- WAO v1 (reference/wao.md 1.9): int(lowest * 100 / score) on absolute watts ------------
+// ---- WAO v1 (docs/reference/minimizepower.md): int(lowest * 100 / score) on absolute watts ---
 
 TEST(LbWeightsTest, WaoV1CalcWeight) {
   EXPECT_TRUE(WaoV1Weights({}).empty());
@@ -126,7 +126,7 @@ TEST(LbWeightsTest, WaoV1WeighsAbsolutePowerNotTheRequestsCost) {
   EXPECT_THAT(Weights(ComputeWeights({Delta(0.3, 400), Delta(1.2, 150)})), ElementsAre(100, 31));
 }
 
-// ---- WAO v2 (reference/wao.md 2.7): round(100 * min(w+1) / (w_i+1)) on int deltas ---------
+// ---- WAO v2 (docs/reference/minimizepower.md): round(100 * min(w+1) / (w_i+1)) on int deltas -
 
 TEST(LbWeightsTest, WaoV2NormalizeScoresVectors) {
   EXPECT_THAT(WaoV2Weights({200, 250, 300}), ElementsAre(100, 80, 67));

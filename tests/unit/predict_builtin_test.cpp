@@ -45,7 +45,7 @@ TEST(BuiltinModelTest, ClampsInputs) {
   const BuiltinParams p = Params(120, 350, 1.3, 0.2);
   EXPECT_DOUBLE_EQ(Watts({1.7f, 0.3f, 0.4f, 0.5f}, p), Watts({1.0f, 0.3f, 0.4f, 0.5f}, p));
   EXPECT_DOUBLE_EQ(Watts({-0.4f, 0.3f, 0.4f, 0.5f}, p), 120);
-  // The seed does not clamp normalised temperatures; readings outside the labelled range
+  // MinimizePower does not clamp normalised temperatures; readings outside the labelled range
   // must not extrapolate.
   EXPECT_DOUBLE_EQ(Watts({0.5f, 3.0f, -2.0f, 1.5f}, p), Watts({0.5f, 1.0f, 0.0f, 1.0f}, p));
 }

@@ -1,5 +1,6 @@
-// TensorFlow Serving REST: URL, body and response vectors from protocols.md §4.4 and the
-// seed's REST client (wao.md §1.7), and the predictor's batching, fallback and failure
+// TensorFlow Serving REST: URL, body and response vectors from TF Serving's REST API
+// documentation and WAO's REST client (docs/reference/minimizepower.md, "The model call"), and
+// the predictor's batching, fallback and failure
 // reasons against a FakeHttpClient. predict_tfserving_server_test.cpp repeats the
 // behaviour over a socket against a server that answers like TF Serving.
 
@@ -64,7 +65,7 @@ TEST(TfServingRestTest, Urls) {
 TEST(TfServingRestTest, BodyForms) {
   const std::vector<ModelInputs> one = {{0.5f, 0.5f, 0.5f, 0.5f}};
   TfServingRestOptions options;
-  // The seed's REST client body (wao.md §1.7), key order aside.
+  // WAO's REST client body (docs/reference/minimizepower.md, "The model call"), key order aside.
   EXPECT_EQ(TfServingPredictBody(Endpoint("konohana", "", "konohana"), one, options),
             R"({"signature_name":"konohana","inputs":[[0.5,0.5,0.5,0.5]]})");
   options.form = TfRestForm::kNamedInputs;
@@ -97,8 +98,8 @@ TEST(TfServingRestTest, ParsesResponseVectors) {
     for (const auto& p : *parsed) out.push_back(p.watts.value_or(-1));
     return out;
   };
-  // protocols.md §4.4 (half_plus_two): {"outputs":[3.5,4.0]}; the seed: {"outputs":
-  // [[150.607254]]}.
+  // TF Serving's REST documentation (half_plus_two): {"outputs":[3.5,4.0]}; WAO's sample:
+  // {"outputs": [[150.607254]]}.
   EXPECT_EQ(watts(R"({"outputs":[3.5,4.0]})", 2), (std::vector<double>{3.5, 4.0}));
   EXPECT_EQ(watts(R"({"outputs": [[150.607254]]})", 1), (std::vector<double>{150.607254}));
   EXPECT_EQ(watts(R"({"predictions": [[2.5], [3.5]]})", 2), (std::vector<double>{2.5, 3.5}));
@@ -131,7 +132,8 @@ TEST(TfServingRestTest, RejectsBadValuesPerRow) {
 }
 
 TEST(TfServingRestTest, RejectsWrongShapesAsAWhole) {
-  // protocols.md §4.4: {"instances": [[1.0, 2.0], [3.0, 4.0]]} -> two values per row.
+  // TF Serving's REST documentation: {"instances": [[1.0, 2.0], [3.0, 4.0]]} -> two values per
+  // row.
   for (std::string_view body :
        {R"({"predictions": [[2.5, 3.0], [3.5, 4.0]]})", R"({"outputs": [[1]]})",
         R"({"outputs": [[1],[2],[3]]})", R"({"outputs": 5})", R"({"outputs": [[[1]],[[2]]]})",

@@ -1,5 +1,6 @@
-// V2 (Open) Inference Protocol REST: URL, body and response vectors (wao.md §2.4 holds
-// WAO's request and answer), and the predictor against a FakeHttpClient.
+// V2 (Open) Inference Protocol REST: URL, body and response vectors (WAO's request and answer are
+// in docs/reference/minimizepower.md, "The later rewrite (WAO v2)"), and the predictor against a
+// FakeHttpClient.
 
 #include "core/predict/v2_rest.h"
 #include "tests/unit/predict_test_support.h"
@@ -35,7 +36,7 @@ TEST(V2RestTest, BodyIsFlattenedFp32) {
 }
 
 TEST(V2RestTest, ParsesResponseVectors) {
-  // WAO's answer (wao.md §2.4): one FP64 output named "predict".
+  // WAO's answer: one FP64 output named "predict".
   auto wao = ParseV2Response(
       R"({"model_name":"model1","model_version":"v0.1.0","outputs":[{"name":"predict","shape":[1,1],"datatype":"FP64","data":[94.76267448501928]}]})",
       1);

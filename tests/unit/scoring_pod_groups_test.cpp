@@ -1,5 +1,5 @@
-// Pod groups (seed 003): completeness, the filter verdict, which waiting pods to requeue, and
-// the applier that annotates them through the API (FakeApiServer).
+// Pod groups (after riya's PreFilter): completeness, the filter verdict, which waiting pods to
+// requeue, and the applier that annotates them through the API (FakeApiServer).
 #include "core/cluster/pod_group_touch.h"
 #include "core/scoring/pod_groups.h"
 #include "tests/unit/fake_api_server.h"

@@ -32,7 +32,8 @@ PodResources Get(const json& pod) {
 }
 
 TEST(EffectivePodResourcesTest, ProtocolsDerivedVector) {
-  // protocols.md §3.10: containers 500m+250m; init [A 1, S 100m sidecar, B 2]; overhead 10m.
+  // docs/reference/extender-protocol.md ("The pod's effective request"): containers 500m+250m;
+  // init [A 1, S 100m sidecar, B 2]; overhead 10m.
   json pod = Pod({C("a", "500m"), C("b", "250m")},
                  {C("A", "1"), C("S", "100m", "", "", true), C("B", "2")});
   pod["spec"]["overhead"] = {{"cpu", "10m"}};

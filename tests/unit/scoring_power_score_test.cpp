@@ -49,7 +49,7 @@ TEST(ScorePowerTest, ProportionalToTheDeltaNotRanks) {
 }
 
 TEST(ScorePowerTest, EqualDeltasAllGetTen) {
-  // The seed gave equal nodes 10 on its 0..100 scale (wao.md §1.8), i.e. nearly the worst.
+  // MinimizePower gave equal nodes 10 on its 0..100 scale, i.e. nearly the worst.
   std::string summary;
   auto scores =
       ScorePower({Predicted("a", 100, 105), Predicted("b", 200, 205)}, Settings(), &summary);
@@ -68,8 +68,8 @@ TEST(ScorePowerTest, EqualDeltasAllGetTen) {
 }
 
 TEST(ScorePowerTest, SmallDeltasAreNotQuantised) {
-  // The seed rounded inputs to 0.1 and truncated the delta to whole watts (wao.md §1.6, §1.8),
-  // so 0.3 W and 0.9 W both scored as 0 W.
+  // MinimizePower rounded inputs to 0.1 and truncated the delta to whole watts, so 0.3 W and 0.9 W
+  // both scored as 0 W.
   auto scores = ScorePower({Predicted("a", 100, 100.3), Predicted("b", 100, 100.9)}, Settings());
   EXPECT_DOUBLE_EQ(scores[0].component.value, 10.0);
   EXPECT_DOUBLE_EQ(scores[1].component.value, 0.0);
@@ -104,7 +104,7 @@ TEST(ScorePowerTest, OvercommittedNodesScoreZeroAndDoNotStretchTheRange) {
 }
 
 TEST(ScorePowerTest, NegativeDeltaCountsAsZeroNotAsAnError) {
-  // The seed encoded errors as -1 and mapped every negative raw score to 0 (wao.md §1.8).
+  // MinimizePower encoded errors as -1 and mapped every negative raw score to 0.
   auto scores = ScorePower(
       {Predicted("a", 100, 98), Predicted("b", 100, 100), Predicted("c", 100, 110)}, Settings());
   EXPECT_DOUBLE_EQ(scores[0].component.value, 10.0);

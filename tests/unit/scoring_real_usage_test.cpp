@@ -24,7 +24,7 @@ manifests::ScoringSettings Settings() {
 }
 
 TEST(ScoreRealUsageTest, LowerUseScoresHigherProportionally) {
-  // The seed's README case: node-02 at 33 % against two nodes at 13 %.
+  // real-usage-scheduler's README case: node-02 at 33 % against two nodes at 13 %.
   auto scores = ScoreRealUsage(
       {Memory("node-01", 13, 100), Memory("node-02", 33, 100), Memory("node-03", 13, 100)},
       Settings());

@@ -1,4 +1,5 @@
-// The baseline scorers against the published code's test vectors (shared/reference/wao.md).
+// The baseline scorers against the published code's test vectors
+// (docs/reference/minimizepower.md, docs/reference/peaks.md).
 #include "core/simulate/baseline_scorers.h"
 
 #include <gtest/gtest.h>
@@ -11,14 +12,14 @@ namespace {
 using V = std::vector<std::int64_t>;
 
 TEST(SimulateSeedNormalizeTest, MatchesTheSeedsTestVectors) {
-  // TestNormalizeScore in the seed's minimize_power_test.go (wao.md §1.8).
+  // TestNormalizeScore in MinimizePower's minimize_power_test.go.
   EXPECT_EQ(SeedNormalize({-1, 1, 4, 5, 7, 9}), (V{0, 100, 63, 50, 25, 0}));
   EXPECT_EQ(SeedNormalize({5, -1, 5}), (V{10, 0, 10}));
   EXPECT_EQ(SeedNormalize({-1, -1, -1}), (V{0, 0, 0}));
 }
 
 TEST(SimulateSeedNormalizeTest, APowerDecreaseLooksLikeAnError) {
-  // The seed's bug, kept on purpose: a predicted -3 W gets the worst score, like a failure.
+  // MinimizePower's bug, kept on purpose: a predicted -3 W gets the worst score, like a failure.
   EXPECT_EQ(SeedNormalize({-3, 2, 6}), (V{0, 100, 0}));
 }
 
@@ -32,9 +33,9 @@ TEST(SimulateSeedRawScoreTest, RoundsInputsAndReadsOnlyTheFirstContainer) {
   EXPECT_EQ(SeedRawScore(node, {1.0, 0}), 0);
   // 4 cores: 0.2 -> 0.3: 10% of 300 W = 30 W.
   EXPECT_EQ(SeedRawScore(node, {4.0, 0}), 30);
-  // No request: limits x 0.85 (§1.5 step 5): 4 x 0.85 = 3.4 -> (8.4/30 = 0.28 -> 0.3).
+  // No request: limits x 0.85: 4 x 0.85 = 3.4 -> (8.4/30 = 0.28 -> 0.3).
   EXPECT_EQ(SeedRawScore(node, {0, 4.0}), 30);
-  // Neither: the seed cannot score the pod.
+  // Neither: MinimizePower cannot score the pod.
   EXPECT_EQ(SeedRawScore(node, {0, 0}), -1);
   // Limits beyond the free capacity: "overload".
   EXPECT_EQ(SeedRawScore(node, {1.0, 26.0}), -1);

@@ -14,7 +14,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// protocols.md section 5.1, verbatim.
+// An ipmi_exporter /metrics page (a Dell BMC), verbatim.
 constexpr char kIpmiExposition[] =
     R"exp(# HELP ipmi_bmc_info Constant metric with value '1' providing details about the BMC.
 # TYPE ipmi_bmc_info gauge

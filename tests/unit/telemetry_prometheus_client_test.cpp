@@ -1,4 +1,5 @@
-// PrometheusClient and ParseQueryResponse against the protocols.md section 6 vectors.
+// PrometheusClient and ParseQueryResponse against answers in the Prometheus HTTP API's documented
+// format (vector, matrix, scalar and error responses).
 
 #include "core/telemetry/prometheus_client.h"
 #include "tests/unit/telemetry_test_support.h"

@@ -23,7 +23,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ms = std::chrono::milliseconds;
 
-// The event of protocols.md section 6.
+// The event the API server sends when a watch's resourceVersion is too old (410 Expired).
 const std::string kExpiredEvent =
     R"json({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},)json"
     R"json("status":"Failure","message":"too old resource version: 100 (200)",)json"
