@@ -1,6 +1,7 @@
 """The documentation stays honest: README.md is a front page of at most 300 lines that links every
 page of docs/, every relative link in the Markdown resolves to a file (and a #anchor to a heading
-of that file, by GitHub's rules), and the pages carry no lab-notebook residue."""
+of that file, by GitHub's rules), the pages carry no lab-notebook residue, and code comments and
+docs cite the repository's own pages, not notes kept outside it."""
 import glob
 import os
 import re
@@ -72,6 +73,51 @@ def is_external(target):
     return re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) is not None  # https:, mailto:, ...
 
 
+# Where code comments and docs may point for upstream facts: the repository's own pages. A path
+# through "shared/" or a note named DESIGN.md, wao.md, tas.md or protocols.md is a file outside
+# the repository, unless the name is one of docs/reference's own pages reached through
+# "reference/" (or, from a page in docs/reference, by its bare name).
+CITED_TREES = ["core", "cli", "templates", "docs"]
+CITED_FILES = ["ARCHITECTURE.md"]
+SHARED_PATH = re.compile(r"[\w./-]*shared/[\w./-]*")
+NOTE_NAME = re.compile(r"([\w./-]*?)\b(DESIGN|wao|tas|protocols)\.md\b")
+# "the seed" (or "seed 002") named the upstream projects powerctl started from; code says which
+# one instead. simulate's random seeds ("--seeds", "seed(s)", "first_seed") are another thing.
+SEED_TREES = ["core", "cli"]
+THE_SEED = re.compile(r"\bthe seed\b|\bseed 00\d\b", re.IGNORECASE)
+
+
+def outside_citations(text, page, reference_pages):
+    """The places in `text` (the file `page`) that point outside the repository: the problems as
+    strings, empty when there are none."""
+    problems = []
+    for m in SHARED_PATH.finditer(text):
+        # "/shared/" alone is an absolute path inside a container (the model image's volume).
+        if not m.group(0).startswith("/shared/"):
+            problems.append(m.group(0))
+    in_reference = os.path.dirname(page) == os.path.join("docs", "reference")
+    for m in NOTE_NAME.finditer(text):
+        prefix, name = m.group(1), m.group(2) + ".md"
+        via_reference = prefix.endswith("reference/") or (prefix == "" and in_reference)
+        if not (via_reference and name in reference_pages):
+            problems.append(m.group(0))
+    return problems
+
+
+def files_under(trees, files=()):
+    out = list(files)
+    for tree in trees:
+        for path in sorted(glob.glob(os.path.join(ROOT, tree, "**", "*"), recursive=True)):
+            if os.path.isfile(path):
+                out.append(os.path.relpath(path, ROOT))
+    return out
+
+
+def read_text(path):
+    with open(os.path.join(ROOT, path), encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
 def checked_pages():
     pages = ["README.md", "ARCHITECTURE.md", "SECURITY.md"]
     pages += sorted(os.path.relpath(p, ROOT)
@@ -93,6 +139,39 @@ class SlugTest(unittest.TestCase):
     def test_links_skip_code(self):
         text = "[a](x.md) `[b](y.md)`\n```\n[c](z.md)\n```\n![i](img.png) [d](w.md#h)\n"
         self.assertEqual(sorted(links(text)), ["img.png", "w.md#h", "x.md"])
+
+
+class CitationMatcherTest(unittest.TestCase):
+    REFERENCE = {"tas.md", "peaks.md"}
+
+    def problems(self, text, page="core/x.h"):
+        return outside_citations(text, page, self.REFERENCE)
+
+    def test_flags_paths_outside_the_repository(self):
+        self.assertEqual(self.problems("// see shared/reference/wao.md §1.5"),
+                         ["shared/reference/wao.md", "shared/reference/wao.md"])
+        self.assertEqual(self.problems("(../shared/notes.txt)"), ["../shared/notes.txt"])
+        self.assertEqual(self.problems("/work/shared/x"), ["/work/shared/x"])
+        self.assertEqual(self.problems("as DESIGN.md says"), ["DESIGN.md"])
+        self.assertEqual(self.problems("obs. in tas.md §1.2; protocols.md section 6"),
+                         ["tas.md", "protocols.md"])
+        self.assertEqual(self.problems("reference/wao.md 1.9"), ["reference/wao.md"])
+
+    def test_allows_the_repositorys_own_pages_and_container_paths(self):
+        self.assertEqual(self.problems('docs/reference/tas.md ("Strategies")'), [])
+        self.assertEqual(self.problems("[TAS](reference/tas.md#strategies)", "docs/extender.md"), [])
+        self.assertEqual(self.problems("[TAS](tas.md)", os.path.join("docs", "reference", "peaks.md")),
+                         [])
+        self.assertEqual(self.problems('command: ["sh", "-c", "cp -R /models/. /shared/"]'), [])
+        self.assertEqual(self.problems("tas.md", "docs/extender.md"), ["tas.md"])
+
+    def test_the_seed_is_not_simulates_seeds(self):
+        self.assertTrue(THE_SEED.search("// Unlike the seed, which ignores"))
+        self.assertTrue(THE_SEED.search("// The seed's REST client"))
+        self.assertTrue(THE_SEED.search("// Pod groups (seed 003): completeness"))
+        for text in ("{} seed(s)", "averaged over seeds", "--seed N", "each seed draws",
+                     "the seeds 1 to 5", "seed * 7919 + k"):
+            self.assertIsNone(THE_SEED.search(text), text)
 
 
 class DocsTest(unittest.TestCase):
@@ -144,6 +223,27 @@ class DocsTest(unittest.TestCase):
         self.assertTrue(pages, "docs/ has no pages")
         missing = [p for p in pages if p not in linked]
         self.assertEqual(missing, [], f"README.md does not link {missing}")
+
+    def test_code_and_docs_cite_only_the_repository(self):
+        reference_pages = {os.path.basename(p)
+                           for p in glob.glob(os.path.join(ROOT, "docs", "reference", "*.md"))}
+        self.assertIn("tas.md", reference_pages)
+        problems = []
+        for path in files_under(CITED_TREES, CITED_FILES):
+            for number, line in enumerate(read_text(path).split("\n"), 1):
+                for found in outside_citations(line, path, reference_pages):
+                    problems.append(f"{path}:{number}: {found!r}: {line.strip()[:100]}")
+        self.assertEqual(problems, [], "\n".join(problems))
+
+    def test_code_names_the_upstream_project_not_the_seed(self):
+        problems = []
+        paths = files_under(SEED_TREES)
+        self.assertTrue(any(p.endswith(".cpp") for p in paths), "no sources found under core/, cli/")
+        for path in paths:
+            for number, line in enumerate(read_text(path).split("\n"), 1):
+                if THE_SEED.search(line):
+                    problems.append(f"{path}:{number}: {line.strip()[:100]}")
+        self.assertEqual(problems, [], "\n".join(problems))
 
     def test_no_notebook_residue(self):
         words = re.compile(r"shared/|\bsessions?\b", re.IGNORECASE)
