@@ -327,8 +327,8 @@ std::vector<NodePower> PredictNodePower(
   }
   std::vector<const PreparedNode*> pointers;
   for (const PreparedNode& p : prepared) pointers.push_back(&p);
-  std::vector<PowerEstimate> estimates =
-      EstimatePower(pointers, {}, query.extra_cpu_cores, predictor, query.deadline);
+  std::vector<PowerEstimate> estimates = EstimatePower(
+      pointers, {}, query.extra_cpu_cores, predictor, query.deadline, nullptr, query.fill_cost);
 
   std::vector<NodePower> results(nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -348,11 +348,18 @@ std::vector<NodePower> PredictNodePower(
     out.cpu_fraction_after = e.cpu_fraction_after;
     out.overcommitted = e.overcommitted;
     if (out.overcommitted) out.notes.push_back("the added CPU exceeds the node's capacity");
+    // A node whose annotations do not parse has the defaults in `p.builtin` (and that error):
+    // those are not its model, so they are not shown as such.
+    if (query.fill_cost && p.model != nullptr && p.model->backend == "builtin" &&
+        BuiltinParamsFromAnnotations(nodes[i].annotations).ok()) {
+      out.builtin = p.builtin;
+    }
     if (!p.error.empty()) continue;
     for (std::string& note : p.notes) out.notes.push_back(std::move(note));
     out.telemetry_age = p.telemetry_age;
     out.watts_now = e.watts_now;
     out.watts_after = e.watts_after;
+    if (out.error.empty()) out.fill_watts_per_core = e.fill_watts_per_core;
   }
   return results;
 }

@@ -70,7 +70,7 @@ struct NodePower {
     return *watts_after - *watts_now;
   }
 
-  // What `predict` shows beyond the watts (set by PredictNodePowerWithFill, power_report.h):
+  // What `predict` shows beyond the watts (set with PowerQuery::fill_cost):
   // the built-in model's parameters (its measured curve, or idle, max and exponent) when the
   // node's model is the built-in one, and the fill cost of adding the CPU in W per core, the
   // number the fill objective ranks nodes by.
@@ -146,6 +146,9 @@ struct PowerQuery {
   double extra_cpu_cores = 1.0;  // the CPU added for watts_after
   std::chrono::milliseconds deadline{1000};
   telemetry::SteadyTime now{};  // for telemetry ages
+  // Also each node's fill cost and built-in model (NodePower::fill_watts_per_core, builtin):
+  // what `predict` shows; one more row per node on a model server.
+  bool fill_cost = false;
 };
 
 // One result per node of `nodes`, in order. Readings missing from `readings` count as "no

@@ -118,36 +118,9 @@ Result<PowerReport> PredictLocally(const std::vector<json>& node_objects, double
 std::vector<NodePower> PredictNodePowerWithFill(
     const std::vector<NodeFacts>& nodes,
     const std::map<std::string, telemetry::NodeReading>& readings,
-    const manifests::PowerctlConfig& config, Predictor& predictor, const PowerQuery& query) {
-  std::vector<NodePower> out = PredictNodePower(nodes, readings, config, predictor, query);
-  std::vector<PreparedNode> prepared;
-  prepared.reserve(nodes.size());
-  for (const NodeFacts& node : nodes) {
-    telemetry::NodeReading reading;
-    if (auto found = readings.find(node.name); found != readings.end()) {
-      reading = found->second;
-    } else {
-      reading.node = node.name;
-      reading.cpu_cores_used = telemetry::MissingReading("no telemetry for this node");
-    }
-    prepared.push_back(PrepareNode(node, std::move(reading), config, query.now));
-  }
-  std::vector<const PreparedNode*> pointers;
-  for (const PreparedNode& p : prepared) pointers.push_back(&p);
-  std::vector<PowerEstimate> estimates =
-      EstimatePower(pointers, {}, query.extra_cpu_cores, predictor, query.deadline, nullptr,
-                    /*fill_cost=*/true);
-  for (std::size_t i = 0; i < out.size() && i < prepared.size(); ++i) {
-    const PreparedNode& p = prepared[i];
-    // A node whose annotations do not parse has the defaults in `p.builtin` (and that error):
-    // those are not its model, so they are not shown as such.
-    if (p.model != nullptr && p.model->backend == "builtin" &&
-        BuiltinParamsFromAnnotations(nodes[i].annotations).ok()) {
-      out[i].builtin = p.builtin;
-    }
-    if (out[i].error.empty()) out[i].fill_watts_per_core = estimates[i].fill_watts_per_core;
-  }
-  return out;
+    const manifests::PowerctlConfig& config, Predictor& predictor, PowerQuery query) {
+  query.fill_cost = true;
+  return PredictNodePower(nodes, readings, config, predictor, query);
 }
 
 Result<PredictSource> ParsePredictSource(const std::string& text) {

@@ -68,13 +68,13 @@ Result<PowerReport> PredictLocally(const std::vector<nlohmann::json>& node_objec
 // PredictNodePower, plus what `predict` shows of each node's model: the built-in model's
 // parameters and the fill cost of adding query.extra_cpu_cores (NodePower::builtin and
 // fill_watts_per_core). The fill cost comes from EstimatePower with fill_cost, the estimate the
-// power score ranks by, so `predict` and `score` show the same number; that is a second batched
-// prediction (one more row per node on a model server). `predict --source local` and the
-// extender's GET /v1/predictions both answer with this, so both sources show the same.
+// power score ranks by, so `predict` and `score` show the same number (one more row per node on
+// a model server). `predict --source local` and the extender's GET /v1/predictions both answer
+// with this, so both sources show the same.
 std::vector<NodePower> PredictNodePowerWithFill(
     const std::vector<NodeFacts>& nodes,
     const std::map<std::string, telemetry::NodeReading>& readings,
-    const manifests::PowerctlConfig& config, Predictor& predictor, const PowerQuery& query);
+    const manifests::PowerctlConfig& config, Predictor& predictor, PowerQuery query);
 
 // The service proxy path to the extender's ops JSON (exposed for tests and `explain`).
 std::string ExtenderPredictionsPath(const manifests::PowerctlConfig& config,
