@@ -132,7 +132,9 @@ class SlotDual {
       }
       phi.push_back(c);
     }
-    const double widest = phi.back().first.cores;
+    std::vector<Point> phi_points;  // phi as a polyline, for At()
+    for (const auto& v : phi) phi_points.push_back(v.first);
+    const double widest = phi_points.back().cores;
     std::vector<double> xs;
     for (const NodeSlots& n : nodes_) {
       if (n.slots <= 0 || n.hull.size() < 2) {
@@ -143,15 +145,15 @@ class SlotDual {
       xs.clear();
       for (const Point& p : n.hull)
         if (p.cores < top) xs.push_back(p.cores);
-      for (const auto& v : phi)
-        if (v.first.cores * n.slots < top) xs.push_back(v.first.cores * n.slots);
+      for (const Point& v : phi_points)
+        if (v.cores * n.slots < top) xs.push_back(v.cores * n.slots);
       xs.push_back(top);
       std::sort(xs.begin(), xs.end());
       std::size_t at_hull = 0, at_phi = 0;
       double best = 0, best_c = 0;
       bool first = true;
       for (double c : xs) {
-        const double value = At(n.hull, c, at_hull) - n.slots * PhiAt(phi, c / n.slots, at_phi);
+        const double value = At(n.hull, c, at_hull) - n.slots * At(phi_points, c / n.slots, at_phi);
         if (first || value < best) {
           best = value;
           best_c = c;
@@ -177,16 +179,6 @@ class SlotDual {
 
  private:
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
-
-  static double PhiAt(const std::vector<std::pair<Point, std::size_t>>& phi, double x,
-                      std::size_t& at) {
-    while (at + 1 < phi.size() && phi[at + 1].first.cores < x) ++at;
-    if (at + 1 >= phi.size()) return phi.back().first.watts;
-    const Point& a = phi[at].first;
-    const Point& b = phi[at + 1].first;
-    if (x <= a.cores) return a.watts;
-    return a.watts + (b.watts - a.watts) * (x - a.cores) / (b.cores - a.cores);
-  }
 
   static void Take(std::size_t kind, double slots, std::vector<double>& gradient) {
     if (kind != kNone) gradient[kind] -= slots;
