@@ -99,6 +99,14 @@ Quality Measure(const CleanSamples& s, Predict predict) {
 }
 
 // A curve's watts at utilisation u (0..1), linear between its points, as the model reads it.
+// Why a fit below the R² threshold is refused; the same words for both forms.
+std::string PoorFit(double r2, double min_r2, double rmse_watts) {
+  return fmt::format(
+      "poor fit: R² {:.3f} is below {:.2f} (power does not follow CPU utilisation closely "
+      "enough; RMSE {:.1f} W)",
+      r2, min_r2, rmse_watts);
+}
+
 double CurveWatts(const PowerCurve& c, double u) {
   const double x = u * static_cast<double>(kPowerCurvePoints - 1);
   const auto i = std::min(static_cast<std::size_t>(x), kPowerCurvePoints - 2);
@@ -186,10 +194,7 @@ Result<CalibrationFit> FitBuiltinModel(const std::vector<PowerSample>& samples,
     fit.refused = fmt::format("the fit gives idle {:.1f} W, max {:.1f} W: {}",
                               fit.params.idle_watts, fit.params.max_watts, valid.error().message);
   } else if (fit.r2 < options.min_r2) {
-    fit.refused = fmt::format(
-        "poor fit: R² {:.3f} is below {:.2f} (power does not follow CPU utilisation closely "
-        "enough; RMSE {:.1f} W)",
-        fit.r2, options.min_r2, fit.rmse_watts);
+    fit.refused = PoorFit(fit.r2, options.min_r2, fit.rmse_watts);
   }
   return fit;
 }
@@ -326,10 +331,7 @@ Result<CurveFit> FitPowerCurve(const std::vector<PowerSample>& samples,
     fit.refused = fmt::format("the fitted curve {} is not usable: {}", FormatPowerCurve(pooled),
                               parsed.error().message);
   } else if (fit.r2 < options.min_r2) {
-    fit.refused = fmt::format(
-        "poor fit: R² {:.3f} is below {:.2f} (power does not follow CPU utilisation closely "
-        "enough; RMSE {:.1f} W)",
-        fit.r2, options.min_r2, fit.rmse_watts);
+    fit.refused = PoorFit(fit.r2, options.min_r2, fit.rmse_watts);
   }
   return fit;
 }
