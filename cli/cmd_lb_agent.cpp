@@ -43,7 +43,7 @@ Result<lb::AgentRunOptions> BuildOptions(const Context& ctx, const LbAgentFlags&
   lb::AgentRunOptions options;
   options.node = NodeName(ctx, flags);
   options.config = config;
-  auto ops = extender::ParseListenAddress(
+  auto ops = server::ParseListenAddress(
       flags.ops_listen.empty() ? fmt::format("0.0.0.0:{}", config.lb.ops_port) : flags.ops_listen);
   if (!ops.ok()) return WithContext(ops.error(), "--ops-listen");
   options.ops.host = ops->host;

@@ -42,10 +42,10 @@ Result<extender::ScheduleServerOptions> BuildOptions(const Context& ctx,
                                                      const manifests::PowerctlConfig& config) {
   const manifests::ExtenderSettings& ext = config.extender;
   extender::ScheduleServerOptions options;
-  auto listen = extender::ParseListenAddress(
+  auto listen = server::ParseListenAddress(
       flags.listen.empty() ? fmt::format("0.0.0.0:{}", ext.port) : flags.listen);
   if (!listen.ok()) return WithContext(listen.error(), "--listen");
-  auto ops = extender::ParseListenAddress(
+  auto ops = server::ParseListenAddress(
       flags.ops_listen.empty() ? fmt::format("0.0.0.0:{}", ext.ops_port) : flags.ops_listen);
   if (!ops.ok()) return WithContext(ops.error(), "--ops-listen");
   options.main.host = listen->host;
@@ -61,7 +61,7 @@ Result<extender::ScheduleServerOptions> BuildOptions(const Context& ctx,
   if (any_tls && (flags.tls_cert.empty() || flags.tls_key.empty()))
     return Usage("--tls-cert and --tls-key go together (and --client-ca needs both)");
   if (any_tls) {
-    options.main.tls = extender::TlsOptions{flags.tls_cert, flags.tls_key, flags.client_ca};
+    options.main.tls = server::TlsOptions{flags.tls_cert, flags.tls_key, flags.client_ca};
     if (ext.tls_mode == "mtls" && flags.client_ca.empty())
       ctx.Warn("extender.tlsMode is mtls but no --client-ca was given: any client is accepted");
   }

@@ -54,10 +54,10 @@ enable_testing()
 function(_powerctl_add_fuzzers)
   # --- core, compiled again with coverage instrumentation -------------------------------------
   get_target_property(_sources powerctl_core SOURCES)
-  # The extender's Boost.Asio coroutines (co_await) do not compile with clang 14 under these
+  # The HTTP server's Boost.Asio coroutines (co_await) do not compile with clang 14 under these
   # flags ("Cannot represent a difference across sections"). No fuzzer links the HTTP server;
   # the request decoder it feeds (wire.cpp) is fuzzed directly.
-  list(FILTER _sources EXCLUDE REGEX "/core/extender/(http_server|connection)\\.cpp$")
+  list(FILTER _sources EXCLUDE REGEX "/core/server/(http_server|connection)\\.cpp$")
   add_library(powerctl_core_fuzz STATIC ${_sources})
   target_compile_options(powerctl_core_fuzz PRIVATE
                          -fsanitize=fuzzer-no-link,${POWERCTL_FUZZ_SANITIZERS}

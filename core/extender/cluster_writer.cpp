@@ -56,7 +56,7 @@ std::string Marker(const std::string& annotation) {
 
 }  // namespace
 
-ClusterWriter::ClusterWriter(ClusterWriterDeps deps, MetricsRegistry& metrics,
+ClusterWriter::ClusterWriter(ClusterWriterDeps deps, server::MetricsRegistry& metrics,
                              ClusterWriterOptions options)
     : deps_(std::move(deps)),
       options_(options),

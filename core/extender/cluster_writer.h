@@ -15,7 +15,7 @@
 
 #include "core/cluster/node_cache.h"
 #include "core/cluster/pod_group_touch.h"
-#include "core/extender/metrics_registry.h"
+#include "core/server/metrics_registry.h"
 #include "core/kube/client.h"
 #include "core/scoring/policy_metrics.h"
 
@@ -63,7 +63,7 @@ struct LabelPassResult {
 class ClusterWriter {
  public:
   // `metrics` must outlive the writer; it registers its counters there.
-  ClusterWriter(ClusterWriterDeps deps, MetricsRegistry& metrics, ClusterWriterOptions options);
+  ClusterWriter(ClusterWriterDeps deps, server::MetricsRegistry& metrics, ClusterWriterOptions options);
   ~ClusterWriter();
   ClusterWriter(const ClusterWriter&) = delete;
   ClusterWriter& operator=(const ClusterWriter&) = delete;
@@ -80,8 +80,8 @@ class ClusterWriter {
 
   ClusterWriterDeps deps_;
   ClusterWriterOptions options_;
-  CounterFamily& label_writes_;
-  CounterFamily& touches_;
+  server::CounterFamily& label_writes_;
+  server::CounterFamily& touches_;
   std::set<std::string> deschedule_names_;      // seen since start, for cleanup
   std::map<std::string, std::string> touched_;  // pod key -> annotation written
   std::atomic<bool> stopping_{false};

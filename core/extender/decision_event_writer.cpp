@@ -38,7 +38,7 @@ class StoppableTransport : public kube::HttpTransport {
 
 DecisionEventWriter::DecisionEventWriter(std::unique_ptr<kube::HttpTransport> transport,
                                          kube::ClientOptions client_options,
-                                         MetricsRegistry& metrics,
+                                         server::MetricsRegistry& metrics,
                                          DecisionEventWriterOptions options)
     : options_(std::move(options)),
       client_(std::make_unique<kube::Client>(

@@ -14,7 +14,7 @@
 // Metric: powerctl_extender_decision_events_total{result="written|failed|dropped"}.
 
 #include "core/extender/decision_events.h"
-#include "core/extender/metrics_registry.h"
+#include "core/server/metrics_registry.h"
 #include "core/kube/client.h"
 #include "core/scoring/decision.h"
 
@@ -51,7 +51,7 @@ class DecisionEventWriter {
   // The writer's own client over `transport` (requests cancellable by Stop). `metrics` must
   // outlive the writer.
   DecisionEventWriter(std::unique_ptr<kube::HttpTransport> transport,
-                      kube::ClientOptions client_options, MetricsRegistry& metrics,
+                      kube::ClientOptions client_options, server::MetricsRegistry& metrics,
                       DecisionEventWriterOptions options);
   ~DecisionEventWriter();
   DecisionEventWriter(const DecisionEventWriter&) = delete;
@@ -79,7 +79,7 @@ class DecisionEventWriter {
   std::atomic<bool> cancel_{false};  // set by Stop when the drain time is up
   DecisionEventWriterOptions options_;
   std::unique_ptr<kube::Client> client_;
-  CounterFamily& events_;
+  server::CounterFamily& events_;
   std::mutex mu_;
   std::condition_variable wake_;
   std::condition_variable finished_cv_;

@@ -49,7 +49,7 @@ struct ClusterWrites {
 
 Result<std::unique_ptr<ClusterWrites>> StartClusterWrites(
     const ExtenderAppOptions& options, cluster::NodeCache& cache,
-    scoring::MetricSource& policy_metrics, MetricsRegistry& registry,
+    scoring::MetricSource& policy_metrics, server::MetricsRegistry& registry,
     std::chrono::milliseconds label_interval) {
   auto out = std::make_unique<ClusterWrites>();
   kube::ClientOptions client_options;
@@ -67,7 +67,7 @@ Result<std::unique_ptr<ClusterWrites>> StartClusterWrites(
   kube::ClientOptions lease_client = client_options;
   lease_client.max_attempts = 1;
   POWERCTL_TRY(lease_transport, kube::MakeCurlTransport(*options.cluster, options.transport));
-  GaugeFamily& leader = registry.Gauge(
+  server::GaugeFamily& leader = registry.Gauge(
       "powerctl_extender_leader",
       "1 while this replica holds the Lease and writes node labels and pod-group touches");
   leader.Set(0);
@@ -101,7 +101,7 @@ Result<std::unique_ptr<ClusterWrites>> StartClusterWrites(
 // Decision Events for `explain`: one client of their own, and few retries, so a slow API
 // server fills the writer's bounded queue rather than holding decisions for long.
 Result<std::unique_ptr<DecisionEventWriter>> StartDecisionEvents(const ExtenderAppOptions& options,
-                                                                 MetricsRegistry& registry) {
+                                                                 server::MetricsRegistry& registry) {
   POWERCTL_TRY(transport, kube::MakeCurlTransport(*options.cluster, options.transport));
   kube::ClientOptions client_options;
   client_options.log = options.log;
@@ -209,8 +209,8 @@ Status ServeExtender(const ExtenderAppOptions& options, ScheduleServerHooks hook
   deps.policy_metrics = &policy_metrics;
   deps.snapshot = snapshot;
 
-  MetricsRegistry owned_registry;
-  MetricsRegistry& registry = hooks.metrics != nullptr ? *hooks.metrics : owned_registry;
+  server::MetricsRegistry owned_registry;
+  server::MetricsRegistry& registry = hooks.metrics != nullptr ? *hooks.metrics : owned_registry;
   hooks.metrics = &registry;
   ExtenderServiceOptions service_options;
   service_options.max_request_nodes = static_cast<std::size_t>(config.extender.max_request_nodes);
@@ -221,14 +221,14 @@ Status ServeExtender(const ExtenderAppOptions& options, ScheduleServerHooks hook
     if (extra_collect) extra_collect();
   };
   auto extra_routes = hooks.add_ops_routes;
-  hooks.add_ops_routes = [&service, extra_routes](HttpServer& ops) {
+  hooks.add_ops_routes = [&service, extra_routes](server::HttpServer& ops) {
     service.AddOpsRoutes(ops);
     if (extra_routes) extra_routes(ops);
   };
   const bool has_cluster = options.cluster.has_value();
   hooks.ready = [&cache, has_cluster, telemetry_problem, &telemetry_service,
                  routing = predictor.routing] {
-    ReadyState state;
+    server::ReadyState state;
     if (!has_cluster) {
       state.degraded.push_back(
           {"cluster", "no cluster configured: answering from what requests carry"});

@@ -4,27 +4,27 @@
 // the scoring core and back. Methods are called concurrently from the server threads and may
 // throw (the client then gets a generic 500).
 
-#include "core/extender/http_server.h"
+#include "core/server/http_server.h"
 
 namespace powerctl::extender {
 
 class ExtenderHandler {
  public:
   virtual ~ExtenderHandler() = default;
-  virtual HttpResponse Filter(const HttpRequest& request) = 0;
-  virtual HttpResponse Prioritize(const HttpRequest& request) = 0;
-  virtual HttpResponse Preempt(const HttpRequest& request) = 0;
+  virtual server::HttpResponse Filter(const server::HttpRequest& request) = 0;
+  virtual server::HttpResponse Prioritize(const server::HttpRequest& request) = 0;
+  virtual server::HttpResponse Preempt(const server::HttpRequest& request) = 0;
 };
 
 // Placeholder until the scoring core is wired in: every verb answers 503.
 class UnwiredExtenderHandler : public ExtenderHandler {
  public:
-  HttpResponse Filter(const HttpRequest&) override { return Unwired(); }
-  HttpResponse Prioritize(const HttpRequest&) override { return Unwired(); }
-  HttpResponse Preempt(const HttpRequest&) override { return Unwired(); }
+  server::HttpResponse Filter(const server::HttpRequest&) override { return Unwired(); }
+  server::HttpResponse Prioritize(const server::HttpRequest&) override { return Unwired(); }
+  server::HttpResponse Preempt(const server::HttpRequest&) override { return Unwired(); }
 
  private:
-  static HttpResponse Unwired() { return HttpResponse::Text(503, "scheduling core not wired\n"); }
+  static server::HttpResponse Unwired() { return server::HttpResponse::Text(503, "scheduling core not wired\n"); }
 };
 
 }  // namespace powerctl::extender

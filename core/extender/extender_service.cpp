@@ -44,8 +44,8 @@ std::string DumpUntrusted(const json& document) {
   return document.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-HttpResponse BadRequest(const std::string& message) {
-  return HttpResponse::Text(400, message + "\n");
+server::HttpResponse BadRequest(const std::string& message) {
+  return server::HttpResponse::Text(400, message + "\n");
 }
 
 // What an older recorded decision keeps of its nodes once the budget is reached.
@@ -54,7 +54,7 @@ constexpr std::size_t kKeptRejectedNodes = 50;
 
 }  // namespace
 
-ExtenderService::ExtenderService(scoring::SchedulingDeps deps, MetricsRegistry& metrics,
+ExtenderService::ExtenderService(scoring::SchedulingDeps deps, server::MetricsRegistry& metrics,
                                  ExtenderServiceOptions options)
     : deps_(deps),
       core_(std::move(deps)),
@@ -84,12 +84,12 @@ ExtenderService::ExtenderService(scoring::SchedulingDeps deps, MetricsRegistry& 
                           {"state"})),
       options_(options) {}
 
-HttpResponse ExtenderService::Answer(const char* verb, int status, std::string body,
+server::HttpResponse ExtenderService::Answer(const char* verb, int status, std::string body,
                                      Clock::time_point start) {
   requests_.Inc({verb, std::to_string(status)});
   latency_.Observe({verb}, std::chrono::duration<double>(Clock::now() - start).count());
-  return status == 200 ? HttpResponse::Json(200, std::move(body))
-                       : HttpResponse::Text(status, std::move(body) + "\n");
+  return status == 200 ? server::HttpResponse::Json(200, std::move(body))
+                       : server::HttpResponse::Text(status, std::move(body) + "\n");
 }
 
 std::string ExtenderService::TooManyNodes(std::size_t count) const {
@@ -134,7 +134,7 @@ void ExtenderService::Trim() {
   }
 }
 
-HttpResponse ExtenderService::AfterSend(HttpResponse response,
+server::HttpResponse ExtenderService::AfterSend(server::HttpResponse response,
                                         std::shared_ptr<const scoring::Decision> recorded) {
   response.after_send = [this, recorded = std::move(recorded)] {
     if (observer_) observer_(recorded);
@@ -161,7 +161,7 @@ void ExtenderService::KeepRejectionsOnly(const std::shared_ptr<const scoring::De
   }
 }
 
-HttpResponse ExtenderService::Filter(const HttpRequest& request) {
+server::HttpResponse ExtenderService::Filter(const server::HttpRequest& request) {
   auto start = Clock::now();
   auto args = DecodeExtenderArgs(request.body);
   if (!args.ok()) return Answer(scoring::kVerbFilter, 400, args.error().message, start);
@@ -178,7 +178,7 @@ HttpResponse ExtenderService::Filter(const HttpRequest& request) {
   return AfterSend(Answer(scoring::kVerbFilter, 200, std::move(body), start), std::move(recorded));
 }
 
-HttpResponse ExtenderService::Prioritize(const HttpRequest& request) {
+server::HttpResponse ExtenderService::Prioritize(const server::HttpRequest& request) {
   auto start = Clock::now();
   auto args = DecodeExtenderArgs(request.body);
   if (!args.ok()) return Answer(scoring::kVerbPrioritize, 400, args.error().message, start);
@@ -202,7 +202,7 @@ HttpResponse ExtenderService::Prioritize(const HttpRequest& request) {
                    std::move(recorded));
 }
 
-HttpResponse ExtenderService::Preempt(const HttpRequest& request) {
+server::HttpResponse ExtenderService::Preempt(const server::HttpRequest& request) {
   auto start = Clock::now();
   auto args = DecodePreemptionArgs(request.body);
   if (!args.ok()) return Answer(scoring::kVerbPreempt, 400, args.error().message, start);
@@ -222,7 +222,7 @@ HttpResponse ExtenderService::Preempt(const HttpRequest& request) {
   return AfterSend(Answer(scoring::kVerbPreempt, 200, std::move(body), start), std::move(recorded));
 }
 
-HttpResponse ExtenderService::Decisions(const HttpRequest& request) const {
+server::HttpResponse ExtenderService::Decisions(const server::HttpRequest& request) const {
   std::string pod;
   std::size_t limit = 100;
   for (const auto& [key, value] : QueryParams(request.query)) {
@@ -245,10 +245,10 @@ HttpResponse ExtenderService::Decisions(const HttpRequest& request) const {
   }
   json items = json::array();
   for (const auto& d : picked) items.push_back(scoring::DecisionToJson(*d));
-  return HttpResponse::Json(200, DumpUntrusted(json{{"kind", "DecisionList"}, {"items", items}}));
+  return server::HttpResponse::Json(200, DumpUntrusted(json{{"kind", "DecisionList"}, {"items", items}}));
 }
 
-HttpResponse ExtenderService::Predictions(const HttpRequest& request) const {
+server::HttpResponse ExtenderService::Predictions(const server::HttpRequest& request) const {
   std::string cpu_text = "1";
   std::vector<std::string> nodes;
   for (const auto& [key, value] : QueryParams(request.query)) {
@@ -285,11 +285,11 @@ HttpResponse ExtenderService::Predictions(const HttpRequest& request) const {
     power =
         predict::PredictNodePowerWithFill(facts, readings, *deps_.config, *deps_.predictor, query);
   }
-  return HttpResponse::Json(200,
+  return server::HttpResponse::Json(200,
                             DumpUntrusted(predict::PredictionDocument(power, *cpu, query.now)));
 }
 
-HttpResponse ExtenderService::Score(const HttpRequest& request) const {
+server::HttpResponse ExtenderService::Score(const server::HttpRequest& request) const {
   // A pod object is a few levels deep; the limit keeps hostile nesting off the stack.
   json body = ParseJsonBounded(request.body, kKubeJsonLimits);
   if (!body.is_object()) return BadRequest("body: not a JSON object (or nested too deeply)");
@@ -312,7 +312,7 @@ HttpResponse ExtenderService::Score(const HttpRequest& request) const {
   if (!passed.empty()) {
     prioritize = scoring::DecisionToJson(core_.Prioritize(*pod, passed, json::array()));
   }
-  return HttpResponse::Json(200, DumpUntrusted(json{{"kind", "ScoreResult"},
+  return server::HttpResponse::Json(200, DumpUntrusted(json{{"kind", "ScoreResult"},
                                                     {"filter", scoring::DecisionToJson(filter)},
                                                     {"prioritize", prioritize}}));
 }
@@ -332,15 +332,15 @@ void ExtenderService::CollectMetrics() {
   }
 }
 
-void ExtenderService::AddOpsRoutes(HttpServer& ops) {
+void ExtenderService::AddOpsRoutes(server::HttpServer& ops) {
   // Each may take a while (its work grows with the cluster or the request): on the workers.
-  const RouteThreads workers = RouteThreads::kWorker;
+  const server::RouteThreads workers = server::RouteThreads::kWorker;
   ops.Route(
-      "GET", kDecisionsPath, [this](const HttpRequest& r) { return Decisions(r); }, workers);
+      "GET", kDecisionsPath, [this](const server::HttpRequest& r) { return Decisions(r); }, workers);
   ops.Route(
-      "POST", kScorePath, [this](const HttpRequest& r) { return Score(r); }, workers);
+      "POST", kScorePath, [this](const server::HttpRequest& r) { return Score(r); }, workers);
   ops.Route(
-      "GET", predict::kPredictionsPath, [this](const HttpRequest& r) { return Predictions(r); },
+      "GET", predict::kPredictionsPath, [this](const server::HttpRequest& r) { return Predictions(r); },
       workers);
 }
 

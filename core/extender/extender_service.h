@@ -5,7 +5,7 @@
 // `powerctl predict` read through the API server's service proxy.
 
 #include "core/extender/extender_handler.h"
-#include "core/extender/metrics_registry.h"
+#include "core/server/metrics_registry.h"
 #include "core/scoring/decision.h"
 #include "core/scoring/scheduling_core.h"
 
@@ -39,25 +39,25 @@ struct ExtenderServiceOptions {
 class ExtenderService : public ExtenderHandler {
  public:
   // `metrics` must outlive the service.
-  ExtenderService(scoring::SchedulingDeps deps, MetricsRegistry& metrics,
+  ExtenderService(scoring::SchedulingDeps deps, server::MetricsRegistry& metrics,
                   ExtenderServiceOptions options = {});
 
-  HttpResponse Filter(const HttpRequest& request) override;
-  HttpResponse Prioritize(const HttpRequest& request) override;
-  HttpResponse Preempt(const HttpRequest& request) override;
+  server::HttpResponse Filter(const server::HttpRequest& request) override;
+  server::HttpResponse Prioritize(const server::HttpRequest& request) override;
+  server::HttpResponse Preempt(const server::HttpRequest& request) override;
 
   // GET /v1/decisions[?pod=NAMESPACE/NAME][&limit=N]: newest first. The decisions are
   // serialised after the lock is let go, so reading them never holds up scheduling.
-  HttpResponse Decisions(const HttpRequest& request) const;
+  server::HttpResponse Decisions(const server::HttpRequest& request) const;
   // GET /v1/predictions?cpu=Q[&node=N...]: the PowerPrediction document `powerctl predict`
   // prints, computed from this server's caches (all known nodes when none are named).
-  HttpResponse Predictions(const HttpRequest& request) const;
+  server::HttpResponse Predictions(const server::HttpRequest& request) const;
   // POST /v1/score {"pod": POD, "nodes": [NAME...]}: what filter and then prioritize (over the
   // nodes the filter passed) would answer for that pod now, from this server's caches, as
   // {"kind":"ScoreResult","filter":DECISION,"prioritize":DECISION|null}. Not recorded: it is
   // a question (`powerctl score` and `explain` ask it), not a scheduling decision.
-  HttpResponse Score(const HttpRequest& request) const;
-  void AddOpsRoutes(HttpServer& ops);
+  server::HttpResponse Score(const server::HttpRequest& request) const;
+  void AddOpsRoutes(server::HttpServer& ops);
   // Called with every decision after its answer is sent, on the request's thread (keep it
   // cheap: queue, do not write). Set before serving.
   using DecisionObserver = std::function<void(std::shared_ptr<const scoring::Decision>)>;
@@ -66,7 +66,7 @@ class ExtenderService : public ExtenderHandler {
   void CollectMetrics();
 
  private:
-  HttpResponse Answer(const char* verb, int status, std::string body,
+  server::HttpResponse Answer(const char* verb, int status, std::string body,
                       std::chrono::steady_clock::time_point start);
   // "" when `count` candidates are within max_request_nodes, else why the request is refused.
   std::string TooManyNodes(std::size_t count) const;
@@ -83,18 +83,18 @@ class ExtenderService : public ExtenderHandler {
   void KeepRejectionsOnly(const std::shared_ptr<const scoring::Decision>& recorded);
   // The answer, set to pass `recorded` to the observer, keep only what explains it, and
   // Trim, once it is sent.
-  HttpResponse AfterSend(HttpResponse response, std::shared_ptr<const scoring::Decision> recorded);
+  server::HttpResponse AfterSend(server::HttpResponse response, std::shared_ptr<const scoring::Decision> recorded);
 
   scoring::SchedulingDeps deps_;
   scoring::SchedulingCore core_;
-  CounterFamily& requests_;
-  HistogramFamily& latency_;
-  CounterFamily& node_verdicts_;
-  CounterFamily& power_estimates_;
-  CounterFamily& prepared_nodes_;
-  GaugeFamily& telemetry_age_;
-  GaugeFamily& telemetry_failing_;
-  GaugeFamily& heap_;
+  server::CounterFamily& requests_;
+  server::HistogramFamily& latency_;
+  server::CounterFamily& node_verdicts_;
+  server::CounterFamily& power_estimates_;
+  server::CounterFamily& prepared_nodes_;
+  server::GaugeFamily& telemetry_age_;
+  server::GaugeFamily& telemetry_failing_;
+  server::GaugeFamily& heap_;
   const ExtenderServiceOptions options_;
   mutable std::mutex mu_;
   DecisionObserver observer_;

@@ -1,6 +1,6 @@
 #include "core/extender/schedule_server.h"
 
-#include "core/extender/stop_waiter.h"
+#include "core/server/stop_waiter.h"
 
 #include <nlohmann/json.hpp>
 
@@ -15,7 +15,7 @@ namespace {
 const std::vector<double> kLatencyBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
                                              0.1,   0.25,   0.5,   1,    2.5,   5};
 
-std::function<void(const RequestRecord&)> Recorder(MetricsRegistry& metrics,
+std::function<void(const server::RequestRecord&)> Recorder(server::MetricsRegistry& metrics,
                                                    const std::string& server,
                                                    std::shared_ptr<spdlog::logger> log) {
   auto& requests = metrics.Counter("powerctl_http_requests_total",
@@ -26,7 +26,7 @@ std::function<void(const RequestRecord&)> Recorder(MetricsRegistry& metrics,
                                     kLatencyBuckets, {"server", "path"});
   // Every label value comes from a fixed set: the method is one of kKnownMethods or "other",
   // the path a route's or "other", the code one the server or a handler chose.
-  return [&requests, &latency, server, log](const RequestRecord& r) {
+  return [&requests, &latency, server, log](const server::RequestRecord& r) {
     std::string path = r.path.empty() ? "other" : r.path;
     requests.Inc({server, r.method, path, std::to_string(r.status)});
     double seconds = static_cast<double>(r.duration.count()) / 1e6;
@@ -38,27 +38,6 @@ std::function<void(const RequestRecord&)> Recorder(MetricsRegistry& metrics,
 }
 
 }  // namespace
-
-Result<ListenAddress> ParseListenAddress(const std::string& text) {
-  auto bad = [&text](const std::string& why) {
-    return MakeError(ErrorCode::kInvalidInput, "listen address \"" + text + "\": " + why);
-  };
-  std::size_t colon = text.rfind(':');
-  if (colon == std::string::npos) return bad("want HOST:PORT, e.g. 0.0.0.0:8443");
-  ListenAddress address;
-  address.host = text.substr(0, colon);
-  if (address.host.size() >= 2 && address.host.front() == '[' && address.host.back() == ']')
-    address.host = address.host.substr(1, address.host.size() - 2);
-  else if (address.host.find(':') != std::string::npos)
-    return bad("put an IPv6 address in brackets, e.g. [::]:8443");
-  if (address.host.empty()) address.host = "0.0.0.0";
-  std::string port = text.substr(colon + 1);
-  if (port.empty() || port.size() > 5 ||
-      port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535)
-    return bad("the port must be a number from 0 to 65535");
-  address.port = std::stoi(port);
-  return address;
-}
 
 std::string NormalizeUrlPrefix(const std::string& prefix) {
   std::string p = prefix;
@@ -80,8 +59,8 @@ Status ValidateScheduleServerOptions(const ScheduleServerOptions& options) {
   return OkStatus();
 }
 
-HttpHandler JsonOnly(HttpHandler handler) {
-  return [handler = std::move(handler)](const HttpRequest& request) {
+server::HttpHandler JsonOnly(server::HttpHandler handler) {
+  return [handler = std::move(handler)](const server::HttpRequest& request) {
     // kube-scheduler always sends application/json; a missing header is let through for
     // hand-made requests, a different media type is a client mistake worth naming.
     std::string type = request.Header("Content-Type");
@@ -91,34 +70,24 @@ HttpHandler JsonOnly(HttpHandler handler) {
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     bool json = media.empty() || media == "application/json";
     if (!json)
-      return HttpResponse::Text(415, "unsupported Content-Type \"" + media +
+      return server::HttpResponse::Text(415, "unsupported Content-Type \"" + media +
                                          "\": extender requests are application/json\n");
     return handler(request);
   };
 }
 
-HttpResponse ReadyResponse(const ReadyState& state) {
-  nlohmann::json degraded = nlohmann::json::array();
-  for (const auto& d : state.degraded) degraded.push_back({{"name", d.name}, {"reason", d.reason}});
-  nlohmann::json body = {{"ready", state.ready}, {"degraded", degraded}};
-  // Reasons quote what dependencies answered: never let their bytes fail the probe.
-  return HttpResponse::Json(
-      state.ready ? 200 : 503,
-      body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-}
-
 Status RunScheduleServer(const ScheduleServerOptions& options, ExtenderHandler& handler,
                          const ScheduleServerHooks& hooks) {
   POWERCTL_CHECK_OK(ValidateScheduleServerOptions(options));
-  StopWaiter stop(hooks.handle_signals, hooks.stop, [log = hooks.log](const std::string& signal) {
+  server::StopWaiter stop(hooks.handle_signals, hooks.stop, [log = hooks.log](const std::string& signal) {
     if (log)
       log->warn(
           "{} ignored: powerctl.yaml is read at start (restart the server to apply a "
           "change); the TLS files are reloaded when they change",
           signal);
   });
-  MetricsRegistry own_metrics;
-  MetricsRegistry& metrics = hooks.metrics ? *hooks.metrics : own_metrics;
+  server::MetricsRegistry own_metrics;
+  server::MetricsRegistry& metrics = hooks.metrics ? *hooks.metrics : own_metrics;
   std::atomic<bool> draining{false};
 
   auto& internal_errors = metrics.Counter(
@@ -131,7 +100,7 @@ Status RunScheduleServer(const ScheduleServerOptions& options, ExtenderHandler& 
       if (log) log->error("{} port: an exception escaped a server thread: {}", server, what);
     };
   };
-  HttpServerOptions main_options = options.main;
+  server::HttpServerOptions main_options = options.main;
   main_options.on_request = Recorder(metrics, "scheduler", hooks.log);
   main_options.on_internal_error = on_internal_error("scheduler");
   auto& tls_errors = metrics.Counter("powerctl_tls_handshake_errors_total",
@@ -150,32 +119,32 @@ Status RunScheduleServer(const ScheduleServerOptions& options, ExtenderHandler& 
     if (log && ok) log->info("{}", message);
     if (log && !ok) log->warn("{}", message);
   };
-  POWERCTL_TRY(main, HttpServer::Create(main_options));
+  POWERCTL_TRY(main, server::HttpServer::Create(main_options));
   std::string prefix = NormalizeUrlPrefix(options.url_prefix);
   main->Route("POST", prefix + "/filter",
-              JsonOnly([&handler](const HttpRequest& r) { return handler.Filter(r); }));
+              JsonOnly([&handler](const server::HttpRequest& r) { return handler.Filter(r); }));
   main->Route("POST", prefix + "/prioritize",
-              JsonOnly([&handler](const HttpRequest& r) { return handler.Prioritize(r); }));
+              JsonOnly([&handler](const server::HttpRequest& r) { return handler.Prioritize(r); }));
   main->Route("POST", prefix + "/preempt",
-              JsonOnly([&handler](const HttpRequest& r) { return handler.Preempt(r); }));
+              JsonOnly([&handler](const server::HttpRequest& r) { return handler.Preempt(r); }));
 
-  HttpServerOptions ops_options = options.ops;
+  server::HttpServerOptions ops_options = options.ops;
   ops_options.tls.reset();
   ops_options.on_request = Recorder(metrics, "ops", hooks.log);
   ops_options.on_internal_error = on_internal_error("ops");
   // The probes run on the I/O thread; routes added as RouteThreads::kWorker (scores,
   // decisions, predictions) on workers of their own, so they never hold a probe up.
   if (ops_options.worker_threads < 1) ops_options.worker_threads = 2;
-  POWERCTL_TRY(ops, HttpServer::Create(ops_options));
-  ops->Route("GET", "/healthz", [](const HttpRequest&) { return HttpResponse::Text(200, "ok\n"); });
-  ops->Route("GET", "/readyz", [&hooks, &draining](const HttpRequest&) {
-    if (draining) return ReadyResponse({false, {{"server", "shutting down"}}});
-    return ReadyResponse(hooks.ready ? hooks.ready() : ReadyState{});
+  POWERCTL_TRY(ops, server::HttpServer::Create(ops_options));
+  ops->Route("GET", "/healthz", [](const server::HttpRequest&) { return server::HttpResponse::Text(200, "ok\n"); });
+  ops->Route("GET", "/readyz", [&hooks, &draining](const server::HttpRequest&) {
+    if (draining) return server::ReadyResponse({false, {{"server", "shutting down"}}});
+    return server::ReadyResponse(hooks.ready ? hooks.ready() : server::ReadyState{});
   });
-  ops->Route("GET", "/metrics", [&metrics, &hooks](const HttpRequest&) {
+  ops->Route("GET", "/metrics", [&metrics, &hooks](const server::HttpRequest&) {
     if (hooks.collect_metrics) hooks.collect_metrics();
-    HttpResponse r = HttpResponse::Text(200, metrics.Render());
-    r.content_type = MetricsRegistry::kContentType;
+    server::HttpResponse r = server::HttpResponse::Text(200, metrics.Render());
+    r.content_type = server::MetricsRegistry::kContentType;
     return r;
   });
   if (hooks.add_ops_routes) hooks.add_ops_routes(*ops);

@@ -5,8 +5,9 @@
 
 #include "core/common/result.h"
 #include "core/extender/extender_handler.h"
-#include "core/extender/http_server.h"
-#include "core/extender/metrics_registry.h"
+#include "core/server/http_server.h"
+#include "core/server/metrics_registry.h"
+#include "core/server/ops.h"
 
 #include <spdlog/logger.h>
 
@@ -19,20 +20,9 @@
 
 namespace powerctl::extender {
 
-// What /readyz reports. Degraded dependencies are named even while the server stays ready
-// (it answers with neutral scores rather than rejecting pods).
-struct ReadyState {
-  struct Dependency {
-    std::string name;    // "prometheus", "model tfserving-a:8500", ...
-    std::string reason;  // one line, no secrets
-  };
-  bool ready = true;
-  std::vector<Dependency> degraded;
-};
-
 struct ScheduleServerOptions {
-  HttpServerOptions main;  // kube-scheduler's port; main.tls absent = plain HTTP
-  HttpServerOptions ops;   // probes and scraping; always plain HTTP; at least one worker thread
+  server::HttpServerOptions main;  // kube-scheduler's port; main.tls absent = plain HTTP
+  server::HttpServerOptions ops;   // probes and scraping; always plain HTTP; at least one worker thread
   bool allow_insecure = false;            // must be true to serve the main port without TLS
   std::string url_prefix = "/scheduler";  // "" serves /filter etc.
   std::chrono::milliseconds drain_timeout{10'000};
@@ -46,12 +36,12 @@ struct ScheduleServerEndpoints {
 };
 
 struct ScheduleServerHooks {
-  std::function<ReadyState()> ready;      // null = always ready, nothing degraded
-  MetricsRegistry* metrics = nullptr;     // null = a registry private to this run
+  std::function<server::ReadyState()> ready;      // null = always ready, nothing degraded
+  server::MetricsRegistry* metrics = nullptr;     // null = a registry private to this run
   std::function<void()> collect_metrics;  // refreshes gauges just before /metrics renders
   // More read-only routes (before start). Add any that may take long, or whose work grows with
   // what the client sends, as RouteThreads::kWorker: probes must never wait for them.
-  std::function<void(HttpServer& ops)> add_ops_routes;
+  std::function<void(server::HttpServer& ops)> add_ops_routes;
   std::function<void(const ScheduleServerEndpoints&)> on_listening;  // both ports bound
   std::shared_ptr<spdlog::logger> log;                               // may be null
   bool handle_signals = true;  // SIGTERM/SIGINT stop the server (off in unit tests)
@@ -61,21 +51,11 @@ struct ScheduleServerHooks {
 // kInvalidInput when the main port has no TLS and allow_insecure is false, or the prefix is bad.
 Status ValidateScheduleServerOptions(const ScheduleServerOptions& options);
 
-// "HOST:PORT", "[::1]:PORT" or ":PORT" (all IPv4 interfaces); the port may be 0.
-struct ListenAddress {
-  std::string host;
-  int port = 0;
-};
-Result<ListenAddress> ParseListenAddress(const std::string& text);
-
 // "/scheduler/" -> "/scheduler", "scheduler" -> "/scheduler", "/" or "" -> "".
 std::string NormalizeUrlPrefix(const std::string& prefix);
 
-// 200 when ready else 503; JSON {"ready":bool,"degraded":[{"name":..,"reason":..}]}.
-HttpResponse ReadyResponse(const ReadyState& state);
-
 // Wraps a verb's handler: a Content-Type other than application/json gets 415 with a reason.
-HttpHandler JsonOnly(HttpHandler handler);
+server::HttpHandler JsonOnly(server::HttpHandler handler);
 
 // Starts both servers, logs where they listen, blocks until a signal or `hooks.stop`, then
 // drains: /readyz turns 503, the main port stops accepting and finishes requests in flight

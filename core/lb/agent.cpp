@@ -61,7 +61,7 @@ const char* SyncResultName(SyncResult result) {
 
 LbAgent::LbAgent(std::string node, manifests::PowerctlConfig config, AgentDependencies deps)
     : node_(std::move(node)), config_(std::move(config)), deps_(deps) {
-  if (deps_.metrics == nullptr) own_metrics_ = std::make_unique<extender::MetricsRegistry>();
+  if (deps_.metrics == nullptr) own_metrics_ = std::make_unique<server::MetricsRegistry>();
   metrics_ = deps_.metrics != nullptr ? deps_.metrics : own_metrics_.get();
   // Registered up front so that /metrics shows every family (at zero) before the first sync.
   metrics_->Counter("powerctl_lb_syncs_total",

@@ -5,7 +5,7 @@
 // Thread-safe: Sync runs on the runner's loop, Status/metrics on the ops server's threads.
 
 #include "core/common/result.h"
-#include "core/extender/metrics_registry.h"
+#include "core/server/metrics_registry.h"
 #include "core/lb/agent_plan.h"
 #include "core/lb/balancer.h"
 #include "core/manifests/config.h"
@@ -31,7 +31,7 @@ const char* SyncResultName(SyncResult result);  // "programmed", "unchanged", "f
 struct AgentDependencies {
   predict::PredictDependencies predict;  // the API client, HTTP for telemetry/models, clock
   Balancer* balancer = nullptr;
-  extender::MetricsRegistry* metrics = nullptr;  // null: a registry of the agent's own
+  server::MetricsRegistry* metrics = nullptr;  // null: a registry of the agent's own
 };
 
 class LbAgent {
@@ -47,7 +47,7 @@ class LbAgent {
   nlohmann::json StatusJson() const;
   bool synced() const;
   std::string last_error() const;  // "" when the last programming succeeded
-  extender::MetricsRegistry& metrics() { return *metrics_; }
+  server::MetricsRegistry& metrics() { return *metrics_; }
 
  private:
   std::vector<PlannedService> Plan(const std::vector<nlohmann::json>& services) const;
@@ -56,8 +56,8 @@ class LbAgent {
   std::string node_;
   manifests::PowerctlConfig config_;
   AgentDependencies deps_;
-  std::unique_ptr<extender::MetricsRegistry> own_metrics_;
-  extender::MetricsRegistry* metrics_;
+  std::unique_ptr<server::MetricsRegistry> own_metrics_;
+  server::MetricsRegistry* metrics_;
 
   mutable std::mutex mu_;
   std::optional<std::vector<BalancedService>> in_effect_;  // nullopt: unknown or failed

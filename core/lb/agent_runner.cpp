@@ -2,7 +2,7 @@
 
 #include "core/common/http_client.h"
 #include "core/extender/schedule_server.h"
-#include "core/extender/stop_waiter.h"
+#include "core/server/stop_waiter.h"
 #include "core/lb/agent.h"
 #include "core/lb/service_watch.h"
 
@@ -48,8 +48,8 @@ class Wakeup {
   bool stopping_ = false;
 };
 
-extender::ReadyState Readiness(const LbAgent& agent, const ServiceWatch& watch) {
-  extender::ReadyState state;
+server::ReadyState Readiness(const LbAgent& agent, const ServiceWatch& watch) {
+  server::ReadyState state;
   // Ready once the first sync ran: before that the agent has not looked at the Services.
   state.ready = agent.synced();
   if (!state.ready) {
@@ -67,7 +67,7 @@ extender::ReadyState Readiness(const LbAgent& agent, const ServiceWatch& watch) 
 
 Status RunLbAgent(const AgentRunOptions& options, Balancer& balancer) {
   auto log = options.log;
-  extender::StopWaiter stop(options.handle_signals, options.stop, [log](const std::string& signal) {
+  server::StopWaiter stop(options.handle_signals, options.stop, [log](const std::string& signal) {
     if (log)
       log->warn(
           "{} ignored: powerctl.yaml is read at start (restart "
@@ -82,7 +82,7 @@ Status RunLbAgent(const AgentRunOptions& options, Balancer& balancer) {
   kube::Client kube(std::move(transport), client_options);
   std::unique_ptr<HttpClient> http = MakeCurlHttpClient();
 
-  extender::MetricsRegistry metrics;
+  server::MetricsRegistry metrics;
   AgentDependencies deps;
   deps.predict.kube = &kube;
   deps.predict.http = http.get();
@@ -104,25 +104,25 @@ Status RunLbAgent(const AgentRunOptions& options, Balancer& balancer) {
       },
       watch_options);
 
-  extender::HttpServerOptions ops_options = options.ops;
+  server::HttpServerOptions ops_options = options.ops;
   ops_options.on_internal_error = [log](const std::string& what) {
     if (log) log->error("ops port: an exception escaped a server thread: {}", what);
   };
-  POWERCTL_TRY(ops, extender::HttpServer::Create(std::move(ops_options)));
-  ops->Route("GET", "/healthz", [](const extender::HttpRequest&) {
-    return extender::HttpResponse::Text(200, "ok\n");
+  POWERCTL_TRY(ops, server::HttpServer::Create(std::move(ops_options)));
+  ops->Route("GET", "/healthz", [](const server::HttpRequest&) {
+    return server::HttpResponse::Text(200, "ok\n");
   });
-  ops->Route("GET", "/readyz", [&](const extender::HttpRequest&) {
-    return extender::ReadyResponse(Readiness(agent, watch));
+  ops->Route("GET", "/readyz", [&](const server::HttpRequest&) {
+    return server::ReadyResponse(Readiness(agent, watch));
   });
-  ops->Route("GET", "/metrics", [&metrics](const extender::HttpRequest&) {
-    extender::HttpResponse r = extender::HttpResponse::Text(200, metrics.Render());
-    r.content_type = extender::MetricsRegistry::kContentType;
+  ops->Route("GET", "/metrics", [&metrics](const server::HttpRequest&) {
+    server::HttpResponse r = server::HttpResponse::Text(200, metrics.Render());
+    r.content_type = server::MetricsRegistry::kContentType;
     return r;
   });
-  ops->Route("GET", "/status", [&agent](const extender::HttpRequest&) {
+  ops->Route("GET", "/status", [&agent](const server::HttpRequest&) {
     // The status quotes nft's and the API server's words: never let their bytes fail it.
-    return extender::HttpResponse::Json(
+    return server::HttpResponse::Json(
         200,
         agent.StatusJson().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   });

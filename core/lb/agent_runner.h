@@ -6,7 +6,7 @@
 // removes everything it programmed, so kube-proxy alone carries the traffic again.
 
 #include "core/common/result.h"
-#include "core/extender/http_server.h"
+#include "core/server/http_server.h"
 #include "core/kube/connection.h"
 #include "core/kube/transport.h"
 #include "core/lb/balancer.h"
@@ -27,7 +27,7 @@ struct AgentRunOptions {
   manifests::PowerctlConfig config;
   kube::ClusterConnection cluster;
   kube::TransportOptions transport;
-  extender::HttpServerOptions ops;  // plain HTTP
+  server::HttpServerOptions ops;  // plain HTTP
   std::chrono::milliseconds resync{30'000};
   std::chrono::milliseconds debounce{500};
   std::chrono::milliseconds watch_restart{5'000};

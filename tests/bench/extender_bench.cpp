@@ -139,7 +139,7 @@ void Run(benchmark::State& state, bool names_mode, bool filter, bool bind_per_ca
     current = std::move(next);
     return current;
   };
-  MetricsRegistry metrics;
+  server::MetricsRegistry metrics;
   ExtenderService service(deps, metrics);
   json pod = bind_per_call
                  ? FullPod()
@@ -147,7 +147,7 @@ void Run(benchmark::State& state, bool names_mode, bool filter, bool bind_per_ca
                         {"spec",
                          {{"containers",
                            {{{"name", "c"}, {"resources", {{"requests", {{"cpu", "500m"}}}}}}}}}}};
-  HttpRequest request;
+  server::HttpRequest request;
   request.method = "POST";
   request.body = names_mode ? json{{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", names}}.dump()
                             : json{{"Pod", pod},
@@ -158,7 +158,7 @@ void Run(benchmark::State& state, bool names_mode, bool filter, bool bind_per_ca
   for (auto _ : state) {
     bound = bind_per_call;
     auto start = std::chrono::steady_clock::now();
-    HttpResponse r = filter ? service.Filter(request) : service.Prioritize(request);
+    server::HttpResponse r = filter ? service.Filter(request) : service.Prioritize(request);
     millis.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());

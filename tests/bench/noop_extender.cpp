@@ -11,8 +11,8 @@
 // series as schedule-server (powerctl_extender_request_duration_seconds_{sum,count}{verb}),
 // so the benchmark reads both the same way. Stops on SIGTERM or SIGINT.
 
-#include "core/extender/http_server.h"
-#include "core/extender/stop_waiter.h"
+#include "core/server/http_server.h"
+#include "core/server/stop_waiter.h"
 #include "core/extender/wire.h"
 
 #include <fmt/format.h>
@@ -66,19 +66,19 @@ bool ParseOptions(int argc, char** argv, Options* out) {
          out->cert.empty() == out->key.empty();
 }
 
-HttpResponse Filter(const HttpRequest& request) {
+server::HttpResponse Filter(const server::HttpRequest& request) {
   auto args = DecodeExtenderArgs(request.body);
-  if (!args.ok()) return HttpResponse::Json(400, EncodeFilterError(args.error().message));
-  return HttpResponse::Json(200, EncodeFilterResult(*args, FilterAnswer{}));
+  if (!args.ok()) return server::HttpResponse::Json(400, EncodeFilterError(args.error().message));
+  return server::HttpResponse::Json(200, EncodeFilterResult(*args, FilterAnswer{}));
 }
 
-HttpResponse Prioritize(const HttpRequest& request) {
+server::HttpResponse Prioritize(const server::HttpRequest& request) {
   auto args = DecodeExtenderArgs(request.body);
-  if (!args.ok()) return HttpResponse::Text(400, args.error().message);
+  if (!args.ok()) return server::HttpResponse::Text(400, args.error().message);
   std::vector<HostPriority> list;
   list.reserve(args->node_names.size());
   for (const std::string& name : args->node_names) list.push_back({name, 0});
-  return HttpResponse::Json(200, EncodeHostPriorityList(list));
+  return server::HttpResponse::Json(200, EncodeHostPriorityList(list));
 }
 
 std::string Metrics(const VerbTotals& filter, const VerbTotals& prioritize) {
@@ -94,13 +94,13 @@ std::string Metrics(const VerbTotals& filter, const VerbTotals& prioritize) {
 
 int Run(const Options& options) {
   VerbTotals filter, prioritize;
-  HttpServerOptions main_options;
+  server::HttpServerOptions main_options;
   main_options.port = options.port;
   main_options.threads = options.threads;
   if (!options.cert.empty()) {
-    main_options.tls = TlsOptions{options.cert, options.key, options.client_ca};
+    main_options.tls = server::TlsOptions{options.cert, options.key, options.client_ca};
   }
-  main_options.on_request = [&filter, &prioritize](const RequestRecord& r) {
+  main_options.on_request = [&filter, &prioritize](const server::RequestRecord& r) {
     VerbTotals* totals = nullptr;
     if (r.path.ends_with("/filter")) totals = &filter;
     if (r.path.ends_with("/prioritize")) totals = &prioritize;
@@ -108,7 +108,7 @@ int Run(const Options& options) {
     totals->count.fetch_add(1);
     totals->micros.fetch_add(static_cast<std::uint64_t>(r.duration.count()));
   };
-  auto main = HttpServer::Create(main_options);
+  auto main = server::HttpServer::Create(main_options);
   if (!main.ok()) {
     std::fprintf(stderr, "noop_extender: %s\n", main.error().message.c_str());
     return 1;
@@ -116,22 +116,22 @@ int Run(const Options& options) {
   (*main)->Route("POST", "/scheduler/filter", Filter);
   (*main)->Route("POST", "/scheduler/prioritize", Prioritize);
 
-  HttpServerOptions ops_options;
+  server::HttpServerOptions ops_options;
   ops_options.port = options.ops_port;
   ops_options.threads = 1;
-  auto ops = HttpServer::Create(ops_options);
+  auto ops = server::HttpServer::Create(ops_options);
   if (!ops.ok()) {
     std::fprintf(stderr, "noop_extender: %s\n", ops.error().message.c_str());
     return 1;
   }
   (*ops)->Route("GET", "/readyz",
-                [](const HttpRequest&) { return HttpResponse::Json(200, R"({"degraded":[]})"); });
-  (*ops)->Route("GET", "/metrics", [&filter, &prioritize](const HttpRequest&) {
-    return HttpResponse::Text(200, Metrics(filter, prioritize));
+                [](const server::HttpRequest&) { return server::HttpResponse::Json(200, R"({"degraded":[]})"); });
+  (*ops)->Route("GET", "/metrics", [&filter, &prioritize](const server::HttpRequest&) {
+    return server::HttpResponse::Text(200, Metrics(filter, prioritize));
   });
 
-  StopWaiter waiter(/*handle_signals=*/true, std::stop_token{});
-  for (HttpServer* server : {main->get(), ops->get()}) {
+  server::StopWaiter waiter(/*handle_signals=*/true, std::stop_token{});
+  for (server::HttpServer* server : {main->get(), ops->get()}) {
     if (Status started = server->Start(); !started.ok()) {
       std::fprintf(stderr, "noop_extender: %s\n", started.error().message.c_str());
       return 1;

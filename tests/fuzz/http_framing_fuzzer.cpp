@@ -1,7 +1,7 @@
 // Fuzzes the HTTP/1.1 request framing of powerctl's servers (the extender's scheduler and ops
 // ports, the lb-agent's ops port): the bytes a client sends on one connection, read request
 // after request (pipelining) through the same parser set-up, read buffer and error answers
-// as the server's connections (core/extender/http_framing.h), delivered in reads of varying
+// as the server's connections (core/server/http_framing.h), delivered in reads of varying
 // sizes. Nothing may throw (a std::length_error from Beast once aborted the process), the
 // read buffer never exceeds its bound, an accepted body never exceeds the body limit, a
 // failed read is answered 413/431/400 or not at all, and no accepted request carries a
@@ -18,8 +18,8 @@
 // instantiated here only: no other translation unit of the fuzzer calls them.)
 #define BOOST_DISABLE_ASSERTS
 
-#include "core/extender/http_framing.h"
-#include "core/extender/http_server_internal.h"
+#include "core/server/http_framing.h"
+#include "core/server/http_server_internal.h"
 
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http/read.hpp>
@@ -34,7 +34,7 @@ namespace {
 
 namespace beast = boost::beast;
 namespace http = beast::http;
-using powerctl::extender::HttpServerLimits;
+using server::HttpServerLimits;
 namespace framing = powerctl::extender::internal;
 
 [[noreturn]] void Fail(const char* what) {
@@ -78,7 +78,7 @@ class InputStream {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 1) return 0;
   // Small limits, so that inputs of a few KiB reach every one of them.
-  HttpServerLimits limits;
+  server::HttpServerLimits limits;
   limits.header_bytes = 1024;
   limits.body_bytes = 2048;
   const std::size_t step = 1 + data[0] % 64 * (data[0] >= 128 ? 64 : 1);
@@ -100,7 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       framing::RequestMessage message = parser.release();
       const bool keep_alive = message.keep_alive();
-      powerctl::extender::HttpRequest request =
+      server::HttpRequest request =
           framing::TranslateRequest(message, "", "127.0.0.1:1");
       if (request.body.size() > limits.body_bytes) Fail("a body over the limit was accepted");
       for (const auto& [name, value] : request.headers) {

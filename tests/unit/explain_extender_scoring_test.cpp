@@ -44,8 +44,8 @@ class ExtenderScoreTest : public ::testing::Test {
     deps_.snapshot = [this] { return snapshot_; };
     service_ = std::make_unique<extender::ExtenderService>(deps_, metrics_);
   }
-  extender::HttpResponse Score(const json& body) {
-    extender::HttpRequest r;
+  server::HttpResponse Score(const json& body) {
+    server::HttpRequest r;
     r.method = "POST";
     r.path = extender::kScorePath;
     r.body = body.dump();
@@ -59,12 +59,12 @@ class ExtenderScoreTest : public ::testing::Test {
   predict::BuiltinPredictor builtin_;
   std::shared_ptr<const cluster::ClusterSnapshot> snapshot_;
   scoring::SchedulingDeps deps_;
-  extender::MetricsRegistry metrics_;
+  server::MetricsRegistry metrics_;
   std::unique_ptr<extender::ExtenderService> service_;
 };
 
 TEST_F(ExtenderScoreTest, AnswersFilterThenPrioritizeAndRecordsNothing) {
-  extender::HttpResponse r = Score({{"pod", PodObject()}, {"nodes", {"a", "b"}}});
+  server::HttpResponse r = Score({{"pod", PodObject()}, {"nodes", {"a", "b"}}});
   ASSERT_EQ(r.status, 200) << r.body;
   json answer = json::parse(r.body);
   EXPECT_EQ(answer["kind"], "ScoreResult");
@@ -74,7 +74,7 @@ TEST_F(ExtenderScoreTest, AnswersFilterThenPrioritizeAndRecordsNothing) {
   EXPECT_EQ(answer["prioritize"]["nodes"][1]["node"], "b");
   EXPECT_EQ(answer["prioritize"]["nodes"][1]["score"], 10);
   EXPECT_TRUE(answer["prioritize"]["nodes"][1].contains("wattsAfter"));
-  extender::HttpRequest list;
+  server::HttpRequest list;
   list.method = "GET";
   EXPECT_EQ(json::parse(service_->Decisions(list).body)["items"].size(), 0u);
 }
@@ -98,7 +98,7 @@ TEST_F(ExtenderScoreTest, BadBodiesAre400) {
 
 TEST_F(ExtenderScoreTest, TheClientReadsTheServersAnswerThroughTheServiceProxy) {
   json pod = PodObject();
-  extender::HttpResponse served = Score({{"pod", pod}, {"nodes", {"a", "b"}}});
+  server::HttpResponse served = Score({{"pod", pod}, {"nodes", {"a", "b"}}});
   auto transport = std::make_unique<kube::fake::FakeTransport>();
   kube::fake::FakeTransport* fake = transport.get();
   fake->responses.push_back(kube::HttpResponse{200, served.body, {}});

@@ -136,7 +136,7 @@ class ClusterWriterTest : public ::testing::Test {
   FakeApiServer server;
   std::unique_ptr<kube::Client> client = server.MakeClient();
   FakeMetrics metrics;
-  MetricsRegistry registry;
+  server::MetricsRegistry registry;
   cluster::ClusterSnapshot snapshot;
   bool policies_synced = true;
 };

@@ -61,7 +61,7 @@ class DecisionEventWriterTest : public ::testing::Test {
   }
 
   kube::fake::FakeApiServer server;
-  MetricsRegistry registry;
+  server::MetricsRegistry registry;
 };
 
 TEST_F(DecisionEventWriterTest, WritesQueuedDecisionsInTheBackground) {

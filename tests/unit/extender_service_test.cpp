@@ -48,8 +48,8 @@ class ExtenderServiceTest : public ::testing::Test {
   json FullNodesArgs() const {
     return {{"Pod", kPod}, {"Nodes", {{"items", nodes_}}}, {"NodeNames", nullptr}};
   }
-  HttpRequest Post(json body) {
-    HttpRequest r;
+  server::HttpRequest Post(json body) {
+    server::HttpRequest r;
     r.method = "POST";
     r.body = body.dump();
     return r;
@@ -60,14 +60,14 @@ class ExtenderServiceTest : public ::testing::Test {
   std::unique_ptr<telemetry::TelemetryService> telemetry_;
   predict::BuiltinPredictor builtin_;
   scoring::SchedulingDeps deps_;
-  MetricsRegistry metrics_;
+  server::MetricsRegistry metrics_;
   std::unique_ptr<ExtenderService> service_;
   json nodes_;
   std::vector<std::shared_ptr<const scoring::Decision>> observed_;
 };
 
 TEST_F(ExtenderServiceTest, PrioritizeInFullNodesModeAnswersABareArray) {
-  HttpResponse r = service_->Prioritize(
+  server::HttpResponse r = service_->Prioritize(
       Post({{"Pod", kPod}, {"Nodes", {{"items", nodes_}}}, {"NodeNames", nullptr}}));
   ASSERT_EQ(r.status, 200) << r.body;
   json answer = json::parse(r.body);
@@ -107,13 +107,13 @@ TEST_F(ExtenderServiceTest, MetricsCountPredictionsAndDescribeTelemetry) {
 }
 
 TEST_F(ExtenderServiceTest, FilterWithoutAClusterPassesEveryNodeAndSaysWhy) {
-  HttpResponse r =
+  server::HttpResponse r =
       service_->Filter(Post({{"Pod", kPod}, {"Nodes", nullptr}, {"NodeNames", {"a", "b"}}}));
   ASSERT_EQ(r.status, 200) << r.body;
   json answer = json::parse(r.body);
   EXPECT_EQ(answer["NodeNames"], json({"a", "b"}));
   EXPECT_EQ(answer["FailedNodes"], json::object());
-  HttpRequest get;
+  server::HttpRequest get;
   get.method = "GET";
   get.query = "pod=shop/web-1";
   json decisions = json::parse(service_->Decisions(get).body);
@@ -122,9 +122,9 @@ TEST_F(ExtenderServiceTest, FilterWithoutAClusterPassesEveryNodeAndSaysWhy) {
 }
 
 TEST_F(ExtenderServiceTest, BadRequestsAre400WithAReason) {
-  HttpRequest r;
+  server::HttpRequest r;
   r.body = "{not json";
-  HttpResponse answer = service_->Prioritize(r);
+  server::HttpResponse answer = service_->Prioritize(r);
   EXPECT_EQ(answer.status, 400);
   EXPECT_NE(answer.body.find("ExtenderArgs"), std::string::npos) << answer.body;
   r.body = R"({"Pod": null, "NodeNames": ["a"]})";
@@ -133,7 +133,7 @@ TEST_F(ExtenderServiceTest, BadRequestsAre400WithAReason) {
 }
 
 // What the server does with an answer once it is written.
-HttpResponse Served(HttpResponse response) {
+server::HttpResponse Served(server::HttpResponse response) {
   if (response.after_send) response.after_send();
   return response;
 }
@@ -146,7 +146,7 @@ TEST_F(ExtenderServiceTest, DecisionsAreNewestFirstAndBounded) {
     Served(small.Prioritize(
         Post({{"Pod", pod}, {"Nodes", {{"items", nodes_}}}, {"NodeNames", nullptr}})));
   }
-  HttpRequest get;
+  server::HttpRequest get;
   json items = json::parse(small.Decisions(get).body)["items"];
   ASSERT_EQ(items.size(), 2u);
   EXPECT_EQ(items[0]["pod"]["name"], "p2");
@@ -163,7 +163,7 @@ TEST_F(ExtenderServiceTest, RecordedDecisionsAreBoundedByTheirNodeEntries) {
     Served(small.Prioritize(
         Post({{"Pod", pod}, {"Nodes", {{"items", nodes_}}}, {"NodeNames", nullptr}})));
   }
-  HttpRequest get;
+  server::HttpRequest get;
   json items = json::parse(small.Decisions(get).body)["items"];
   ASSERT_EQ(items.size(), 2u);  // 4 node entries <= 5 < 6
   EXPECT_EQ(items[0]["pod"]["name"], "p3");
@@ -178,7 +178,7 @@ TEST_F(ExtenderServiceTest, OlderDecisionsKeepTheirTopNodesBeforeTheyAreDropped)
     pod["metadata"]["name"] = "p" + std::to_string(i);
     Served(small.Prioritize(Post({{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", names}})));
   }
-  HttpRequest get;
+  server::HttpRequest get;
   json items = json::parse(small.Decisions(get).body)["items"];
   ASSERT_EQ(items.size(), 3u);  // 100 + 20 + 20 entries
   EXPECT_EQ(items[0]["nodes"].size(), 100u);
@@ -195,7 +195,7 @@ TEST_F(ExtenderServiceTest, UntrimmedDecisionsStayWithinTwiceTheirBudget) {
     pod["metadata"]["name"] = "p" + std::to_string(i);
     (void)small.Prioritize(
         Post({{"Pod", pod}, {"Nodes", {{"items", nodes_}}}, {"NodeNames", nullptr}}));
-    HttpRequest get;
+    server::HttpRequest get;
     EXPECT_LE(json::parse(small.Decisions(get).body)["items"].size(), 4u);
   }
 }
@@ -203,8 +203,8 @@ TEST_F(ExtenderServiceTest, UntrimmedDecisionsStayWithinTwiceTheirBudget) {
 TEST_F(ExtenderServiceTest, AnsweredFiltersKeepOnlyTheirRejectionsOnRecord) {
   const auto& seen = ObservedDecisions();
   const json body = FullNodesArgs();
-  HttpResponse filtered = service_->Filter(Post(body));
-  HttpRequest get;
+  server::HttpResponse filtered = service_->Filter(Post(body));
+  server::HttpRequest get;
   // Until the answer is sent the record holds every verdict ...
   json before = json::parse(service_->Decisions(get).body)["items"];
   ASSERT_EQ(before.size(), 1u);
@@ -224,8 +224,8 @@ TEST_F(ExtenderServiceTest, AnsweredFiltersKeepOnlyTheirRejectionsOnRecord) {
 TEST_F(ExtenderServiceTest, TheObserverSeesEveryDecisionOnceItsAnswerIsSent) {
   const auto& seen = ObservedDecisions();
   const json body = FullNodesArgs();
-  HttpResponse filtered = service_->Filter(Post(body));
-  HttpResponse prioritized = service_->Prioritize(Post(body));
+  server::HttpResponse filtered = service_->Filter(Post(body));
+  server::HttpResponse prioritized = service_->Prioritize(Post(body));
   EXPECT_TRUE(seen.empty());  // not on the way to the answer
   ASSERT_TRUE(filtered.after_send && prioritized.after_send);
   filtered.after_send();
@@ -237,7 +237,7 @@ TEST_F(ExtenderServiceTest, TheObserverSeesEveryDecisionOnceItsAnswerIsSent) {
   ASSERT_EQ(seen[1]->nodes.size(), 2u);
   EXPECT_EQ(seen[1]->nodes[1].score, 10);
   // The same decision the ops port shows.
-  HttpRequest get;
+  server::HttpRequest get;
   json items = json::parse(service_->Decisions(get).body)["items"];
   EXPECT_EQ(items[0], scoring::DecisionToJson(*seen[1]));
 }
@@ -248,7 +248,7 @@ TEST_F(ExtenderServiceTest, RequestsNamingMoreNodesThanTheLimitAre400) {
   ExtenderService limited(deps_, metrics_, {.max_request_nodes = 3});
   json four = json::array({"a", "b", "", ""});
   json args = {{"Pod", kPod}, {"Nodes", nullptr}, {"NodeNames", four}};
-  for (HttpResponse r : {limited.Filter(Post(args)), limited.Prioritize(Post(args))}) {
+  for (server::HttpResponse r : {limited.Filter(Post(args)), limited.Prioritize(Post(args))}) {
     EXPECT_EQ(r.status, 400);
     EXPECT_NE(r.body.find("4 candidate nodes, more than 3 (extender.maxRequestNodes)"),
               std::string::npos)
@@ -256,9 +256,9 @@ TEST_F(ExtenderServiceTest, RequestsNamingMoreNodesThanTheLimitAre400) {
   }
   json victims = json::object();
   for (const char* node : {"a", "b", "c", "d"}) victims[node] = {{"Pods", json::array()}};
-  HttpResponse preempt = limited.Preempt(Post({{"Pod", kPod}, {"NodeNameToMetaVictims", victims}}));
+  server::HttpResponse preempt = limited.Preempt(Post({{"Pod", kPod}, {"NodeNameToMetaVictims", victims}}));
   EXPECT_EQ(preempt.status, 400) << preempt.body;
-  HttpResponse score = limited.Score(Post({{"pod", kPod}, {"nodes", four}}));
+  server::HttpResponse score = limited.Score(Post({{"pod", kPod}, {"nodes", four}}));
   EXPECT_EQ(score.status, 400) << score.body;
   // At the limit, answered.
   json three = json::array({"a", "b", "c"});
@@ -283,7 +283,7 @@ TEST_F(ExtenderServiceTest, ReadingDecisionsDoesNotHoldUpScheduling) {
   std::atomic<bool> reading{false}, done{false};
   std::size_t items = 0;
   std::thread reader([&] {
-    HttpRequest get;
+    server::HttpRequest get;
     get.query = "limit=100000";
     reading = true;
     items = json::parse(big.Decisions(get).body)["items"].size();
@@ -292,7 +292,7 @@ TEST_F(ExtenderServiceTest, ReadingDecisionsDoesNotHoldUpScheduling) {
   while (!reading) std::this_thread::yield();
   int finished_while_reading = 0;
   while (!done) {
-    HttpResponse r = big.Prioritize(Post(small));
+    server::HttpResponse r = big.Prioritize(Post(small));
     if (!done) ++finished_while_reading;
     Served(std::move(r));
   }

@@ -1,4 +1,4 @@
-#include "core/extender/stop_waiter.h"
+#include "core/server/stop_waiter.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -8,7 +8,7 @@
 #include <functional>
 #include <optional>
 
-namespace powerctl::extender {
+namespace powerctl::server {
 
 namespace net = boost::asio;
 
@@ -57,4 +57,4 @@ std::string StopWaiter::Wait() {
   return impl_->reason;
 }
 
-}  // namespace powerctl::extender
+}  // namespace powerctl::server

@@ -1,8 +1,8 @@
 // HttpServer against hostile clients: chunked framing that grows without a parser limit
 // (extensions, trailers), client-chosen metric labels, slow handlers and the probes, and the
 // connection limits (pending, established, per peer) over plain HTTP and mTLS.
-#include "core/extender/http_server.h"
-#include "tests/unit/extender_http_server_test_support.h"
+#include "core/server/http_server.h"
+#include "tests/unit/server_http_server_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-namespace powerctl::extender {
+namespace powerctl::server {
 namespace {
 
 using namespace std::chrono_literals;
@@ -324,4 +324,4 @@ TEST(HttpServerLimitsTest, TheTlsHandshakeHasItsOwnShorterDeadline) {
 }
 
 }  // namespace
-}  // namespace powerctl::extender
+}  // namespace powerctl::server

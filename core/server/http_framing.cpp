@@ -1,11 +1,11 @@
-#include "core/extender/http_framing.h"
+#include "core/server/http_framing.h"
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/error.hpp>
 
-namespace powerctl::extender::internal {
+namespace powerctl::server::internal {
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -55,4 +55,4 @@ HttpRequest TranslateRequest(RequestMessage& message, const std::string& client_
   return request;
 }
 
-}  // namespace powerctl::extender::internal
+}  // namespace powerctl::server::internal

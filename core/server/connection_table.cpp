@@ -1,11 +1,11 @@
 // The open connections of one server and the limits on them: who is let in, and who is closed
 // to make room. The rules (HttpServerLimits) keep an unauthenticated or silent peer from
 // starving peers that have proved themselves, and one peer from taking every slot.
-#include "core/extender/http_server_internal.h"
+#include "core/server/http_server_internal.h"
 
 #include <algorithm>
 
-namespace powerctl::extender::internal {
+namespace powerctl::server::internal {
 
 ConnectionTable::Entries::iterator ConnectionTable::Oldest(std::initializer_list<Stage> stages,
                                                            const std::string& peer) {
@@ -101,4 +101,4 @@ ConnectionTable::Counts ConnectionTable::counts() const {
   return {pending_, entries_.size() - pending_, closed_for_room_};
 }
 
-}  // namespace powerctl::extender::internal
+}  // namespace powerctl::server::internal

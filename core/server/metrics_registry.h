@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-namespace powerctl::extender {
+namespace powerctl::server {
 
 using LabelValues = std::vector<std::string>;  // in the order of the family's label names
 
@@ -114,4 +114,4 @@ class MetricsRegistry {
   std::vector<std::unique_ptr<MetricFamily>> families_;
 };
 
-}  // namespace powerctl::extender
+}  // namespace powerctl::server

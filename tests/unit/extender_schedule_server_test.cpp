@@ -1,7 +1,7 @@
 // RunScheduleServer: both ports, the ops routes, the verbs reaching the ExtenderHandler, the
 // refusal of plain HTTP, and stopping through the stop token (signals are off in unit tests).
 #include "core/extender/schedule_server.h"
-#include "tests/unit/extender_http_server_test_support.h"
+#include "tests/unit/server_http_server_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -12,22 +12,22 @@
 namespace powerctl::extender {
 namespace {
 
-using testing::Get;
-using testing::Post;
-using testing::RawClient;
+using server::testing::Get;
+using server::testing::Post;
+using server::testing::RawClient;
 
 class RecordingHandler : public ExtenderHandler {
  public:
-  HttpResponse Filter(const HttpRequest& r) override { return Record("filter", r); }
-  HttpResponse Prioritize(const HttpRequest& r) override { return Record("prioritize", r); }
-  HttpResponse Preempt(const HttpRequest& r) override { return Record("preempt", r); }
+  server::HttpResponse Filter(const server::HttpRequest& r) override { return Record("filter", r); }
+  server::HttpResponse Prioritize(const server::HttpRequest& r) override { return Record("prioritize", r); }
+  server::HttpResponse Preempt(const server::HttpRequest& r) override { return Record("preempt", r); }
   std::vector<std::string> calls;
 
  private:
-  HttpResponse Record(const std::string& verb, const HttpRequest& r) {
+  server::HttpResponse Record(const std::string& verb, const server::HttpRequest& r) {
     std::lock_guard lock(mu_);
     calls.push_back(verb + " " + r.body);
-    return HttpResponse::Json(200, R"({"verb":")" + verb + R"("})");
+    return server::HttpResponse::Json(200, R"({"verb":")" + verb + R"("})");
   }
   std::mutex mu_;
 };
@@ -69,7 +69,7 @@ ScheduleServerOptions InsecureOptions() {
   return o;
 }
 
-std::optional<testing::RawResponse> Ask(int port, const std::string& request) {
+std::optional<server::testing::RawResponse> Ask(int port, const std::string& request) {
   RawClient c;
   if (!c.Connect(port)) return std::nullopt;
   return c.Exchange(request);
@@ -77,10 +77,10 @@ std::optional<testing::RawResponse> Ask(int port, const std::string& request) {
 
 TEST(ScheduleServerTest, ServesVerbsOnTheMainPortAndProbesOnTheOpsPort) {
   RecordingHandler handler;
-  MetricsRegistry metrics;
+  server::MetricsRegistry metrics;
   ScheduleServerHooks hooks;
   hooks.metrics = &metrics;
-  hooks.ready = [] { return ReadyState{true, {{"prometheus", "connection refused"}}}; };
+  hooks.ready = [] { return server::ReadyState{true, {{"prometheus", "connection refused"}}}; };
   RunningServer server(InsecureOptions(), handler, hooks);
   ASSERT_GT(server.endpoints.main_port, 0);
   ASSERT_GT(server.endpoints.ops_port, 0);
@@ -148,7 +148,7 @@ TEST(ScheduleServerTest, VerbsRefuseOtherContentTypesWithAReason) {
 TEST(ScheduleServerTest, ReadyzIs503WhenNotReady) {
   UnwiredExtenderHandler handler;
   ScheduleServerHooks hooks;
-  hooks.ready = [] { return ReadyState{false, {{"model", "no endpoint answers"}}}; };
+  hooks.ready = [] { return server::ReadyState{false, {{"model", "no endpoint answers"}}}; };
   RunningServer server(InsecureOptions(), handler, hooks);
   auto ready = Ask(server.endpoints.ops_port, Get("/readyz"));
   ASSERT_TRUE(ready);
@@ -162,8 +162,8 @@ TEST(ScheduleServerTest, ReadyzIs503WhenNotReady) {
 TEST(ScheduleServerTest, ExtraOpsRoutesAndAnEmptyPrefix) {
   RecordingHandler handler;
   ScheduleServerHooks hooks;
-  hooks.add_ops_routes = [](HttpServer& ops) {
-    ops.Route("GET", "/v1/extra", [](const HttpRequest&) { return HttpResponse::Json(200, "{}"); });
+  hooks.add_ops_routes = [](server::HttpServer& ops) {
+    ops.Route("GET", "/v1/extra", [](const server::HttpRequest&) { return server::HttpResponse::Json(200, "{}"); });
   };
   ScheduleServerOptions options = InsecureOptions();
   options.url_prefix = "/";
@@ -192,19 +192,19 @@ TEST(ScheduleServerTest, ReportsAPortInUse) {
 }
 
 TEST(ScheduleServerTest, ParsesListenAddressesAndPrefixes) {
-  auto v4 = ParseListenAddress("127.0.0.1:8443");
+  auto v4 = server::ParseListenAddress("127.0.0.1:8443");
   ASSERT_TRUE(v4.ok());
   EXPECT_EQ(v4->host, "127.0.0.1");
   EXPECT_EQ(v4->port, 8443);
-  auto any = ParseListenAddress(":0");
+  auto any = server::ParseListenAddress(":0");
   ASSERT_TRUE(any.ok());
   EXPECT_EQ(any->host, "0.0.0.0");
   EXPECT_EQ(any->port, 0);
-  auto v6 = ParseListenAddress("[::1]:80");
+  auto v6 = server::ParseListenAddress("[::1]:80");
   ASSERT_TRUE(v6.ok());
   EXPECT_EQ(v6->host, "::1");
   for (std::string bad : {"8443", "::1:80", "host:", "host:65536", "host:-1", "h:8x"}) {
-    auto r = ParseListenAddress(bad);
+    auto r = server::ParseListenAddress(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_NE(r.error().message.find(bad), std::string::npos);
   }

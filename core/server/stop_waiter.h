@@ -11,7 +11,7 @@
 #include <stop_token>
 #include <string>
 
-namespace powerctl::extender {
+namespace powerctl::server {
 
 class StopWaiter {
  public:
@@ -30,4 +30,4 @@ class StopWaiter {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace powerctl::extender
+}  // namespace powerctl::server

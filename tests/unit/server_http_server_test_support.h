@@ -3,7 +3,7 @@
 // poll()-based timeouts, so tests can send what curl would not (slow bytes, huge headers,
 // TLS 1.1, no client certificate).
 
-#include "core/extender/http_server.h"
+#include "core/server/http_server.h"
 
 #include <gtest/gtest.h>
 #include <openssl/err.h>
@@ -23,7 +23,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace powerctl::extender::testing {
+namespace powerctl::server::testing {
 
 inline std::string FixturePath(const std::string& name) {
   return std::string(POWERCTL_SOURCE_DIR) + "/tests/fixtures/tls/" + name;
@@ -226,4 +226,4 @@ inline void EchoRoutes(HttpServer& s) {
   });
 }
 
-}  // namespace powerctl::extender::testing
+}  // namespace powerctl::server::testing

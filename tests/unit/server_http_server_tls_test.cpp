@@ -1,8 +1,8 @@
 // HttpServer over TLS and mutual TLS, with the fixed test keys in tests/fixtures/tls and a
 // second CA generated in the test (a client certificate the server must not trust).
-#include "core/extender/http_server.h"
+#include "core/server/http_server.h"
 #include "core/manifests/tls.h"
-#include "tests/unit/extender_http_server_test_support.h"
+#include "tests/unit/server_http_server_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <fstream>
 #include <future>
 
-namespace powerctl::extender {
+namespace powerctl::server {
 namespace {
 
 using namespace std::chrono_literals;
@@ -153,4 +153,4 @@ TEST(HttpServerTlsTest, CreateNamesTheBadTlsFile) {
 }
 
 }  // namespace
-}  // namespace powerctl::extender
+}  // namespace powerctl::server

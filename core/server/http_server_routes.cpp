@@ -1,11 +1,11 @@
 // Request/response helpers and route dispatch (no Boost here, so it compiles fast).
-#include "core/extender/http_server_internal.h"
+#include "core/server/http_server_internal.h"
 
 #include <algorithm>
 #include <cctype>
 #include <exception>
 
-namespace powerctl::extender {
+namespace powerctl::server {
 
 namespace {
 
@@ -82,4 +82,4 @@ const char* RecordedMethod(std::string_view method) {
 }
 
 }  // namespace internal
-}  // namespace powerctl::extender
+}  // namespace powerctl::server

@@ -1,4 +1,4 @@
-#include "core/extender/metrics_registry.h"
+#include "core/server/metrics_registry.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
-namespace powerctl::extender {
+namespace powerctl::server {
 namespace {
 
 std::string FormatValue(double v) {
@@ -213,4 +213,4 @@ std::string MetricsRegistry::Render() const {
   return out;
 }
 
-}  // namespace powerctl::extender
+}  // namespace powerctl::server

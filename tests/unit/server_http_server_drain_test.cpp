@@ -1,7 +1,7 @@
 // HttpServer::Stop: requests in flight finish while new connections are refused; requests
 // that outlast the grace period are cut off.
-#include "core/extender/http_server.h"
-#include "tests/unit/extender_http_server_test_support.h"
+#include "core/server/http_server.h"
+#include "tests/unit/server_http_server_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <future>
 #include <thread>
 
-namespace powerctl::extender {
+namespace powerctl::server {
 namespace {
 
 using namespace std::chrono_literals;
@@ -72,4 +72,4 @@ TEST(HttpServerTest, StopGivesUpOnRequestsAfterTheGracePeriod) {
 }
 
 }  // namespace
-}  // namespace powerctl::extender
+}  // namespace powerctl::server

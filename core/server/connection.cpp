@@ -4,8 +4,8 @@
 // end of its body (slow clients are dropped), write_timeout per response. One write per
 // response and TCP_NODELAY (the scheduler waits for every answer). The connection table
 // (ConnectionTable) decides who is let in and who is closed to make room.
-#include "core/extender/http_framing.h"
-#include "core/extender/http_server_internal.h"
+#include "core/server/http_framing.h"
+#include "core/server/http_server_internal.h"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -22,7 +22,7 @@
 #include <tuple>
 #include <type_traits>
 
-namespace powerctl::extender::internal {
+namespace powerctl::server::internal {
 namespace {
 
 namespace net = boost::asio;
@@ -267,4 +267,4 @@ void StartConnection(tcp::socket socket, std::shared_ptr<ServerState> state) {
   }
 }
 
-}  // namespace powerctl::extender::internal
+}  // namespace powerctl::server::internal

@@ -1,6 +1,6 @@
 // The server's TLS context: TLS 1.2 or newer, ECDHE with AEAD ciphers only, no renegotiation,
 // and with a client CA, client certificates required and verified at the handshake.
-#include "core/extender/http_server_internal.h"
+#include "core/server/http_server_internal.h"
 
 #include <boost/asio/ssl.hpp>
 #include <openssl/ssl.h>
@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <system_error>
 
-namespace powerctl::extender::internal {
+namespace powerctl::server::internal {
 namespace ssl = boost::asio::ssl;
 
 namespace {
@@ -151,4 +151,4 @@ std::string VerifiedPeerCommonName(void* ssl_handle) {
   return cn;
 }
 
-}  // namespace powerctl::extender::internal
+}  // namespace powerctl::server::internal

@@ -1,7 +1,7 @@
 // The acceptor, the threads and the server's lifecycle (Start, graceful Stop).
-#include "core/extender/http_server.h"
+#include "core/server/http_server.h"
 
-#include "core/extender/http_server_internal.h"
+#include "core/server/http_server_internal.h"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -16,7 +16,7 @@
 #include <future>
 #include <thread>
 
-namespace powerctl::extender {
+namespace powerctl::server {
 namespace net = boost::asio;
 using net::ip::tcp;
 
@@ -177,4 +177,4 @@ void HttpServer::Stop(std::chrono::milliseconds grace) {
   s.io.reset();  // destroys what is left of the connections
 }
 
-}  // namespace powerctl::extender
+}  // namespace powerctl::server

@@ -1,6 +1,6 @@
 // HttpServer over plain HTTP: routing, keep-alive, limits, timeouts, handler errors, drain.
-#include "core/extender/http_server.h"
-#include "tests/unit/extender_http_server_test_support.h"
+#include "core/server/http_server.h"
+#include "tests/unit/server_http_server_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <set>
 #include <thread>
 
-namespace powerctl::extender {
+namespace powerctl::server {
 namespace {
 
 using namespace std::chrono_literals;
@@ -260,4 +260,4 @@ TEST(HttpServerTest, RequestRecordsNameTheRouteNotTheRawPath) {
 }
 
 }  // namespace
-}  // namespace powerctl::extender
+}  // namespace powerctl::server

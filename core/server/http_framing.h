@@ -4,7 +4,7 @@
 // handlers see. The connection (connection.cpp) and the HTTP-framing fuzzer share it, so the
 // fuzzer parses exactly as the server does.
 
-#include "core/extender/http_server.h"
+#include "core/server/http_server.h"
 
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/message.hpp>
@@ -15,7 +15,7 @@
 #include <optional>
 #include <string>
 
-namespace powerctl::extender::internal {
+namespace powerctl::server::internal {
 
 using RequestMessage = boost::beast::http::request<boost::beast::http::string_body>;
 using RequestParser = boost::beast::http::request_parser<boost::beast::http::string_body>;
@@ -44,4 +44,4 @@ std::optional<HttpResponse> ReadErrorResponse(const boost::system::error_code& e
 HttpRequest TranslateRequest(RequestMessage& message, const std::string& client_cn,
                              const std::string& remote);
 
-}  // namespace powerctl::extender::internal
+}  // namespace powerctl::server::internal

@@ -1,4 +1,4 @@
-#include "core/extender/metrics_registry.h"
+#include "core/server/metrics_registry.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-namespace powerctl::extender {
+namespace powerctl::server {
 namespace {
 
 TEST(MetricsRegistryTest, RendersCountersWithLabelsInTextFormat) {
@@ -98,4 +98,4 @@ TEST(MetricsRegistryTest, CountsFromManyThreads) {
 }
 
 }  // namespace
-}  // namespace powerctl::extender
+}  // namespace powerctl::server

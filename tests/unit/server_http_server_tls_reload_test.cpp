@@ -1,8 +1,8 @@
 // HttpServer picks up TLS files replaced on disk (a renewed certificate, a Secret volume the
 // kubelet updated) for new connections, and keeps the old ones when the new files do not load.
-#include "core/extender/http_server.h"
+#include "core/server/http_server.h"
 #include "core/manifests/tls.h"
-#include "tests/unit/extender_http_server_test_support.h"
+#include "tests/unit/server_http_server_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <mutex>
 #include <thread>
 
-namespace powerctl::extender {
+namespace powerctl::server {
 namespace {
 
 using namespace std::chrono_literals;
@@ -138,4 +138,4 @@ TEST(HttpServerTlsReloadTest, ZeroIntervalNeverLooksAtTheFilesAgain) {
 }
 
 }  // namespace
-}  // namespace powerctl::extender
+}  // namespace powerctl::server

@@ -2,7 +2,7 @@
 // Internals shared by http_server.cpp (acceptor, lifecycle), connection.cpp (one coroutine
 // per connection) and tls_context.cpp. Not part of the API: only the server's sources include it.
 
-#include "core/extender/http_server.h"
+#include "core/server/http_server.h"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
@@ -17,7 +17,7 @@
 #include <mutex>
 #include <optional>
 
-namespace powerctl::extender::internal {
+namespace powerctl::server::internal {
 
 struct RouteEntry {
   std::string method;
@@ -141,4 +141,4 @@ Result<std::shared_ptr<boost::asio::ssl::context>> MakeServerTlsContext(const Tl
 // The CN of the peer's certificate when the handshake verified it, else "".
 std::string VerifiedPeerCommonName(void* ssl_handle);
 
-}  // namespace powerctl::extender::internal
+}  // namespace powerctl::server::internal

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-namespace powerctl::extender {
+namespace powerctl::server {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
@@ -158,4 +158,4 @@ class HttpServer {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace powerctl::extender
+}  // namespace powerctl::server
