@@ -119,7 +119,7 @@ int RunExplain(const Context& ctx, const ExplainFlags& flags) {
   explain::ExplainRequest request;
   request.name = flags.name;
   request.recompute = !flags.no_recompute;
-  auto source = predict::ParsePredictSource(flags.source);
+  auto source = report::ParsePredictSource(flags.source);
   if (!source.ok()) return Fail(ctx, source.error());
   request.source = *source;
   request.namespace_ = ObjectNamespace(ctx);

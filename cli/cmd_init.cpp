@@ -1,9 +1,9 @@
 // powerctl init [FILE]: writes a commented powerctl.yaml, asking on a terminal.
 #include "cli/app.h"
 #include "cli/exit_codes.h"
-#include "core/manifests/config_loader.h"
-#include "core/manifests/config_schema.h"
-#include "core/manifests/config_writer.h"
+#include "core/config/config_loader.h"
+#include "core/config/config_schema.h"
+#include "core/config/config_writer.h"
 #include "core/manifests/output.h"
 
 #include <fmt/format.h>
@@ -24,13 +24,13 @@ struct InitFlags {
 };
 
 // Asks for each key marked `prompt` that no flag already set. Returns false on EOF.
-Status Prompt(const Context& ctx, manifests::PowerctlConfig& config,
+Status Prompt(const Context& ctx, config::PowerctlConfig& config,
               const std::vector<std::string>& preset) {
-  for (const manifests::FieldSpec& field : manifests::ConfigFields()) {
+  for (const config::FieldSpec& field : config::ConfigFields()) {
     if (!field.prompt) continue;
     if (std::find(preset.begin(), preset.end(), std::string(field.path)) != preset.end()) continue;
     for (int attempt = 0;; ++attempt) {
-      std::string current = manifests::FieldValueText(config, field);
+      std::string current = config::FieldValueText(config, field);
       std::string choices =
           field.choices.empty() ? "" : fmt::format(" ({})", fmt::join(field.choices, "|"));
       *ctx.err << fmt::format("{}{} [{}]: ", field.help, choices, current);
@@ -41,7 +41,7 @@ Status Prompt(const Context& ctx, manifests::PowerctlConfig& config,
         return MakeError(ErrorCode::kInterrupted, "init cancelled: no answer (end of input)");
       }
       if (answer.empty()) break;
-      Status s = manifests::SetFieldFromText(config, field, answer);
+      Status s = config::SetFieldFromText(config, field, answer);
       if (s.ok()) break;
       ctx.PrintError(s.error().message);
       if (attempt >= 4) return s;
@@ -75,12 +75,12 @@ int RunInit(Context& ctx, const InitFlags& flags) {
   // init writes a new file: the layers are defaults, environment and flags, not an existing -c
   // file.
   ctx.globals.config_file.clear();
-  manifests::ConfigSources sources;
+  config::ConfigSources sources;
   sources.environment = ctx.environment;
   sources.set_flags = ctx.globals.set_flags;
   if (!ctx.globals.namespace_.empty())
     sources.set_flags.push_back("namespace=" + ctx.globals.namespace_);
-  auto config = manifests::LoadConfig(sources);
+  auto config = config::LoadConfig(sources);
   if (!config.ok()) return Fail(ctx, config.error());
   for (const std::string& warning : config->warnings) ctx.Warn(warning);
 
@@ -89,13 +89,13 @@ int RunInit(Context& ctx, const InitFlags& flags) {
     ctx.Note("Answer each question or press Enter to keep the value in brackets.");
     Status s = Prompt(ctx, *config, preset);
     if (!s.ok()) return Fail(ctx, s.error());
-    Status valid = manifests::ValidateConfig(*config);
+    Status valid = config::ValidateConfig(*config);
     if (!valid.ok()) return Fail(ctx, valid.error());
   }
-  std::string text = manifests::WriteConfigYaml(*config, manifests::ConfigStyle::kCommented);
+  std::string text = config::WriteConfigYaml(*config, config::ConfigStyle::kCommented);
   // What init writes must load back to the same configuration.
-  manifests::PowerctlConfig check;
-  Status reread = manifests::ApplyConfigText(check, text, flags.file);
+  config::PowerctlConfig check;
+  Status reread = config::ApplyConfigText(check, text, flags.file);
   if (!reread.ok())
     return Fail(ctx, MakeError(ErrorCode::kInternal,
                                "init wrote an invalid file: " + reread.error().message));

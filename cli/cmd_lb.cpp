@@ -65,7 +65,7 @@ int RunLbWeights(const Context& ctx, const LbWeightsFlags& flags) {
   auto client = ConnectToCluster(ctx);
   if (!client.ok()) return Fail(ctx, client.error());
   std::unique_ptr<HttpClient> http = MakeCurlHttpClient();
-  predict::PredictDependencies deps;
+  report::PredictDependencies deps;
   deps.kube = client->get();
   deps.http = http.get();
   deps.log = ctx.log;

@@ -39,7 +39,7 @@ std::string NodeName(const Context& ctx, const LbAgentFlags& flags) {
 }
 
 Result<lb::AgentRunOptions> BuildOptions(const Context& ctx, const LbAgentFlags& flags,
-                                         const manifests::PowerctlConfig& config) {
+                                         const config::PowerctlConfig& config) {
   lb::AgentRunOptions options;
   options.node = NodeName(ctx, flags);
   options.config = config;

@@ -8,7 +8,7 @@
 #include "core/common/yaml.h"
 #include "core/predict/builtin_model.h"
 #include "core/predict/node_power_json.h"
-#include "core/predict/power_report.h"
+#include "core/report/power_report.h"
 
 #include <fmt/format.h>
 
@@ -20,7 +20,7 @@ namespace {
 using predict::NodePower;
 
 struct PredictFlags {
-  predict::PredictRequest request;
+  report::PredictRequest request;
   std::string source = "auto";
 };
 
@@ -79,7 +79,7 @@ std::string ModelDetail(const NodePower& p) {
                      b.curve);
 }
 
-void PrintTable(const Context& ctx, const predict::PowerReport& report, bool wide) {
+void PrintTable(const Context& ctx, const report::PowerReport& report, bool wide) {
   *ctx.out << "Answered by: " << report.answered_by << "\n";
   std::string after = fmt::format("+{:g} CPU", report.cpu_added);
   std::vector<std::string> headers = {"NODE", "CPU",   "AMBIENT°C",   "CPU1°C", "CPU2°C", "WATTS",
@@ -119,20 +119,20 @@ int RunPredict(const Context& ctx, PredictFlags& flags) {
   auto format = ctx.Output(OutputFormat::kTable, {OutputFormat::kTable, OutputFormat::kWide,
                                                   OutputFormat::kJson, OutputFormat::kYaml});
   if (!format.ok()) return Fail(ctx, format.error());
-  auto source = predict::ParsePredictSource(flags.source);
+  auto source = report::ParsePredictSource(flags.source);
   if (!source.ok()) return Fail(ctx, source.error());
-  predict::PredictRequest request = flags.request;
+  report::PredictRequest request = flags.request;
   request.source = *source;
   auto config = ctx.LoadConfig();
   if (!config.ok()) return Fail(ctx, config.error());
   auto client = ConnectToCluster(ctx);
   if (!client.ok()) return Fail(ctx, client.error());
   std::unique_ptr<HttpClient> http = MakeCurlHttpClient();
-  predict::PredictDependencies deps;
+  report::PredictDependencies deps;
   deps.kube = client->get();
   deps.http = http.get();
   deps.log = ctx.log;
-  auto report = predict::ReportPower(request, *config, deps);
+  auto report = report::ReportPower(request, *config, deps);
   if (!report.ok()) return Fail(ctx, report.error());
   for (const std::string& warning : report->warnings) ctx.Warn(warning);
 

@@ -39,8 +39,8 @@ Error Usage(std::string message) {
 
 Result<extender::ScheduleServerOptions> BuildOptions(const Context& ctx,
                                                      const ScheduleServerFlags& flags,
-                                                     const manifests::PowerctlConfig& config) {
-  const manifests::ExtenderSettings& ext = config.extender;
+                                                     const config::PowerctlConfig& config) {
+  const config::ExtenderSettings& ext = config.extender;
   extender::ScheduleServerOptions options;
   auto listen = server::ParseListenAddress(
       flags.listen.empty() ? fmt::format("0.0.0.0:{}", ext.port) : flags.listen);

@@ -48,7 +48,7 @@ int RunScore(const Context& ctx, ScoreFlags& flags) {
                                                   OutputFormat::kJson, OutputFormat::kYaml});
   if (!format.ok()) return Fail(ctx, format.error());
   explain::ScoreRequest request = flags.request;
-  auto source = predict::ParsePredictSource(flags.source);
+  auto source = report::ParsePredictSource(flags.source);
   if (!source.ok()) return Fail(ctx, source.error());
   request.source = *source;
   if (!flags.pod_file.empty()) {
@@ -77,10 +77,10 @@ int RunScore(const Context& ctx, ScoreFlags& flags) {
   }
   const bool wide = *format == OutputFormat::kWide;
   *ctx.out << "Answered by: " << report->answered_by << "\n";
-  if (report->objective == manifests::kObjectiveFill) {
+  if (report->objective == config::kObjectiveFill) {
     *ctx.out << "Power ranked by: fill (FILL: the cheapest W/core of raising each node's load by "
                 "the pod or more)\n";
-  } else if (report->objective == manifests::kObjectiveMarginal) {
+  } else if (report->objective == config::kObjectiveMarginal) {
     *ctx.out << "Power ranked by: marginal (DELTA: the watts the pod adds)\n";
   }
   PrintNodeScores(*ctx.out, report->nodes, wide, "");

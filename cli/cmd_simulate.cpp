@@ -80,7 +80,7 @@ void PrintOutcome(std::ostream& out, const simulate::SimulationResult& r) {
       r.idle_off ? "nodes without new work switched off" : "every node on");
 }
 
-void PrintTables(const Context& ctx, const manifests::PowerctlConfig& config,
+void PrintTables(const Context& ctx, const config::PowerctlConfig& config,
                  const simulate::SimulationResult& r) {
   std::ostream& out = *ctx.out;
   out << fmt::format(

@@ -1,6 +1,6 @@
 #include "cli/context.h"
 
-#include "core/manifests/config_loader.h"
+#include "core/config/config_loader.h"
 
 #include <fmt/format.h>
 
@@ -59,14 +59,14 @@ void Context::Note(const std::string& message) const {
   *err << message << "\n";
 }
 
-Result<manifests::PowerctlConfig> Context::LoadConfig() const {
-  manifests::ConfigSources sources;
+Result<config::PowerctlConfig> Context::LoadConfig() const {
+  config::ConfigSources sources;
   std::string file = !globals.config_file.empty() ? globals.config_file : Env("POWERCTL_CONFIG");
   if (!file.empty()) sources.file = file;
   sources.environment = environment;
   sources.set_flags = globals.set_flags;
   if (!globals.namespace_.empty()) sources.set_flags.push_back("namespace=" + globals.namespace_);
-  return manifests::LoadConfig(sources);
+  return config::LoadConfig(sources);
 }
 
 Result<OutputFormat> Context::Output(OutputFormat fallback,

@@ -3,7 +3,7 @@
 // global flags, the environment, the output streams and how to decorate them.
 
 #include "core/common/result.h"
-#include "core/manifests/config.h"
+#include "core/config/config.h"
 
 #include <spdlog/logger.h>
 
@@ -50,7 +50,7 @@ struct Context {
   void Note(const std::string& message) const;
 
   // powerctl.yaml after defaults < file (-c or $POWERCTL_CONFIG) < POWERCTL_* < --set < -n.
-  Result<manifests::PowerctlConfig> LoadConfig() const;
+  Result<config::PowerctlConfig> LoadConfig() const;
 
   // -o parsed against what the command supports; `fallback` when -o is not given.
   Result<OutputFormat> Output(OutputFormat fallback,

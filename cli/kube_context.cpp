@@ -32,7 +32,7 @@ std::string ObjectNamespace(const Context& ctx) {
   return connection.ok() && !connection->namespace_.empty() ? connection->namespace_ : "default";
 }
 
-Result<manifests::PowerctlConfig> LoadConfigForObjectCommand(const Context& ctx) {
+Result<config::PowerctlConfig> LoadConfigForObjectCommand(const Context& ctx) {
   Context config_ctx = ctx;
   config_ctx.globals.namespace_.clear();
   return config_ctx.LoadConfig();

@@ -17,6 +17,6 @@ std::string ObjectNamespace(const Context& ctx);
 
 // powerctl.yaml for commands whose -n names the object's namespace (a pod, a Service), not
 // powerctl's own: the config's namespace (where the extender and model server live) is kept.
-Result<manifests::PowerctlConfig> LoadConfigForObjectCommand(const Context& ctx);
+Result<config::PowerctlConfig> LoadConfigForObjectCommand(const Context& ctx);
 
 }  // namespace powerctl::cli

@@ -1,7 +1,7 @@
 #include "cli/man_page.h"
 
 #include "cli/exit_codes.h"
-#include "core/manifests/config_schema.h"
+#include "core/config/config_schema.h"
 
 #include <fmt/format.h>
 
@@ -23,7 +23,7 @@ std::vector<EnvironmentEntry> Environment() {
       {"POWERCTL_<KEY>",
        fmt::format("Any powerctl.yaml key, e.g. {} for {}; overrides the file, --set "
                    "overrides it.",
-                   manifests::EnvVarName(example), example)},
+                   config::EnvVarName(example), example)},
       {"KUBECONFIG", "Kubeconfig files when --kubeconfig is not given (else ~/.kube/config)."},
       {"NO_COLOR", "Any non-empty value turns colour off, as does TERM=dumb."},
   };

@@ -2,7 +2,7 @@
 
 #include "core/cluster/lease.h"
 
-#include "core/kube/json_fields.h"
+#include "core/common/json_fields.h"
 
 #include <fmt/format.h>
 
@@ -25,12 +25,12 @@ std::int64_t Ticks(SteadyTime t) {
 
 LeaseRecord LeaseRecordFromJson(const json& lease) {
   LeaseRecord r;
-  r.holder = kube::StringField(lease, {"spec", "holderIdentity"});
-  r.duration_seconds = static_cast<int>(kube::IntField(lease, {"spec", "leaseDurationSeconds"}));
-  r.acquire_time = kube::StringField(lease, {"spec", "acquireTime"});
-  r.renew_time = kube::StringField(lease, {"spec", "renewTime"});
-  r.transitions = static_cast<int>(kube::IntField(lease, {"spec", "leaseTransitions"}));
-  r.resource_version = kube::StringField(lease, {"metadata", "resourceVersion"});
+  r.holder = StringField(lease, {"spec", "holderIdentity"});
+  r.duration_seconds = static_cast<int>(IntField(lease, {"spec", "leaseDurationSeconds"}));
+  r.acquire_time = StringField(lease, {"spec", "acquireTime"});
+  r.renew_time = StringField(lease, {"spec", "renewTime"});
+  r.transitions = static_cast<int>(IntField(lease, {"spec", "leaseTransitions"}));
+  r.resource_version = StringField(lease, {"metadata", "resourceVersion"});
   return r;
 }
 

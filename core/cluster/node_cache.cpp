@@ -3,10 +3,9 @@
 #include "core/cluster/node_cache.h"
 
 #include "core/cluster/watch_transport.h"
+#include "core/common/json_fields.h"
 #include "core/common/malloc_tuning.h"
-#include "core/kube/json_fields.h"
-#include "core/scoring/pod_groups.h"
-#include "core/scoring/policies.h"
+#include "core/config/tas_policy.h"
 
 #include <algorithm>
 #include <utility>
@@ -15,8 +14,6 @@ namespace powerctl::cluster {
 namespace {
 
 using json = nlohmann::json;
-using kube::FindField;
-using kube::StringField;
 
 constexpr const char* kPaths[] = {"/api/v1/nodes", "/api/v1/pods",
                                   "/apis/telemetry.intel.com/v1alpha1/taspolicies"};
@@ -152,7 +149,7 @@ void NodeCache::PutPodLocked(const std::string& key, PodPtr pod) {
     pods_by_node_[pod->node_name][key] = pod;
     dirty_nodes_.insert(pod->node_name);
   }
-  auto group = pod->labels.find(scoring::kPodGroupLabel);
+  auto group = pod->labels.find(kPodGroupLabel);
   if (group != pod->labels.end() && !group->second.empty()) {
     std::string group_key = pod->namespace_ + "/" + group->second;
     group_members_[group_key][key] = pod;
@@ -173,7 +170,7 @@ void NodeCache::RemovePodLocked(const std::string& key) {
     }
     dirty_nodes_.insert(pod.node_name);
   }
-  auto group = pod.labels.find(scoring::kPodGroupLabel);
+  auto group = pod.labels.find(kPodGroupLabel);
   if (group != pod.labels.end() && !group->second.empty()) {
     std::string group_key = pod.namespace_ + "/" + group->second;
     auto members = group_members_.find(group_key);
@@ -203,8 +200,7 @@ bool NodeCache::Handle(Kind kind, const kube::WatchEvent& event) {
     }
     dirty_nodes_.erase(key);  // published with its current pods, or gone
   } else if (kind == kPods) {
-    auto pod =
-        std::make_shared<const PodInfo>(PodInfoFromJson(event.object, options_.pod_requests));
+    auto pod = std::make_shared<const PodInfo>(PodInfoFromJson(event.object));
     if (deleted || pod->Terminal()) {
       RemovePodLocked(key);
     } else {
@@ -215,7 +211,7 @@ bool NodeCache::Handle(Kind kind, const kube::WatchEvent& event) {
     policies_.erase(key);
     invalid_policies_.erase(key);
     if (!deleted) {
-      Result<manifests::Policy> policy = scoring::PolicyFromJson(event.object);
+      Result<config::Policy> policy = config::PolicyFromJson(event.object);
       if (policy.ok()) {
         policies_[key] = std::move(policy).value();
       } else {

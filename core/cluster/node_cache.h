@@ -15,9 +15,9 @@
 
 #include "core/cluster/pod_info.h"
 #include "core/common/result.h"
+#include "core/config/config.h"
 #include "core/kube/client.h"
 #include "core/kube/transport.h"
-#include "core/manifests/config.h"
 #include "core/predict/node_power.h"
 #include "core/telemetry/node_mapping.h"
 
@@ -86,7 +86,7 @@ struct ClusterSnapshot {
   std::vector<NodePtr> nodes;                           // sorted by name, no nulls
   std::size_t pod_count = 0;                            // non-terminal pods
   std::map<std::string, PodGroupPtr> pod_groups;        // "namespace/podGroup" -> pods, by key
-  std::map<std::string, manifests::Policy> policies;    // "namespace/name"
+  std::map<std::string, config::Policy> policies;       // "namespace/name"
   std::map<std::string, std::string> invalid_policies;  // "namespace/name" -> error
   std::uint64_t version = 0;                            // moves with every change
   // Positions of `nodes` by name. Consecutive snapshots with the same node names share one
@@ -124,7 +124,6 @@ struct NodeCacheOptions {
   // The shortest server-side watch timeout; each watch asks for up to twice it (jitter).
   int watch_timeout_seconds = 300;
   std::chrono::milliseconds restart_after{5000};  // after a watch gave up
-  PodRequestsFn pod_requests;                     // default: SumContainerRequests
   bool watch_policies = true;
 };
 
@@ -198,7 +197,7 @@ class NodeCache {
   std::map<std::string, PodsByKey> group_members_;              // "namespace/podGroup" -> its pods
   mutable std::map<std::string, PodGroupPtr> groups_;           // published, as group_members_ was
   mutable std::set<std::string> dirty_groups_;
-  std::map<std::string, manifests::Policy> policies_;
+  std::map<std::string, config::Policy> policies_;
   std::map<std::string, std::string> invalid_policies_;
   std::uint64_t version_ = 0;
   std::uint64_t status_changes_ = 0;

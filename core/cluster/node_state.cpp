@@ -1,10 +1,10 @@
 // NodeState from a Node object, and the ClusterSnapshot accessors.
 
 #include "core/cluster/node_cache.h"
-#include "core/kube/json_fields.h"
+#include "core/common/json_fields.h"
+#include "core/config/tas_policy.h"
+#include "core/kube/quantity.h"
 #include "core/predict/node_params.h"
-#include "core/scoring/policies.h"
-#include "core/telemetry/quantity.h"
 
 #include <algorithm>
 #include <string_view>
@@ -13,14 +13,12 @@ namespace powerctl::cluster {
 namespace {
 
 using json = nlohmann::json;
-using kube::FindField;
-using kube::StringField;
 
 std::optional<double> Resource(const json& node, const char* field, const char* resource) {
   std::string text = StringField(node, {"status", field, resource});
   if (text.empty()) return std::nullopt;
   Result<double> value =
-      std::string(resource) == "cpu" ? telemetry::ParseCpuCores(text) : telemetry::ParseBytes(text);
+      std::string(resource) == "cpu" ? kube::ParseCpuCores(text) : kube::ParseBytes(text);
   return value.ok() ? std::optional<double>(*value) : std::nullopt;
 }
 
@@ -40,7 +38,7 @@ bool ScoringReadsLabel(const std::string& key, const std::string& value) {
   if (StartsWith(key, "tensorflow/")) return true;
   // What policies write and read back: labeling's prefixed keys, deschedule's
   // `<policy>=violating` (any key: a deschedule policy may be named anything).
-  return StartsWith(key, scoring::kLabelingPrefix) || value == scoring::kViolatingValue;
+  return StartsWith(key, config::kLabelingPrefix) || value == config::kViolatingValue;
 }
 
 bool ScoringReadsAnnotation(const std::string& key) {

@@ -2,16 +2,15 @@
 
 #include "core/cluster/pod_info.h"
 
-#include "core/kube/json_fields.h"
+#include "core/common/json_fields.h"
+#include "core/kube/pod_resources.h"
+#include "core/kube/quantity.h"
 #include "core/telemetry/metrics_api.h"
-#include "core/telemetry/quantity.h"
 
 namespace powerctl::cluster {
 namespace {
 
 using json = nlohmann::json;
-using kube::FindField;
-using kube::StringField;
 
 // kubectl apply's copy of the whole manifest: large, and read by nothing here.
 constexpr std::string_view kLastApplied = "kubectl.kubernetes.io/last-applied-configuration";
@@ -25,26 +24,36 @@ std::map<std::string, std::string> StringMap(const json* object) {
   return out;
 }
 
-}  // namespace
-
-PodRequests SumContainerRequests(const json& pod) {
+// Regular containers' requests that parse, for a pod the effective rule rejects (only a
+// hand-written object can: the API server validated every pod it stores), so one bad quantity
+// does not hide the rest.
+PodRequests SumParsableContainerRequests(const json& pod) {
   PodRequests out;
   const json* containers = FindField(pod, {"spec", "containers"});
   if (containers == nullptr || !containers->is_array()) return out;
   for (const json& container : *containers) {
     std::string cpu = StringField(container, {"resources", "requests", "cpu"});
     std::string memory = StringField(container, {"resources", "requests", "memory"});
-    if (auto cores = telemetry::ParseCpuCores(cpu); !cpu.empty() && cores.ok()) {
+    if (auto cores = kube::ParseCpuCores(cpu); !cpu.empty() && cores.ok()) {
       out.cpu_cores += *cores;
     }
-    if (auto bytes = telemetry::ParseBytes(memory); !memory.empty() && bytes.ok()) {
+    if (auto bytes = kube::ParseBytes(memory); !memory.empty() && bytes.ok()) {
       out.memory_bytes += *bytes;
     }
   }
   return out;
 }
 
-PodInfo PodInfoFromJson(const json& pod, const PodRequestsFn& requests) {
+PodRequests RequestsOf(const json& pod) {
+  auto resources = kube::EffectivePodResources(pod);
+  if (!resources.ok()) return SumParsableContainerRequests(pod);
+  return {static_cast<double>(resources->cpu_request_millis) / 1000.0,
+          static_cast<double>(resources->memory_request_bytes)};
+}
+
+}  // namespace
+
+PodInfo PodInfoFromJson(const json& pod) {
   PodInfo info;
   info.namespace_ = StringField(pod, {"metadata", "namespace"});
   info.name = StringField(pod, {"metadata", "name"});
@@ -57,7 +66,7 @@ PodInfo PodInfoFromJson(const json& pod, const PodRequestsFn& requests) {
     info.started = telemetry::ParseRfc3339(start);
   }
   info.deleting = FindField(pod, {"metadata", "deletionTimestamp"}) != nullptr;
-  info.requests = requests ? requests(pod) : SumContainerRequests(pod);
+  info.requests = RequestsOf(pod);
   return info;
 }
 

@@ -5,24 +5,24 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 
 namespace powerctl::cluster {
 
+// The labels of the pod-group gate (scoring/pod_groups.h): the cache indexes pods by group.
+inline constexpr const char* kPodGroupLabel = "podGroup";
+inline constexpr const char* kMinAvailableLabel = "minAvailable";
+// Set on waiting pods when their group completes, so kube-scheduler requeues them.
+inline constexpr const char* kGroupCompleteAnnotation = "powerctl.io/group-complete";
+
+// The pod's effective requests by Kubernetes' rules (kube/pod_resources.h: sidecars, init
+// containers, overhead), as the scheduler counts them on a node.
 struct PodRequests {
   double cpu_cores = 0;
   double memory_bytes = 0;
 };
-
-// Computes a pod's requests from its JSON object. The default, SumContainerRequests, adds the
-// requests of the regular containers only.
-// TODO(issue 5): point this at the exact rule of core/scoring/pod_resources.h (init containers,
-// sidecars, overhead) once it lands; NodeCacheOptions::pod_requests takes it.
-using PodRequestsFn = std::function<PodRequests(const nlohmann::json& pod)>;
-PodRequests SumContainerRequests(const nlohmann::json& pod);
 
 struct PodInfo {
   std::string namespace_;
@@ -43,6 +43,6 @@ struct PodInfo {
   bool Terminal() const { return phase == "Succeeded" || phase == "Failed"; }
 };
 
-PodInfo PodInfoFromJson(const nlohmann::json& pod, const PodRequestsFn& requests = {});
+PodInfo PodInfoFromJson(const nlohmann::json& pod);
 
 }  // namespace powerctl::cluster

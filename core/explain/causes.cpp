@@ -1,6 +1,6 @@
 #include "core/explain/causes.h"
 
-#include "core/kube/json_fields.h"
+#include "core/common/json_fields.h"
 #include "core/scoring/policies.h"
 
 #include <fmt/format.h>
@@ -131,29 +131,29 @@ std::vector<Cause> RankCauses(const CauseInputs& in) {
 
 std::vector<Cause> MisplacedCauses(const nlohmann::json& pod, const nlohmann::json& node) {
   std::vector<Cause> out;
-  const std::string name = kube::StringField(node, {"metadata", "name"});
-  const std::string policy = kube::StringField(pod, {"metadata", "labels", "telemetry-policy"});
+  const std::string name = StringField(node, {"metadata", "name"});
+  const std::string policy = StringField(pod, {"metadata", "labels", "telemetry-policy"});
   if (!policy.empty() &&
-      kube::StringField(node, {"metadata", "labels", policy}) == scoring::kViolatingValue) {
+      StringField(node, {"metadata", "labels", policy}) == config::kViolatingValue) {
     out.push_back({kCauseDeschedule,
                    "the pod's node violates the pod's deschedule policy",
                    {name},
-                   fmt::format("node {} is labelled {}={}", name, policy, scoring::kViolatingValue),
+                   fmt::format("node {} is labelled {}={}", name, policy, config::kViolatingValue),
                    fmt::format("let a descheduler evict it, or delete the pod so it is placed "
                                "again (powerctl score --pod shows where it would go)")});
   }
-  const nlohmann::json* taints = kube::FindField(node, {"spec", "taints"});
-  const nlohmann::json* tolerations = kube::FindField(pod, {"spec", "tolerations"});
+  const nlohmann::json* taints = FindField(node, {"spec", "taints"});
+  const nlohmann::json* tolerations = FindField(pod, {"spec", "tolerations"});
   if (taints != nullptr && taints->is_array()) {
     for (const nlohmann::json& taint : *taints) {
-      if (kube::StringField(taint, {"effect"}) != "NoExecute") continue;
+      if (StringField(taint, {"effect"}) != "NoExecute") continue;
       bool tolerated = false;
       if (tolerations != nullptr && tolerations->is_array()) {
         for (const nlohmann::json& t : *tolerations)
           tolerated = tolerated || scoring::Tolerates(t, taint);
       }
       if (tolerated) continue;
-      const std::string key = kube::StringField(taint, {"key"});
+      const std::string key = StringField(taint, {"key"});
       out.push_back({kCauseNoExecuteTaint,
                      "the pod's node has a NoExecute taint it does not tolerate",
                      {name},

@@ -1,9 +1,9 @@
 #include "core/explain/explain_pod.h"
 
+#include "core/common/json_fields.h"
 #include "core/explain/power_cost.h"
 #include "core/explain/scheduler_check.h"
-#include "core/kube/json_fields.h"
-#include "core/scoring/pod_resources.h"
+#include "core/kube/pod_resources.h"
 
 #include <fmt/format.h>
 
@@ -13,7 +13,6 @@ namespace powerctl::explain {
 namespace {
 
 using json = nlohmann::json;
-using kube::StringField;
 
 // A filter and a prioritize belong to the same scheduling attempt when they are this close.
 constexpr std::int64_t kSameAttemptMs = 5000;
@@ -27,11 +26,11 @@ PodSummary Summarise(const json& pod) {
   s.scheduler_name = StringField(pod, {"spec", "schedulerName"});
   if (s.scheduler_name.empty()) s.scheduler_name = "default-scheduler";
   s.node_name = StringField(pod, {"spec", "nodeName"});
-  if (auto r = scoring::EffectivePodResources(pod); r.ok()) {
+  if (auto r = kube::EffectivePodResources(pod); r.ok()) {
     s.cpu_request_millis = r->cpu_request_millis;
     s.memory_request_bytes = r->memory_request_bytes;
   }
-  if (const json* conditions = kube::FindField(pod, {"status", "conditions"});
+  if (const json* conditions = FindField(pod, {"status", "conditions"});
       conditions != nullptr && conditions->is_array()) {
     for (const json& c : *conditions) {
       if (StringField(c, {"type"}) != "PodScheduled") continue;
@@ -108,7 +107,7 @@ std::string_view DecisionSourceName(DecisionSource source) {
 }
 
 Result<ExplainReport> ExplainPod(const ExplainRequest& request,
-                                 const manifests::PowerctlConfig& config, const ExplainDeps& deps) {
+                                 const config::PowerctlConfig& config, const ExplainDeps& deps) {
   if (deps.kube == nullptr) return MakeError(ErrorCode::kInternal, "ExplainPod: no kube client");
   kube::Client& kube = *deps.kube;
   auto pod = kube.Get("/api/v1/namespaces/" + request.namespace_ + "/pods/" + request.name);
@@ -134,14 +133,14 @@ Result<ExplainReport> ExplainPod(const ExplainRequest& request,
   POWERCTL_TRY(objects, ListClusterObjects(kube));
   const std::string key = PodKey(*pod);
   std::map<std::string, scoring::NodeLoad> loads = NodeLoads(objects, key);
-  auto resources = scoring::EffectivePodResources(*pod);
+  auto resources = kube::EffectivePodResources(*pod);
   if (!resources.ok()) report.notes.push_back("pod resources: " + resources.error().message);
   std::vector<std::string> names, candidates;
   std::map<std::string, std::vector<scoring::FitFailure>> fit;
   for (const json& node : objects.nodes) {
     const std::string name = StringField(node, {"metadata", "name"});
     names.push_back(name);
-    fit[name] = scoring::CheckNodeFit(*pod, resources.ok() ? *resources : scoring::PodResources{},
+    fit[name] = scoring::CheckNodeFit(*pod, resources.ok() ? *resources : kube::PodResources{},
                                       node, loads[name]);
     if (fit[name].empty()) candidates.push_back(name);
   }

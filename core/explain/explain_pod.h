@@ -9,12 +9,12 @@
 #include "core/common/clock.h"
 #include "core/common/http_client.h"
 #include "core/common/result.h"
+#include "core/config/config.h"
 #include "core/explain/causes.h"
 #include "core/explain/local_scoring.h"
 #include "core/explain/pod_events.h"
 #include "core/explain/score.h"
 #include "core/kube/client.h"
-#include "core/manifests/config.h"
 #include "core/setup/doctor.h"
 
 #include <nlohmann/json.hpp>
@@ -29,7 +29,7 @@ struct ExplainRequest {
   std::string namespace_ = "default";
   std::string name;
   bool recompute = true;  // compute a decision now when none was recorded
-  predict::PredictSource source = predict::PredictSource::kAuto;  // who recomputes
+  report::PredictSource source = report::PredictSource::kAuto;  // who recomputes
 };
 
 struct PodSummary {
@@ -86,7 +86,7 @@ struct ExplainDeps {
 
 // kNotFound when the pod does not exist; API errors as they come.
 Result<ExplainReport> ExplainPod(const ExplainRequest& request,
-                                 const manifests::PowerctlConfig& config, const ExplainDeps& deps);
+                                 const config::PowerctlConfig& config, const ExplainDeps& deps);
 
 // The -o json|yaml document (kind PodExplanation); "decision" carries "objective" and
 // "whyChosen", each node "deltaWatts" and "fillWattsPerCore".

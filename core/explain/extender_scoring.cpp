@@ -1,6 +1,6 @@
 #include "core/explain/extender_scoring.h"
 
-#include "core/manifests/render_context.h"
+#include "core/config/names.h"
 
 #include <fmt/format.h>
 
@@ -19,17 +19,17 @@ Result<scoring::Decision> DecisionAt(const json& answer, const char* key) {
 
 }  // namespace
 
-std::string ExtenderScorePath(const manifests::PowerctlConfig& config) {
+std::string ExtenderScorePath(const config::PowerctlConfig& config) {
   // http:<service>:<port name>: the ops port is plain HTTP (the scheduler port is TLS).
   return fmt::format("/api/v1/namespaces/{}/services/http:{}:ops/proxy/v1/score", config.namespace_,
-                     manifests::NamesFor(config).extender);
+                     config::NamesFor(config).extender);
 }
 
-Result<ComputedDecision> DecideByExtender(kube::Client& kube,
-                                          const manifests::PowerctlConfig& config, const json& pod,
+Result<ComputedDecision> DecideByExtender(kube::Client& kube, const config::PowerctlConfig& config,
+                                          const json& pod,
                                           const std::vector<std::string>& candidates) {
   const std::string who =
-      fmt::format("extender {}/{}", config.namespace_, manifests::NamesFor(config).extender);
+      fmt::format("extender {}/{}", config.namespace_, config::NamesFor(config).extender);
   auto answer = kube.Create(ExtenderScorePath(config), json{{"pod", pod}, {"nodes", candidates}});
   if (!answer.ok()) return WithContext(answer.error(), who);
   if (!answer->is_object() || answer->value("kind", "") != "ScoreResult") {
@@ -45,16 +45,15 @@ Result<ComputedDecision> DecideByExtender(kube::Client& kube,
   return out;
 }
 
-Result<ComputedDecision> Decide(predict::PredictSource source, const json& pod,
+Result<ComputedDecision> Decide(report::PredictSource source, const json& pod,
                                 const std::vector<std::string>& candidates,
-                                const ClusterObjects& objects,
-                                const manifests::PowerctlConfig& config,
+                                const ClusterObjects& objects, const config::PowerctlConfig& config,
                                 const LocalScoringDeps& deps) {
   if (deps.kube == nullptr) return MakeError(ErrorCode::kInternal, "Decide: no kube client");
   std::string extender_failure;
-  if (source != predict::PredictSource::kLocal) {
+  if (source != report::PredictSource::kLocal) {
     auto answer = DecideByExtender(*deps.kube, config, pod, candidates);
-    if (answer.ok() || source == predict::PredictSource::kExtender) return answer;
+    if (answer.ok() || source == report::PredictSource::kExtender) return answer;
     extender_failure = answer.error().message;
   }
   POWERCTL_TRY(local, DecideLocally(pod, candidates, objects, config, deps));

@@ -1,9 +1,9 @@
 #include "core/explain/local_scoring.h"
 
-#include "core/kube/json_fields.h"
+#include "core/common/json_fields.h"
+#include "core/kube/pod_resources.h"
 #include "core/predict/predictor_factory.h"
 #include "core/scoring/pod_groups.h"
-#include "core/scoring/pod_resources.h"
 #include "core/scoring/policies.h"
 #include "core/scoring/policy_metrics.h"
 #include "core/scoring/scheduling_core.h"
@@ -18,24 +18,15 @@ namespace {
 
 using json = nlohmann::json;
 
-// The server's cache counts pods with Kubernetes' effective-request rules (extender_app).
-cluster::PodRequests EffectiveRequests(const json& pod) {
-  auto resources = scoring::EffectivePodResources(pod);
-  if (!resources.ok()) return cluster::SumContainerRequests(pod);
-  return {static_cast<double>(resources->cpu_request_millis) / 1000.0,
-          static_cast<double>(resources->memory_request_bytes)};
-}
-
 bool Terminal(const json& pod) {
-  const std::string phase = kube::StringField(pod, {"status", "phase"});
+  const std::string phase = StringField(pod, {"status", "phase"});
   return phase == "Succeeded" || phase == "Failed";
 }
 
 }  // namespace
 
 std::string PodKey(const json& pod) {
-  return kube::StringField(pod, {"metadata", "namespace"}) + "/" +
-         kube::StringField(pod, {"metadata", "name"});
+  return StringField(pod, {"metadata", "namespace"}) + "/" + StringField(pod, {"metadata", "name"});
 }
 
 Result<ClusterObjects> ListClusterObjects(kube::Client& kube) {
@@ -63,10 +54,9 @@ std::shared_ptr<const cluster::ClusterSnapshot> SnapshotOf(const ClusterObjects&
   std::map<std::string, std::vector<cluster::PodInfo>> groups;
   for (const json& object : objects.pods) {
     if (Terminal(object)) continue;
-    auto pod = std::make_shared<const cluster::PodInfo>(
-        cluster::PodInfoFromJson(object, EffectiveRequests));
+    auto pod = std::make_shared<const cluster::PodInfo>(cluster::PodInfoFromJson(object));
     ++snapshot->pod_count;
-    if (auto group = pod->labels.find(scoring::kPodGroupLabel);
+    if (auto group = pod->labels.find(cluster::kPodGroupLabel);
         group != pod->labels.end() && !group->second.empty()) {
       groups[pod->namespace_ + "/" + group->second].push_back(*pod);
     }
@@ -89,7 +79,7 @@ std::shared_ptr<const cluster::ClusterSnapshot> SnapshotOf(const ClusterObjects&
   }
   for (const json& object : objects.policies) {
     const std::string key = PodKey(object);
-    auto policy = scoring::PolicyFromJson(object);
+    auto policy = config::PolicyFromJson(object);
     if (policy.ok()) {
       snapshot->policies[key] = std::move(*policy);
     } else {
@@ -104,11 +94,11 @@ std::map<std::string, scoring::NodeLoad> NodeLoads(const ClusterObjects& objects
                                                    const std::string& exclude_key) {
   std::map<std::string, scoring::NodeLoad> out;
   for (const json& pod : objects.pods) {
-    const std::string node = kube::StringField(pod, {"spec", "nodeName"});
+    const std::string node = StringField(pod, {"spec", "nodeName"});
     if (node.empty() || Terminal(pod) || PodKey(pod) == exclude_key) continue;
     scoring::NodeLoad& load = out[node];
     ++load.pods;
-    if (auto resources = scoring::EffectivePodResources(pod); resources.ok()) {
+    if (auto resources = kube::EffectivePodResources(pod); resources.ok()) {
       load.cpu_millis += resources->cpu_request_millis;
       load.memory_bytes += resources->memory_request_bytes;
     }
@@ -118,7 +108,7 @@ std::map<std::string, scoring::NodeLoad> NodeLoads(const ClusterObjects& objects
 
 Result<ComputedDecision> DecideLocally(const json& pod, const std::vector<std::string>& candidates,
                                        const ClusterObjects& objects,
-                                       const manifests::PowerctlConfig& config,
+                                       const config::PowerctlConfig& config,
                                        const LocalScoringDeps& deps) {
   if (deps.kube == nullptr || deps.http == nullptr) {
     return MakeError(ErrorCode::kInternal, "DecideLocally: missing dependencies");

@@ -8,8 +8,8 @@
 #include "core/common/clock.h"
 #include "core/common/http_client.h"
 #include "core/common/result.h"
+#include "core/config/config.h"
 #include "core/kube/client.h"
-#include "core/manifests/config.h"
 #include "core/scoring/decision.h"
 #include "core/scoring/node_fit.h"
 
@@ -67,7 +67,7 @@ struct ComputedDecision {
 Result<ComputedDecision> DecideLocally(const nlohmann::json& pod,
                                        const std::vector<std::string>& candidates,
                                        const ClusterObjects& objects,
-                                       const manifests::PowerctlConfig& config,
+                                       const config::PowerctlConfig& config,
                                        const LocalScoringDeps& deps);
 
 }  // namespace powerctl::explain

@@ -1,6 +1,6 @@
 #include "core/explain/pod_events.h"
 
-#include "core/kube/json_fields.h"
+#include "core/common/json_fields.h"
 
 #include <algorithm>
 
@@ -8,7 +8,6 @@ namespace powerctl::explain {
 namespace {
 
 using json = nlohmann::json;
-using kube::StringField;
 
 std::string LastSeen(const json& event) {
   for (auto path : {std::initializer_list<std::string_view>{"lastTimestamp"},
@@ -30,8 +29,8 @@ PodEvent PodEventFromJson(const json& event) {
   out.from = StringField(event, {"source", "component"});
   if (out.from.empty()) out.from = StringField(event, {"reportingComponent"});
   out.message = StringField(event, {"message"});
-  long count = kube::IntField(event, {"count"}, 0);
-  if (count <= 0) count = kube::IntField(event, {"series", "count"}, 1);
+  long count = IntField(event, {"count"}, 0);
+  if (count <= 0) count = IntField(event, {"series", "count"}, 1);
   out.count = count;
   out.last_seen = LastSeen(event);
   return out;

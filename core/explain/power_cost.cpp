@@ -54,10 +54,10 @@ std::optional<double> FillWattsPerCoreFromReason(std::string_view reason) {
 std::string RankingObjective(const std::vector<NodeScore>& nodes) {
   bool watts = false;
   for (const NodeScore& n : nodes) {
-    if (n.FillWattsPerCore()) return manifests::kObjectiveFill;
+    if (n.FillWattsPerCore()) return config::kObjectiveFill;
     if (n.DeltaWatts() && n.Power() != nullptr) watts = true;
   }
-  return watts ? manifests::kObjectiveMarginal : "";
+  return watts ? config::kObjectiveMarginal : "";
 }
 
 std::string WhyChosen(const std::vector<NodeScore>& nodes, const std::string& chosen) {
@@ -70,7 +70,7 @@ std::string WhyChosen(const std::vector<NodeScore>& nodes, const std::string& ch
   }
   if (winner == nullptr || chosen.empty()) return "";
   if (scored == 1) return chosen + " won: the only node the extender scored";
-  const bool fill = RankingObjective(nodes) == manifests::kObjectiveFill;
+  const bool fill = RankingObjective(nodes) == config::kObjectiveFill;
   std::optional<Cost> mine = CostOf(*winner, fill);
   if (!mine) {
     const scoring::Component* power = winner->Power();

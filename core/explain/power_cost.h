@@ -5,8 +5,8 @@
 // ("+30.0 W, 15.00 W/core to fill", scoring/power_score.h): it is read back from there, so
 // recorded decisions of any replica show it without a field of their own.
 
+#include "core/config/config.h"
 #include "core/explain/score.h"
-#include "core/manifests/config.h"
 
 #include <optional>
 #include <string>

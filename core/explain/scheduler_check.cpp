@@ -1,7 +1,7 @@
 #include "core/explain/scheduler_check.h"
 
-#include "core/kube/json_fields.h"
-#include "core/manifests/render_context.h"
+#include "core/common/json_fields.h"
+#include "core/config/names.h"
 
 #include <fmt/format.h>
 
@@ -16,7 +16,7 @@ using setup::CheckStatus;
 
 // Where a scheduler of this name keeps its Lease: (namespace, name) candidates.
 std::vector<std::pair<std::string, std::string>> LeaseCandidates(
-    const std::string& scheduler, const manifests::PowerctlConfig& config) {
+    const std::string& scheduler, const config::PowerctlConfig& config) {
   if (scheduler == config.scheduler.name) return {{config.namespace_, scheduler}};
   if (scheduler == "default-scheduler") return {{"kube-system", "kube-scheduler"}};
   return {{config.namespace_, scheduler}, {"kube-system", scheduler}};
@@ -30,7 +30,7 @@ bool ParseTime(const std::string& text, std::chrono::system_clock::time_point& o
 }
 
 CheckResult CheckLease(kube::Client& kube, const std::string& scheduler,
-                       const manifests::PowerctlConfig& config,
+                       const config::PowerctlConfig& config,
                        std::chrono::system_clock::time_point now) {
   CheckResult r{"scheduler-lease", "The pod's scheduler holds its lease", CheckStatus::kFail, "",
                 ""};
@@ -51,10 +51,10 @@ CheckResult CheckLease(kube::Client& kube, const std::string& scheduler,
       tried.push_back(ns + "/" + name);
       continue;
     }
-    const std::string holder = kube::StringField(*lease, {"spec", "holderIdentity"});
-    const long duration = kube::IntField(*lease, {"spec", "leaseDurationSeconds"}, 15);
+    const std::string holder = StringField(*lease, {"spec", "holderIdentity"});
+    const long duration = IntField(*lease, {"spec", "leaseDurationSeconds"}, 15);
     std::chrono::system_clock::time_point renewed;
-    const bool fresh = ParseTime(kube::StringField(*lease, {"spec", "renewTime"}), renewed) &&
+    const bool fresh = ParseTime(StringField(*lease, {"spec", "renewTime"}), renewed) &&
                        now - renewed <= std::chrono::seconds(2 * duration + 5);
     if (!holder.empty() && fresh) {
       r.status = CheckStatus::kPass;
@@ -88,9 +88,9 @@ CheckResult CheckEventsFrom(const std::string& scheduler, const std::vector<PodE
   return r;
 }
 
-CheckResult CheckExtender(kube::Client& kube, const manifests::PowerctlConfig& config) {
+CheckResult CheckExtender(kube::Client& kube, const config::PowerctlConfig& config) {
   CheckResult r{"extender-ready", "The extender is ready", CheckStatus::kWarn, "", ""};
-  const std::string service = manifests::NamesFor(config).extender;
+  const std::string service = config::NamesFor(config).extender;
   auto ready = kube.Get(fmt::format("/api/v1/namespaces/{}/services/http:{}:ops/proxy/readyz",
                                     config.namespace_, service));
   if (!ready.ok()) {
@@ -100,11 +100,10 @@ CheckResult CheckExtender(kube::Client& kube, const manifests::PowerctlConfig& c
     return r;
   }
   std::string degraded;
-  if (const json* list = kube::FindField(*ready, {"degraded"});
-      list != nullptr && list->is_array()) {
+  if (const json* list = FindField(*ready, {"degraded"}); list != nullptr && list->is_array()) {
     for (const json& d : *list) {
-      degraded += (degraded.empty() ? "" : "; ") + kube::StringField(d, {"name"}) + ": " +
-                  kube::StringField(d, {"reason"});
+      degraded += (degraded.empty() ? "" : "; ") + StringField(d, {"name"}) + ": " +
+                  StringField(d, {"reason"});
     }
   }
   r.status = degraded.empty() ? CheckStatus::kPass : CheckStatus::kWarn;
@@ -116,7 +115,7 @@ CheckResult CheckExtender(kube::Client& kube, const manifests::PowerctlConfig& c
 }  // namespace
 
 SchedulerStatus CheckScheduler(kube::Client& kube, const std::string& scheduler,
-                               const manifests::PowerctlConfig& config,
+                               const config::PowerctlConfig& config,
                                const std::vector<PodEvent>& events,
                                std::chrono::system_clock::time_point now) {
   SchedulerStatus out;

@@ -5,9 +5,9 @@
 // kube-system) and whether that scheduler reported on the pod; for powerctl's scheduler, also
 // the extender's /readyz through the API server's service proxy.
 
+#include "core/config/config.h"
 #include "core/explain/pod_events.h"
 #include "core/kube/client.h"
-#include "core/manifests/config.h"
 #include "core/setup/doctor.h"
 
 #include <chrono>
@@ -23,7 +23,7 @@ struct SchedulerStatus {
 };
 
 SchedulerStatus CheckScheduler(kube::Client& kube, const std::string& scheduler_name,
-                               const manifests::PowerctlConfig& config,
+                               const config::PowerctlConfig& config,
                                const std::vector<PodEvent>& events,
                                std::chrono::system_clock::time_point now);
 

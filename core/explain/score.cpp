@@ -1,10 +1,10 @@
 #include "core/explain/score.h"
 
+#include "core/common/json_fields.h"
 #include "core/common/names.h"
 #include "core/explain/power_cost.h"
-#include "core/kube/json_fields.h"
-#include "core/scoring/pod_resources.h"
-#include "core/telemetry/quantity.h"
+#include "core/kube/pod_resources.h"
+#include "core/kube/quantity.h"
 
 #include <algorithm>
 #include <set>
@@ -56,30 +56,29 @@ std::optional<double> NodeScore::FillWattsPerCore() const {
 Result<json> PodToScore(const ScoreRequest& request) {
   if (request.pod) {
     json pod = *request.pod;
-    if (!pod.is_object() || kube::StringField(pod, {"kind"}) != "Pod") {
+    if (!pod.is_object() || StringField(pod, {"kind"}) != "Pod") {
       return Invalid("--pod: the manifest is not a Pod (kind: Pod)");
     }
     if (!request.cpu.empty() || !request.memory.empty()) {
       return Invalid("give --pod or --cpu/--memory, not both");
     }
     if (!pod["metadata"].is_object()) pod["metadata"] = json::object();
-    if (kube::StringField(pod, {"metadata", "namespace"}).empty())
+    if (StringField(pod, {"metadata", "namespace"}).empty())
       pod["metadata"]["namespace"] = "default";
-    if (kube::StringField(pod, {"metadata", "name"}).empty())
-      pod["metadata"]["name"] = "powerctl-score";
-    if (auto resources = scoring::EffectivePodResources(pod); !resources.ok()) {
+    if (StringField(pod, {"metadata", "name"}).empty()) pod["metadata"]["name"] = "powerctl-score";
+    if (auto resources = kube::EffectivePodResources(pod); !resources.ok()) {
       return Invalid("--pod: " + resources.error().message);
     }
     return pod;
   }
   if (request.cpu.empty()) return Invalid("give --pod FILE or --cpu QUANTITY");
-  auto cores = telemetry::ParseCpuCores(request.cpu);
+  auto cores = kube::ParseCpuCores(request.cpu);
   if (!cores.ok() || *cores < 0 || *cores > 1e6) {
     return Invalid("--cpu \"" + request.cpu + "\": not a CPU quantity (e.g. 1, 2.5 or 500m)");
   }
   json requests = {{"cpu", request.cpu}};
   if (!request.memory.empty()) {
-    auto bytes = telemetry::ParseBytes(request.memory);
+    auto bytes = kube::ParseBytes(request.memory);
     if (!bytes.ok() || *bytes < 0) {
       return Invalid("--memory \"" + request.memory + "\": not a memory quantity (e.g. 512Mi)");
     }
@@ -119,7 +118,7 @@ std::vector<NodeScore> RankNodes(const std::vector<std::string>& order,
   return out;
 }
 
-Result<ScoreReport> ScorePod(const ScoreRequest& request, const manifests::PowerctlConfig& config,
+Result<ScoreReport> ScorePod(const ScoreRequest& request, const config::PowerctlConfig& config,
                              const LocalScoringDeps& deps) {
   if (deps.kube == nullptr) return MakeError(ErrorCode::kInternal, "ScorePod: no kube client");
   for (const std::string& node : request.nodes) {
@@ -130,8 +129,7 @@ Result<ScoreReport> ScorePod(const ScoreRequest& request, const manifests::Power
   POWERCTL_TRY(pod, PodToScore(request));
   POWERCTL_TRY(objects, ListClusterObjects(*deps.kube));
   std::map<std::string, const json*> by_name;
-  for (const json& node : objects.nodes)
-    by_name[kube::StringField(node, {"metadata", "name"})] = &node;
+  for (const json& node : objects.nodes) by_name[StringField(node, {"metadata", "name"})] = &node;
   std::vector<std::string> order = request.nodes;
   if (order.empty()) {
     for (const auto& [name, node] : by_name) order.push_back(name);
@@ -143,7 +141,7 @@ Result<ScoreReport> ScorePod(const ScoreRequest& request, const manifests::Power
   }
 
   // kube-scheduler filters first; the extender is asked only about the nodes that fit.
-  POWERCTL_TRY(resources, scoring::EffectivePodResources(pod));
+  POWERCTL_TRY(resources, kube::EffectivePodResources(pod));
   const std::string key = PodKey(pod);
   std::map<std::string, scoring::NodeLoad> loads = NodeLoads(objects, key);
   std::map<std::string, std::vector<scoring::FitFailure>> fit;
@@ -208,9 +206,9 @@ json NodeScoreToJson(const NodeScore& n) {
 json ScoreReportToJson(const ScoreReport& report) {
   json nodes = json::array();
   for (const NodeScore& n : report.nodes) nodes.push_back(NodeScoreToJson(n));
-  auto resources = scoring::EffectivePodResources(report.pod);
-  json pod = {{"namespace", kube::StringField(report.pod, {"metadata", "namespace"})},
-              {"name", kube::StringField(report.pod, {"metadata", "name"})}};
+  auto resources = kube::EffectivePodResources(report.pod);
+  json pod = {{"namespace", StringField(report.pod, {"metadata", "namespace"})},
+              {"name", StringField(report.pod, {"metadata", "name"})}};
   if (resources.ok()) {
     pod["cpuRequestMillis"] = resources->cpu_request_millis;
     pod["memoryRequestBytes"] = resources->memory_request_bytes;

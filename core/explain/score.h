@@ -5,8 +5,8 @@
 // each score component and the final 0..10. Computed by the server's SchedulingCore.
 
 #include "core/common/result.h"
+#include "core/config/config.h"
 #include "core/explain/extender_scoring.h"
-#include "core/manifests/config.h"
 #include "core/scoring/decision.h"
 #include "core/scoring/node_fit.h"
 
@@ -23,7 +23,7 @@ struct ScoreRequest {
   std::string cpu;                    // --cpu Q (required without a manifest)
   std::string memory;                 // --memory Q (optional)
   std::vector<std::string> nodes;     // empty = every node
-  predict::PredictSource source = predict::PredictSource::kAuto;  // who computes
+  report::PredictSource source = report::PredictSource::kAuto;  // who computes
 };
 
 struct NodeScore {
@@ -57,7 +57,7 @@ struct ScoreReport {
 Result<nlohmann::json> PodToScore(const ScoreRequest& request);
 
 // kInvalidInput for a bad request, kNotFound for a named node that does not exist.
-Result<ScoreReport> ScorePod(const ScoreRequest& request, const manifests::PowerctlConfig& config,
+Result<ScoreReport> ScorePod(const ScoreRequest& request, const config::PowerctlConfig& config,
                              const LocalScoringDeps& deps);
 
 // Rows of the report (and explain's) from decisions: fit failures per node, filter and

@@ -17,15 +17,15 @@ namespace {
 using json = nlohmann::json;
 using SteadyClock = std::chrono::steady_clock;
 
-bool HasStrategy(const manifests::Policy& policy, const char* strategy) {
+bool HasStrategy(const config::Policy& policy, const char* strategy) {
   return policy.strategies.count(strategy) > 0;
 }
 
-void AddMetrics(const manifests::Policy& policy, const char* strategy,
+void AddMetrics(const config::Policy& policy, const char* strategy,
                 std::set<std::string>& metrics) {
   auto it = policy.strategies.find(strategy);
   if (it == policy.strategies.end()) return;
-  for (const manifests::PolicyRule& rule : it->second.rules) metrics.insert(rule.metric_name);
+  for (const config::PolicyRule& rule : it->second.rules) metrics.insert(rule.metric_name);
 }
 
 // Labels under the labeling prefix whose policy no longer exists (the policy was deleted, or
@@ -33,7 +33,7 @@ void AddMetrics(const manifests::Policy& policy, const char* strategy,
 std::vector<scoring::LabelChange> OrphanLabelingChanges(const std::set<std::string>& names,
                                                         const scoring::NodeLabels& nodes) {
   std::vector<scoring::LabelChange> out;
-  const std::string prefix = scoring::kLabelingPrefix;
+  const std::string prefix = config::kLabelingPrefix;
   for (const auto& [node, labels] : nodes) {
     for (const auto& [key, value] : *labels) {
       if (key.rfind(prefix, 0) != 0) continue;
@@ -74,21 +74,21 @@ ClusterWriter::~ClusterWriter() {
 }
 
 LabelPassResult ClusterWriter::SyncLabels(const cluster::ClusterSnapshot& snapshot) {
-  std::vector<manifests::Policy> deschedule;
-  std::vector<const manifests::Policy*> labeling;
+  std::vector<config::Policy> deschedule;
+  std::vector<const config::Policy*> labeling;
   std::set<std::string> deschedule_names;
   std::set<std::string> labeling_names;
   std::set<std::string> metrics;
   for (const auto& [key, policy] : snapshot.policies) {
-    if (HasStrategy(policy, scoring::kDeschedule)) {
+    if (HasStrategy(policy, config::kDeschedule)) {
       deschedule.push_back(policy);
       deschedule_names.insert(policy.name);
-      AddMetrics(policy, scoring::kDeschedule, metrics);
+      AddMetrics(policy, config::kDeschedule, metrics);
     }
-    if (HasStrategy(policy, scoring::kLabeling)) {
+    if (HasStrategy(policy, config::kLabeling)) {
       labeling.push_back(&policy);
       labeling_names.insert(policy.name);
-      AddMetrics(policy, scoring::kLabeling, metrics);
+      AddMetrics(policy, config::kLabeling, metrics);
     }
   }
   scoring::NodeLabels nodes;
@@ -100,7 +100,7 @@ LabelPassResult ClusterWriter::SyncLabels(const cluster::ClusterSnapshot& snapsh
 
   std::vector<scoring::LabelChange> changes =
       scoring::DescheduleLabelChanges(deschedule, nodes, values);
-  for (const manifests::Policy* policy : labeling) {
+  for (const config::Policy* policy : labeling) {
     auto more = scoring::LabelingChanges(*policy, nodes, values);
     changes.insert(changes.end(), more.begin(), more.end());
   }
@@ -150,7 +150,7 @@ LabelPassResult ClusterWriter::SyncLabels(const cluster::ClusterSnapshot& snapsh
   return result;
 }
 
-cluster::TouchResult ClusterWriter::TouchCompleteGroups(const cluster::ClusterSnapshot& snapshot) {
+TouchResult ClusterWriter::TouchCompleteGroups(const cluster::ClusterSnapshot& snapshot) {
   std::string now = cluster::FormatMicroTime(deps_.wall_now());
   std::vector<scoring::PodTouch> touches;
   std::set<std::string> members;  // of any group: touched_ forgets the others
@@ -175,7 +175,7 @@ cluster::TouchResult ClusterWriter::TouchCompleteGroups(const cluster::ClusterSn
   }
   if (touches.empty()) return {};
 
-  cluster::TouchResult result = cluster::TouchPods(*deps_.client, touches);
+  TouchResult result = TouchPods(*deps_.client, touches);
   for (const std::string& key : result.touched) {
     touches_.Inc({"ok"});
     if (deps_.log) deps_.log->info("pod {}: its group is complete; touched so it is retried", key);

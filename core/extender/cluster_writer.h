@@ -14,10 +14,10 @@
 // `change_poll` apart so Stop() is noticed quickly.
 
 #include "core/cluster/node_cache.h"
-#include "core/cluster/pod_group_touch.h"
-#include "core/server/metrics_registry.h"
+#include "core/extender/pod_group_touch.h"
 #include "core/kube/client.h"
 #include "core/scoring/policy_metrics.h"
+#include "core/server/metrics_registry.h"
 
 #include <spdlog/logger.h>
 
@@ -63,14 +63,15 @@ struct LabelPassResult {
 class ClusterWriter {
  public:
   // `metrics` must outlive the writer; it registers its counters there.
-  ClusterWriter(ClusterWriterDeps deps, server::MetricsRegistry& metrics, ClusterWriterOptions options);
+  ClusterWriter(ClusterWriterDeps deps, server::MetricsRegistry& metrics,
+                ClusterWriterOptions options);
   ~ClusterWriter();
   ClusterWriter(const ClusterWriter&) = delete;
   ClusterWriter& operator=(const ClusterWriter&) = delete;
 
   // One pass of each job, on the caller's thread (the loop calls them; so can tests).
   LabelPassResult SyncLabels(const cluster::ClusterSnapshot& snapshot);
-  cluster::TouchResult TouchCompleteGroups(const cluster::ClusterSnapshot& snapshot);
+  TouchResult TouchCompleteGroups(const cluster::ClusterSnapshot& snapshot);
 
   void Start();  // the loop on its own thread; once
   void Stop();   // idempotent; returns once the current pass or wait (<= change_poll) ends

@@ -10,7 +10,6 @@
 #include "core/kube/client.h"
 #include "core/predict/predictor_factory.h"
 #include "core/predict/routing_predictor.h"
-#include "core/scoring/pod_resources.h"
 #include "core/scoring/policy_metrics.h"
 #include "core/telemetry/prometheus_client.h"
 #include "core/telemetry/sources.h"
@@ -20,14 +19,6 @@
 
 namespace powerctl::extender {
 namespace {
-
-// The cache's requests with Kubernetes' effective-request rules (sidecars, overhead).
-cluster::PodRequests EffectiveRequests(const nlohmann::json& pod) {
-  auto resources = scoring::EffectivePodResources(pod);
-  if (!resources.ok()) return cluster::SumContainerRequests(pod);
-  return {static_cast<double>(resources->cpu_request_millis) / 1000.0,
-          static_cast<double>(resources->memory_request_bytes)};
-}
 
 std::string Identity(const ExtenderAppOptions& options) {
   return options.election.identity.empty() ? cluster::DefaultLeaseIdentity()
@@ -100,8 +91,8 @@ Result<std::unique_ptr<ClusterWrites>> StartClusterWrites(
 
 // Decision Events for `explain`: one client of their own, and few retries, so a slow API
 // server fills the writer's bounded queue rather than holding decisions for long.
-Result<std::unique_ptr<DecisionEventWriter>> StartDecisionEvents(const ExtenderAppOptions& options,
-                                                                 server::MetricsRegistry& registry) {
+Result<std::unique_ptr<DecisionEventWriter>> StartDecisionEvents(
+    const ExtenderAppOptions& options, server::MetricsRegistry& registry) {
   POWERCTL_TRY(transport, kube::MakeCurlTransport(*options.cluster, options.transport));
   kube::ClientOptions client_options;
   client_options.log = options.log;
@@ -125,7 +116,7 @@ Status ServeExtender(const ExtenderAppOptions& options, ScheduleServerHooks hook
   // run, 173 MiB resident instead of 136). MALLOC_ARENA_MAX in the environment still decides
   // when set. With jemalloc (the default build) this does nothing: see malloc_tuning.cpp.
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) LimitMallocArenas(2);
-  const manifests::PowerctlConfig& config = options.config;
+  const config::PowerctlConfig& config = options.config;
   auto log = options.log;
   std::unique_ptr<HttpClient> http = MakeCurlHttpClient();
 
@@ -140,7 +131,6 @@ Status ServeExtender(const ExtenderAppOptions& options, ScheduleServerHooks hook
     kube = std::make_unique<kube::Client>(std::move(transport), client_options);
     cluster::NodeCacheOptions cache_options;
     cache_options.client = client_options;
-    cache_options.pod_requests = EffectiveRequests;
     auto connection = *options.cluster;
     auto transport_options = options.transport;
     cache = std::make_unique<cluster::NodeCache>(

@@ -8,10 +8,10 @@
 
 #include "core/cluster/lease.h"
 #include "core/common/result.h"
+#include "core/config/config.h"
 #include "core/extender/schedule_server.h"
 #include "core/kube/connection.h"
 #include "core/kube/transport.h"
-#include "core/manifests/config.h"
 
 #include <spdlog/logger.h>
 
@@ -31,7 +31,7 @@ struct LeaderElectionSettings {
 struct ExtenderAppOptions {
   ScheduleServerOptions server;
   LeaderElectionSettings election;
-  manifests::PowerctlConfig config;
+  config::PowerctlConfig config;
   std::optional<kube::ClusterConnection> cluster;  // nullopt: no cluster configured
   kube::TransportOptions transport;
   // Record each decision as an Event on its pod (decision_event_writer.h); needs a cluster.

@@ -3,9 +3,9 @@
 #include "core/common/json_bounds.h"
 #include "core/common/malloc_tuning.h"
 #include "core/extender/wire.h"
+#include "core/kube/quantity.h"
 #include "core/predict/node_power_json.h"
-#include "core/predict/power_report.h"
-#include "core/telemetry/quantity.h"
+#include "core/report/power_report.h"
 
 #include <algorithm>
 #include <charconv>
@@ -85,7 +85,7 @@ ExtenderService::ExtenderService(scoring::SchedulingDeps deps, server::MetricsRe
       options_(options) {}
 
 server::HttpResponse ExtenderService::Answer(const char* verb, int status, std::string body,
-                                     Clock::time_point start) {
+                                             Clock::time_point start) {
   requests_.Inc({verb, std::to_string(status)});
   latency_.Observe({verb}, std::chrono::duration<double>(Clock::now() - start).count());
   return status == 200 ? server::HttpResponse::Json(200, std::move(body))
@@ -135,7 +135,7 @@ void ExtenderService::Trim() {
 }
 
 server::HttpResponse ExtenderService::AfterSend(server::HttpResponse response,
-                                        std::shared_ptr<const scoring::Decision> recorded) {
+                                                std::shared_ptr<const scoring::Decision> recorded) {
   response.after_send = [this, recorded = std::move(recorded)] {
     if (observer_) observer_(recorded);
     KeepRejectionsOnly(recorded);
@@ -245,7 +245,8 @@ server::HttpResponse ExtenderService::Decisions(const server::HttpRequest& reque
   }
   json items = json::array();
   for (const auto& d : picked) items.push_back(scoring::DecisionToJson(*d));
-  return server::HttpResponse::Json(200, DumpUntrusted(json{{"kind", "DecisionList"}, {"items", items}}));
+  return server::HttpResponse::Json(
+      200, DumpUntrusted(json{{"kind", "DecisionList"}, {"items", items}}));
 }
 
 server::HttpResponse ExtenderService::Predictions(const server::HttpRequest& request) const {
@@ -255,7 +256,7 @@ server::HttpResponse ExtenderService::Predictions(const server::HttpRequest& req
     if (key == "cpu") cpu_text = value;
     if (key == "node") nodes.push_back(value);
   }
-  auto cpu = telemetry::ParseCpuCores(cpu_text);
+  auto cpu = kube::ParseCpuCores(cpu_text);
   if (!cpu.ok() || *cpu < 0) return BadRequest("cpu: not a CPU quantity");
   auto snapshot = deps_.snapshot ? deps_.snapshot() : nullptr;
   std::vector<predict::NodeFacts> facts;
@@ -285,8 +286,8 @@ server::HttpResponse ExtenderService::Predictions(const server::HttpRequest& req
     power =
         predict::PredictNodePowerWithFill(facts, readings, *deps_.config, *deps_.predictor, query);
   }
-  return server::HttpResponse::Json(200,
-                            DumpUntrusted(predict::PredictionDocument(power, *cpu, query.now)));
+  return server::HttpResponse::Json(
+      200, DumpUntrusted(predict::PredictionDocument(power, *cpu, query.now)));
 }
 
 server::HttpResponse ExtenderService::Score(const server::HttpRequest& request) const {
@@ -312,9 +313,10 @@ server::HttpResponse ExtenderService::Score(const server::HttpRequest& request) 
   if (!passed.empty()) {
     prioritize = scoring::DecisionToJson(core_.Prioritize(*pod, passed, json::array()));
   }
-  return server::HttpResponse::Json(200, DumpUntrusted(json{{"kind", "ScoreResult"},
-                                                    {"filter", scoring::DecisionToJson(filter)},
-                                                    {"prioritize", prioritize}}));
+  return server::HttpResponse::Json(200,
+                                    DumpUntrusted(json{{"kind", "ScoreResult"},
+                                                       {"filter", scoring::DecisionToJson(filter)},
+                                                       {"prioritize", prioritize}}));
 }
 
 void ExtenderService::CollectMetrics() {
@@ -336,12 +338,13 @@ void ExtenderService::AddOpsRoutes(server::HttpServer& ops) {
   // Each may take a while (its work grows with the cluster or the request): on the workers.
   const server::RouteThreads workers = server::RouteThreads::kWorker;
   ops.Route(
-      "GET", kDecisionsPath, [this](const server::HttpRequest& r) { return Decisions(r); }, workers);
+      "GET", kDecisionsPath, [this](const server::HttpRequest& r) { return Decisions(r); },
+      workers);
   ops.Route(
       "POST", kScorePath, [this](const server::HttpRequest& r) { return Score(r); }, workers);
   ops.Route(
-      "GET", predict::kPredictionsPath, [this](const server::HttpRequest& r) { return Predictions(r); },
-      workers);
+      "GET", predict::kPredictionsPath,
+      [this](const server::HttpRequest& r) { return Predictions(r); }, workers);
 }
 
 }  // namespace powerctl::extender

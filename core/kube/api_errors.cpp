@@ -6,8 +6,8 @@
 
 #include "core/common/encoding.h"
 #include "core/common/json_bounds.h"
+#include "core/common/json_fields.h"
 #include "core/kube/client.h"
-#include "core/kube/json_fields.h"
 
 #include <string>
 #include <string_view>

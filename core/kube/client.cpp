@@ -4,7 +4,7 @@
 #include "core/kube/client.h"
 
 #include "core/common/json_bounds.h"
-#include "core/kube/json_fields.h"
+#include "core/common/json_fields.h"
 
 #include <algorithm>
 #include <cctype>

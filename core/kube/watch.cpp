@@ -3,8 +3,8 @@
 // stream, and relist when the version has expired (410), delivering what changed.
 
 #include "core/common/json_bounds.h"
+#include "core/common/json_fields.h"
 #include "core/kube/client.h"
-#include "core/kube/json_fields.h"
 
 #include <cstdint>
 #include <map>

@@ -1,6 +1,6 @@
 #include "core/lb/agent.h"
 
-#include "core/kube/json_fields.h"
+#include "core/common/json_fields.h"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -59,7 +59,7 @@ const char* SyncResultName(SyncResult result) {
   return "unknown";
 }
 
-LbAgent::LbAgent(std::string node, manifests::PowerctlConfig config, AgentDependencies deps)
+LbAgent::LbAgent(std::string node, config::PowerctlConfig config, AgentDependencies deps)
     : node_(std::move(node)), config_(std::move(config)), deps_(deps) {
   if (deps_.metrics == nullptr) own_metrics_ = std::make_unique<server::MetricsRegistry>();
   metrics_ = deps_.metrics != nullptr ? deps_.metrics : own_metrics_.get();

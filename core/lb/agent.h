@@ -5,11 +5,11 @@
 // Thread-safe: Sync runs on the runner's loop, Status/metrics on the ops server's threads.
 
 #include "core/common/result.h"
-#include "core/server/metrics_registry.h"
+#include "core/config/config.h"
 #include "core/lb/agent_plan.h"
 #include "core/lb/balancer.h"
-#include "core/manifests/config.h"
-#include "core/predict/power_report.h"
+#include "core/report/power_report.h"
+#include "core/server/metrics_registry.h"
 
 #include <nlohmann/json.hpp>
 
@@ -29,14 +29,14 @@ enum class SyncResult {
 const char* SyncResultName(SyncResult result);  // "programmed", "unchanged", "failed"
 
 struct AgentDependencies {
-  predict::PredictDependencies predict;  // the API client, HTTP for telemetry/models, clock
+  report::PredictDependencies predict;  // the API client, HTTP for telemetry/models, clock
   Balancer* balancer = nullptr;
   server::MetricsRegistry* metrics = nullptr;  // null: a registry of the agent's own
 };
 
 class LbAgent {
  public:
-  LbAgent(std::string node, manifests::PowerctlConfig config, AgentDependencies deps);
+  LbAgent(std::string node, config::PowerctlConfig config, AgentDependencies deps);
 
   // `services`: every Service carrying the powerctl.io/load-balancing annotation.
   SyncResult Sync(const std::vector<nlohmann::json>& services);
@@ -54,7 +54,7 @@ class LbAgent {
   void Publish(const std::vector<PlannedService>& plan, SyncResult result, double seconds);
 
   std::string node_;
-  manifests::PowerctlConfig config_;
+  config::PowerctlConfig config_;
   AgentDependencies deps_;
   std::unique_ptr<server::MetricsRegistry> own_metrics_;
   server::MetricsRegistry* metrics_;

@@ -1,6 +1,6 @@
 #include "core/lb/agent_plan.h"
 
-#include "core/kube/json_fields.h"
+#include "core/common/json_fields.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -9,8 +9,6 @@ namespace powerctl::lb {
 namespace {
 
 using json = nlohmann::json;
-using kube::FindField;
-using kube::StringField;
 
 struct ServicePort {
   std::string name;

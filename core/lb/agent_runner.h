@@ -6,11 +6,11 @@
 // removes everything it programmed, so kube-proxy alone carries the traffic again.
 
 #include "core/common/result.h"
-#include "core/server/http_server.h"
+#include "core/config/config.h"
 #include "core/kube/connection.h"
 #include "core/kube/transport.h"
 #include "core/lb/balancer.h"
-#include "core/manifests/config.h"
+#include "core/server/http_server.h"
 
 #include <spdlog/logger.h>
 
@@ -24,7 +24,7 @@ namespace powerctl::lb {
 
 struct AgentRunOptions {
   std::string node;  // for logs and /status
-  manifests::PowerctlConfig config;
+  config::PowerctlConfig config;
   kube::ClusterConnection cluster;
   kube::TransportOptions transport;
   server::HttpServerOptions ops;  // plain HTTP

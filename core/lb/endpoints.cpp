@@ -1,7 +1,7 @@
 #include "core/lb/endpoints.h"
 
+#include "core/common/json_fields.h"
 #include "core/common/names.h"
-#include "core/kube/json_fields.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -12,8 +12,6 @@ namespace powerctl::lb {
 namespace {
 
 using json = nlohmann::json;
-using kube::FindField;
-using kube::StringField;
 
 constexpr const char* kV1 = "discovery.k8s.io/v1";
 constexpr const char* kV1beta1 = "discovery.k8s.io/v1beta1";

@@ -1,7 +1,7 @@
 #include "core/lb/service_watch.h"
 
 #include "core/cluster/watch_transport.h"
-#include "core/kube/json_fields.h"
+#include "core/common/json_fields.h"
 #include "core/lb/agent_plan.h"
 #include "core/lb/endpoints.h"
 
@@ -11,7 +11,6 @@ namespace powerctl::lb {
 namespace {
 
 using json = nlohmann::json;
-using kube::StringField;
 
 std::string KeyOf(const json& object) {
   return StringField(object, {"metadata", "namespace"}) + "/" +
@@ -119,8 +118,8 @@ bool ServiceWatch::HandleService(const kube::WatchEvent& event) {
       // Status-only updates (load-balancer ingress) leave spec and annotations alone.
       // Compared in place (no copies): absent on both sides is the same.
       auto same = [&](std::initializer_list<std::string_view> path) {
-        const json* before = kube::FindField(it->second, path);
-        const json* after = kube::FindField(event.object, path);
+        const json* before = FindField(it->second, path);
+        const json* after = FindField(event.object, path);
         return before == nullptr ? after == nullptr : after != nullptr && *before == *after;
       };
       changed = it == services_.end() || !same({"spec"}) || !same({"metadata", "annotations"});

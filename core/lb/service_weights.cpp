@@ -1,9 +1,9 @@
 #include "core/lb/service_weights.h"
 
+#include "core/common/json_fields.h"
 #include "core/common/names.h"
-#include "core/kube/json_fields.h"
+#include "core/kube/quantity.h"
 #include "core/predict/node_power_json.h"
-#include "core/telemetry/quantity.h"
 
 #include <fmt/format.h>
 
@@ -30,14 +30,14 @@ Result<json> GetService(kube::Client& kube, const std::string& ns, const std::st
   return service;
 }
 
-Status ReadCpuPerRequest(const json& service, const manifests::PowerctlConfig& config,
+Status ReadCpuPerRequest(const json& service, const config::PowerctlConfig& config,
                          ServiceWeights& out) {
   std::string annotation =
-      kube::StringField(service, {"metadata", "annotations", kCpuPerRequestAnnotation});
+      StringField(service, {"metadata", "annotations", kCpuPerRequestAnnotation});
   out.cpu_per_request = annotation.empty() ? config.lb.cpu_per_request : annotation;
   out.cpu_source = annotation.empty() ? std::string("lb.cpuPerRequest")
                                       : std::string("annotation ") + kCpuPerRequestAnnotation;
-  auto cores = telemetry::ParseCpuCores(out.cpu_per_request);
+  auto cores = kube::ParseCpuCores(out.cpu_per_request);
   if (!cores.ok() || !(*cores > 0) || *cores > 1e6) {
     return MakeError(ErrorCode::kInvalidInput,
                      fmt::format("service \"{}/{}\": {} \"{}\": not a positive CPU quantity (e.g. "
@@ -59,8 +59,8 @@ bool ServiceWeights::complete() const {
 
 Result<ServiceWeights> ComputeServiceWeights(const std::string& namespace_,
                                              const std::string& service,
-                                             const manifests::PowerctlConfig& config,
-                                             const predict::PredictDependencies& deps) {
+                                             const config::PowerctlConfig& config,
+                                             const report::PredictDependencies& deps) {
   if (deps.kube == nullptr || deps.http == nullptr) {
     return MakeError(ErrorCode::kInternal, "ComputeServiceWeights: missing dependencies");
   }
@@ -75,14 +75,14 @@ Result<ServiceWeights> ComputeServiceWeights(const std::string& namespace_,
 }
 
 Result<ServiceWeights> ComputeWeightsForService(const json& service_object,
-                                                const manifests::PowerctlConfig& config,
-                                                const predict::PredictDependencies& deps) {
+                                                const config::PowerctlConfig& config,
+                                                const report::PredictDependencies& deps) {
   if (deps.kube == nullptr || deps.http == nullptr) {
     return MakeError(ErrorCode::kInternal, "ComputeWeightsForService: missing dependencies");
   }
   ServiceWeights out;
-  out.namespace_ = kube::StringField(service_object, {"metadata", "namespace"});
-  out.service = kube::StringField(service_object, {"metadata", "name"});
+  out.namespace_ = StringField(service_object, {"metadata", "namespace"});
+  out.service = StringField(service_object, {"metadata", "name"});
   out.now = deps.clock.now();
   if (Status cpu = ReadCpuPerRequest(service_object, config, out); !cpu.ok()) return cpu.error();
   POWERCTL_TRY(found, DiscoverEndpoints(*deps.kube, out.namespace_, out.service));
@@ -102,14 +102,14 @@ Result<ServiceWeights> ComputeWeightsForService(const json& service_object,
   }
   std::vector<json> node_objects;
   for (json& node : nodes) {
-    if (used.count(kube::StringField(node, {"metadata", "name"})) > 0) {
+    if (used.count(StringField(node, {"metadata", "name"})) > 0) {
       node_objects.push_back(std::move(node));
     }
   }
 
   std::map<std::string, predict::NodePower> powers;
   if (!node_objects.empty()) {
-    auto report = predict::PredictLocally(node_objects, out.cpu_cores, config, deps);
+    auto report = report::PredictLocally(node_objects, out.cpu_cores, config, deps);
     if (!report.ok() && IsFatal(report.error().code)) return report.error();
     if (report.ok()) {
       out.answered_by = report->answered_by;

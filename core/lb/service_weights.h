@@ -4,11 +4,11 @@
 // and the weights of weights.h. The lb-agent gathers the same way.
 
 #include "core/common/result.h"
+#include "core/config/config.h"
 #include "core/lb/endpoints.h"
 #include "core/lb/weights.h"
-#include "core/manifests/config.h"
 #include "core/predict/node_power.h"
-#include "core/predict/power_report.h"
+#include "core/report/power_report.h"
 
 #include <nlohmann/json.hpp>
 
@@ -49,13 +49,13 @@ struct ServiceWeights {
 // `prediction_error` says why: balancing never stops for want of predictions.
 Result<ServiceWeights> ComputeServiceWeights(const std::string& namespace_,
                                              const std::string& service,
-                                             const manifests::PowerctlConfig& config,
-                                             const predict::PredictDependencies& deps);
+                                             const config::PowerctlConfig& config,
+                                             const report::PredictDependencies& deps);
 
 // The same for a Service object already read (the lb-agent has them from its watch).
 Result<ServiceWeights> ComputeWeightsForService(const nlohmann::json& service,
-                                                const manifests::PowerctlConfig& config,
-                                                const predict::PredictDependencies& deps);
+                                                const config::PowerctlConfig& config,
+                                                const report::PredictDependencies& deps);
 
 // {"kind": "ServiceWeights", "service": ..., "endpoints": [...]} for -o json|yaml.
 nlohmann::json ServiceWeightsToJson(const ServiceWeights& weights);

@@ -41,13 +41,13 @@ std::vector<std::string_view> ComponentNames() {
   return names;
 }
 
-bool PredictorNeedsModelServer(const PowerctlConfig& config) {
+bool PredictorNeedsModelServer(const config::PowerctlConfig& config) {
   return config.predictor.backend == "tfserving-grpc" ||
          config.predictor.backend == "tfserving-rest";
 }
 
 Result<std::vector<Component>> ResolveComponents(const std::vector<std::string>& names,
-                                                 const PowerctlConfig& config) {
+                                                 const config::PowerctlConfig& config) {
   std::vector<Component> wanted;
   std::vector<std::string> effective = names.empty() ? std::vector<std::string>{"all"} : names;
   for (const std::string& name : effective) {

@@ -2,7 +2,7 @@
 // The manifest components `generate`, `apply` and `delete` work on, in dependency order.
 
 #include "core/common/result.h"
-#include "core/manifests/config.h"
+#include "core/config/config.h"
 
 #include <string>
 #include <string_view>
@@ -20,8 +20,8 @@ std::vector<std::string_view> ComponentNames();  // without "all"
 // duplicates. `all` includes `model` only when the predictor needs TensorFlow Serving, and
 // never `lb`: balancing traffic is a separate decision from scheduling.
 Result<std::vector<Component>> ResolveComponents(const std::vector<std::string>& names,
-                                                 const PowerctlConfig& config);
+                                                 const config::PowerctlConfig& config);
 
-bool PredictorNeedsModelServer(const PowerctlConfig& config);
+bool PredictorNeedsModelServer(const config::PowerctlConfig& config);
 
 }  // namespace powerctl::manifests

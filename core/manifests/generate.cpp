@@ -18,7 +18,7 @@ using json = nlohmann::ordered_json;
 
 Status CheckRequiredFields(const GenerateRequest& request,
                            const std::vector<Component>& components) {
-  const PowerctlConfig& c = request.config;
+  const config::PowerctlConfig& c = request.config;
   auto has = [&](Component x) {
     return std::find(components.begin(), components.end(), x) != components.end();
   };

@@ -3,8 +3,8 @@
 
 #include "core/common/kube_version.h"
 #include "core/common/result.h"
+#include "core/config/config.h"
 #include "core/manifests/components.h"
-#include "core/manifests/config.h"
 #include "core/manifests/tls.h"
 
 #include <nlohmann/json.hpp>
@@ -17,7 +17,7 @@
 namespace powerctl::manifests {
 
 struct GenerateRequest {
-  PowerctlConfig config;
+  config::PowerctlConfig config;
   KubeVersion version;
   std::vector<std::string> components;  // empty = all
   // Render the scheduler configuration for a kube-scheduler running outside the cluster.

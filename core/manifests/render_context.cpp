@@ -2,7 +2,7 @@
 
 #include "core/common/duration.h"
 #include "core/common/encoding.h"
-#include "core/manifests/config_writer.h"
+#include "core/config/config_writer.h"
 
 #include <fmt/format.h>
 
@@ -44,16 +44,16 @@ json ScorePlugins(json disabled, json enabled) {
 ResourceScoring ResourceScoringFor(const std::string& choice, const KubeVersion& v) {
   const bool v1beta1 = !v.AtLeast(22);
   ResourceScoring out;
-  if (choice == kResourceScoringNone) {
+  if (choice == config::kResourceScoringNone) {
     out.score_plugins =
         ScorePlugins(json::array({v1beta1 ? "NodeResourcesLeastAllocated" : "NodeResourcesFit",
                                   "NodeResourcesBalancedAllocation"}),
                      json::array());
-  } else if (choice == kResourceScoringPack && v1beta1) {
+  } else if (choice == config::kResourceScoringPack && v1beta1) {
     out.score_plugins = ScorePlugins(
         json::array({"NodeResourcesLeastAllocated", "NodeResourcesBalancedAllocation"}),
         json::array({json{{"name", "NodeResourcesMostAllocated"}, {"weight", 1}}}));
-  } else if (choice == kResourceScoringPack) {
+  } else if (choice == config::kResourceScoringPack) {
     out.score_plugins =
         ScorePlugins(json::array({"NodeResourcesBalancedAllocation"}), json::array());
     out.fit_scoring_strategy = "MostAllocated";
@@ -61,11 +61,11 @@ ResourceScoring ResourceScoringFor(const std::string& choice, const KubeVersion&
   return out;
 }
 
-std::string ExtenderHost(const PowerctlConfig& config) {
+std::string ExtenderHost(const config::PowerctlConfig& config) {
   return fmt::format("powerctl-extender.{}.svc", config.namespace_);
 }
 
-std::string ModelConfigText(const ModelSettings& model) {
+std::string ModelConfigText(const config::ModelSettings& model) {
   std::string policy;
   if (!model.version.empty()) {
     policy =
@@ -77,13 +77,13 @@ std::string ModelConfigText(const ModelSettings& model) {
       model.name, policy);
 }
 
-json PoliciesContext(const PowerctlConfig& config) {
+json PoliciesContext(const config::PowerctlConfig& config) {
   json list = json::array();
-  for (const Policy& p : config.policies) {
+  for (const config::Policy& p : config.policies) {
     json strategies = json::array();
     for (const auto& [name, strategy] : p.strategies) {
       json rules = json::array();
-      for (const PolicyRule& r : strategy.rules) {
+      for (const config::PolicyRule& r : strategy.rules) {
         rules.push_back({{"metricname", r.metric_name},
                          {"operator", r.op},
                          {"hasTarget", r.has_target},
@@ -106,34 +106,7 @@ json PoliciesContext(const PowerctlConfig& config) {
 
 }  // namespace
 
-ObjectNames NamesFor(const PowerctlConfig& config) {
-  const std::string& s = config.scheduler.name;
-  ObjectNames names;
-  names.scheduler_service_account = s;
-  names.scheduler_config_map = s + "-config";
-  names.scheduler_tls_secret = s + "-tls";
-  names.extender = "powerctl-extender";
-  names.extender_config_map = "powerctl-extender-config";
-  names.extender_tls_secret = "powerctl-extender-tls";
-  names.extender_lease = "powerctl-extender";
-  names.model = "powerctl-model";
-  names.model_config_map = "powerctl-model-config";
-  names.lb_agent = "powerctl-lb-agent";
-  names.lb_config_map = "powerctl-lb-agent-config";
-  // RBAC object names may contain ':', namespace names may not, so "powerctl:<part>:<ns>"
-  // and "powerctl:<part>:<ns>:<role>" are distinct for every namespace. The namespace is
-  // the install (the instance label `delete` selects by); the scheduler's name is not part
-  // of the name, so renaming the scheduler updates these bindings instead of adding more.
-  const std::string& ns = config.namespace_;
-  names.extender_cluster_role = "powerctl:extender:" + ns;
-  names.lb_cluster_role = "powerctl:lb-agent:" + ns;
-  names.scheduler_kube_scheduler = "powerctl:scheduler:" + ns + ":kube-scheduler";
-  names.scheduler_volume_scheduler = "powerctl:scheduler:" + ns + ":volume-scheduler";
-  names.scheduler_auth_reader = "powerctl:scheduler:" + ns + ":auth-reader";
-  return names;
-}
-
-CertificateRequest ExtenderCertificateRequest(const PowerctlConfig& config) {
+CertificateRequest ExtenderCertificateRequest(const config::PowerctlConfig& config) {
   CertificateRequest request;
   std::string base = "powerctl-extender";
   std::string ns = config.namespace_;
@@ -152,11 +125,11 @@ std::string SchedulerConfigApiVersion(const KubeVersion& v) {
   return "kubescheduler.config.k8s.io/v1beta1";
 }
 
-json BuildRenderContext(const PowerctlConfig& config, const RenderOptions& options) {
+json BuildRenderContext(const config::PowerctlConfig& config, const RenderOptions& options) {
   const KubeVersion& v = options.version;
-  ObjectNames names = NamesFor(config);
-  const SchedulerSettings& s = config.scheduler;
-  const ExtenderSettings& e = config.extender;
+  config::ObjectNames names = config::NamesFor(config);
+  const config::SchedulerSettings& s = config.scheduler;
+  const config::ExtenderSettings& e = config.extender;
 
   int qps = s.client_qps > 0 ? s.client_qps : std::clamp(s.expected_nodes / 10, 50, 500);
   int burst = s.client_burst > 0 ? s.client_burst : 2 * qps;
@@ -231,10 +204,10 @@ json BuildRenderContext(const PowerctlConfig& config, const RenderOptions& optio
                 {"caFile", dir + "/ca.crt"},
                 {"certFile", dir + (options.out_of_cluster ? "/client.crt" : "/tls.crt")},
                 {"keyFile", dir + (options.out_of_cluster ? "/client.key" : "/tls.key")}};
-  ext["configText"] = WriteConfigYaml(config, ConfigStyle::kPlain);
+  ext["configText"] = config::WriteConfigYaml(config, config::ConfigStyle::kPlain);
   ext["configHash"] = Sha256Hex(ext["configText"].get<std::string>()).substr(0, 16);
 
-  const ModelSettings& m = config.predictor.model;
+  const config::ModelSettings& m = config.predictor.model;
   json model;
   model["deployment"] = names.model;
   model["service"] = names.model;

@@ -3,7 +3,8 @@
 // templates use. Every version-dependent decision lives here, with its reason.
 
 #include "core/common/kube_version.h"
-#include "core/manifests/config.h"
+#include "core/config/config.h"
+#include "core/config/names.h"
 #include "core/manifests/tls.h"
 
 #include <nlohmann/json.hpp>
@@ -12,23 +13,6 @@
 #include <string>
 
 namespace powerctl::manifests {
-
-// Fixed object names, derived from powerctl.yaml, shared by generate, apply and doctor.
-struct ObjectNames {
-  std::string scheduler_service_account, scheduler_config_map, scheduler_tls_secret;
-  std::string extender, extender_config_map, extender_tls_secret, extender_lease;
-  std::string model, model_config_map;
-  std::string lb_agent, lb_config_map;  // DaemonSet (and its ServiceAccount), ConfigMap
-  // Objects outside the install's namespace (cluster-scoped, or in kube-system) carry the
-  // namespace in their names, so installs in two namespaces never share (and take over or
-  // delete) one.
-  std::string extender_cluster_role;       // ClusterRole and its ClusterRoleBinding
-  std::string lb_cluster_role;             // the lb-agent's ClusterRole and ClusterRoleBinding
-  std::string scheduler_kube_scheduler;    // ClusterRoleBinding to system:kube-scheduler
-  std::string scheduler_volume_scheduler;  // ClusterRoleBinding to system:volume-scheduler
-  std::string scheduler_auth_reader;       // RoleBinding in kube-system
-};
-ObjectNames NamesFor(const PowerctlConfig& config);
 
 struct RenderOptions {
   KubeVersion version;
@@ -40,12 +24,12 @@ struct RenderOptions {
 };
 
 // DNS names the extender's serving certificate must cover.
-CertificateRequest ExtenderCertificateRequest(const PowerctlConfig& config);
+CertificateRequest ExtenderCertificateRequest(const config::PowerctlConfig& config);
 
 // KubeSchedulerConfiguration apiVersion for a Kubernetes version.
 std::string SchedulerConfigApiVersion(const KubeVersion& version);
 
-nlohmann::ordered_json BuildRenderContext(const PowerctlConfig& config,
+nlohmann::ordered_json BuildRenderContext(const config::PowerctlConfig& config,
                                           const RenderOptions& options);
 
 }  // namespace powerctl::manifests

@@ -1,7 +1,7 @@
 #include "core/predict/node_params.h"
 
 #include "core/common/encoding.h"
-#include "core/manifests/render_context.h"
+#include "core/config/names.h"
 #include "core/predict/builtin_model.h"
 #include "core/predict/http_batch.h"
 
@@ -113,8 +113,8 @@ Result<BuiltinParams> BuiltinParamsFromAnnotations(
 }
 
 Result<ModelEndpoint> ModelEndpointForNode(const std::map<std::string, std::string>& labels,
-                                           const manifests::PowerctlConfig& config) {
-  const manifests::PredictorSettings& settings = config.predictor;
+                                           const config::PowerctlConfig& config) {
+  const config::PredictorSettings& settings = config.predictor;
   ModelEndpoint endpoint;
   endpoint.backend = settings.backend;
   if (settings.backend == "builtin") return endpoint;
@@ -128,7 +128,7 @@ Result<ModelEndpoint> ModelEndpointForNode(const std::map<std::string, std::stri
     if (labels.count(key) != 0) return FromLabels(labels, endpoint);
   }
   endpoint.host = settings.model.host.empty()
-                      ? manifests::NamesFor(config).model + "." + config.namespace_ + ".svc"
+                      ? config::NamesFor(config).model + "." + config.namespace_ + ".svc"
                       : settings.model.host;
   endpoint.port =
       settings.backend == "tfserving-grpc" ? settings.model.grpc_port : settings.model.rest_port;

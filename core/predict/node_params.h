@@ -5,7 +5,7 @@
 // the node's maps.
 
 #include "core/common/result.h"
-#include "core/manifests/config.h"
+#include "core/config/config.h"
 #include "core/predict/predictor.h"
 
 #include <map>
@@ -49,6 +49,6 @@ Result<BuiltinParams> BuiltinParamsFromAnnotations(
 //    creates (<model>.<namespace>.svc), its gRPC or REST port, and predictor.model's name,
 //    version and signature.
 Result<ModelEndpoint> ModelEndpointForNode(const std::map<std::string, std::string>& labels,
-                                           const manifests::PowerctlConfig& config);
+                                           const config::PowerctlConfig& config);
 
 }  // namespace powerctl::predict

@@ -85,7 +85,7 @@ std::optional<TemperatureRange> TemperatureRangeFromLabels(
 }
 
 PreparedNode PrepareNode(const NodeFacts& node, telemetry::NodeReading reading,
-                         const manifests::PowerctlConfig& config, telemetry::SteadyTime now,
+                         const config::PowerctlConfig& config, telemetry::SteadyTime now,
                          const std::shared_ptr<const ModelEndpoint>& usual_model) {
   PreparedNode out;
   out.node = node.name;
@@ -312,7 +312,7 @@ std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>&
 std::vector<NodePower> PredictNodePower(
     const std::vector<NodeFacts>& nodes,
     const std::map<std::string, telemetry::NodeReading>& readings,
-    const manifests::PowerctlConfig& config, Predictor& predictor, const PowerQuery& query) {
+    const config::PowerctlConfig& config, Predictor& predictor, const PowerQuery& query) {
   std::vector<PreparedNode> prepared;
   prepared.reserve(nodes.size());
   for (const NodeFacts& node : nodes) {
@@ -362,6 +362,14 @@ std::vector<NodePower> PredictNodePower(
     if (out.error.empty()) out.fill_watts_per_core = e.fill_watts_per_core;
   }
   return results;
+}
+
+std::vector<NodePower> PredictNodePowerWithFill(
+    const std::vector<NodeFacts>& nodes,
+    const std::map<std::string, telemetry::NodeReading>& readings,
+    const config::PowerctlConfig& config, Predictor& predictor, PowerQuery query) {
+  query.fill_cost = true;
+  return PredictNodePower(nodes, readings, config, predictor, query);
 }
 
 }  // namespace powerctl::predict

@@ -6,7 +6,7 @@
 // all show the same numbers.
 
 #include "core/common/worker_pool.h"
-#include "core/manifests/config.h"
+#include "core/config/config.h"
 #include "core/predict/predictor.h"
 #include "core/telemetry/readings.h"
 
@@ -105,7 +105,7 @@ struct PreparedNode {
 // default): a node whose endpoint equals it shares it instead of holding a copy (168 bytes
 // and an allocation per node).
 PreparedNode PrepareNode(const NodeFacts& node, telemetry::NodeReading reading,
-                         const manifests::PowerctlConfig& config, telemetry::SteadyTime now,
+                         const config::PowerctlConfig& config, telemetry::SteadyTime now,
                          const std::shared_ptr<const ModelEndpoint>& usual_model = nullptr);
 
 // What one query predicts for a prepared node: the scoring path needs no more.
@@ -158,6 +158,17 @@ struct PowerQuery {
 std::vector<NodePower> PredictNodePower(
     const std::vector<NodeFacts>& nodes,
     const std::map<std::string, telemetry::NodeReading>& readings,
-    const manifests::PowerctlConfig& config, Predictor& predictor, const PowerQuery& query);
+    const config::PowerctlConfig& config, Predictor& predictor, const PowerQuery& query);
+
+// PredictNodePower, plus what `predict` shows of each node's model: the built-in model's
+// parameters and the fill cost of adding query.extra_cpu_cores (NodePower::builtin and
+// fill_watts_per_core). The fill cost comes from EstimatePower with fill_cost, the estimate the
+// power score ranks by, so `predict` and `score` show the same number (one more row per node on
+// a model server). `predict --source local` and the extender's GET /v1/predictions both answer
+// with this, so both sources show the same.
+std::vector<NodePower> PredictNodePowerWithFill(
+    const std::vector<NodeFacts>& nodes,
+    const std::map<std::string, telemetry::NodeReading>& readings,
+    const config::PowerctlConfig& config, Predictor& predictor, PowerQuery query);
 
 }  // namespace powerctl::predict

@@ -12,7 +12,7 @@
 
 namespace powerctl::predict {
 
-Result<ConfiguredPredictor> MakeConfiguredPredictor(const manifests::PredictorSettings& settings,
+Result<ConfiguredPredictor> MakeConfiguredPredictor(const config::PredictorSettings& settings,
                                                     HttpClient& http) {
   auto timeout = ParseDuration(settings.timeout);
   if (!timeout.ok()) return WithContext(timeout.error(), "predictor.timeout");

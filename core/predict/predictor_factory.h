@@ -5,7 +5,7 @@
 
 #include "core/common/http_client.h"
 #include "core/common/result.h"
-#include "core/manifests/config.h"
+#include "core/config/config.h"
 #include "core/predict/predictor.h"
 
 #include <chrono>
@@ -23,7 +23,7 @@ struct ConfiguredPredictor {
 
 // kInvalidInput naming the predictor key for an unknown backend, request form or timeout.
 // `http` is used by the REST backends and must outlive the predictor.
-Result<ConfiguredPredictor> MakeConfiguredPredictor(const manifests::PredictorSettings& settings,
+Result<ConfiguredPredictor> MakeConfiguredPredictor(const config::PredictorSettings& settings,
                                                     HttpClient& http);
 
 }  // namespace powerctl::predict

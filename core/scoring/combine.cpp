@@ -6,7 +6,7 @@
 
 namespace powerctl::scoring {
 
-double ComponentWeight(std::string_view name, const manifests::ScoringSettings& settings) {
+double ComponentWeight(std::string_view name, const config::ScoringSettings& settings) {
   if (name == kPower) return settings.power_weight;
   if (name == kPolicy) return settings.policy_weight;
   if (name == kRealUsage) return settings.real_usage_weight;
@@ -14,7 +14,7 @@ double ComponentWeight(std::string_view name, const manifests::ScoringSettings& 
 }
 
 std::int64_t CombinedScoreOf(const ComponentList& components,
-                             const manifests::ScoringSettings& settings) {
+                             const config::ScoringSettings& settings) {
   double weighted = 0;
   double total_weight = 0;
   for (const Component& c : components) {
@@ -31,7 +31,7 @@ std::int64_t CombinedScoreOf(const ComponentList& components,
   return std::clamp<std::int64_t>(score, 0, 10);
 }
 
-CombinedScore Combine(ComponentList components, const manifests::ScoringSettings& settings) {
+CombinedScore Combine(ComponentList components, const config::ScoringSettings& settings) {
   CombinedScore out;
   out.score = CombinedScoreOf(components, settings);
   out.components = std::move(components);

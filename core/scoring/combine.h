@@ -13,7 +13,7 @@
 // component counts, the node gets ScoringSettings.unknown_score. Every component, counted or
 // not, is kept so `explain` can show them.
 
-#include "core/manifests/config.h"
+#include "core/config/config.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -114,12 +114,12 @@ struct CombinedScore {
 };
 
 // The weight of a named component; 0 for a name it does not know.
-double ComponentWeight(std::string_view name, const manifests::ScoringSettings& settings);
+double ComponentWeight(std::string_view name, const config::ScoringSettings& settings);
 
-CombinedScore Combine(ComponentList components, const manifests::ScoringSettings& settings);
+CombinedScore Combine(ComponentList components, const config::ScoringSettings& settings);
 // Combine's score alone, for callers that keep the components where they are.
 std::int64_t CombinedScoreOf(const ComponentList& components,
-                             const manifests::ScoringSettings& settings);
+                             const config::ScoringSettings& settings);
 
 // Linear, not rank-based: `lowest` -> 10, `highest` -> 0, in between proportionally; when
 // highest - lowest <= tolerance every value gets 10. Shared by the power and real-usage scorers.

@@ -1,7 +1,7 @@
 #include "core/scoring/node_fit.h"
 
-#include "core/kube/json_fields.h"
-#include "core/telemetry/quantity.h"
+#include "core/common/json_fields.h"
+#include "core/kube/quantity.h"
 
 #include <fmt/format.h>
 
@@ -13,8 +13,6 @@ namespace powerctl::scoring {
 namespace {
 
 using json = nlohmann::json;
-using kube::FindField;
-using kube::StringField;
 
 const json& ListAt(const json& value, std::initializer_list<std::string_view> path) {
   static const json kEmpty = json::array();
@@ -77,7 +75,7 @@ bool MatchesTerm(const json& term, const std::map<std::string, std::string>& lab
 std::optional<std::int64_t> Allocatable(const json& node, const char* resource, bool cpu) {
   std::string text = StringField(node, {"status", "allocatable", resource});
   if (text.empty()) return std::nullopt;
-  auto parsed = cpu ? telemetry::ParseCpuCores(text) : telemetry::ParseBytes(text);
+  auto parsed = cpu ? kube::ParseCpuCores(text) : kube::ParseBytes(text);
   if (!parsed.ok()) return std::nullopt;
   return static_cast<std::int64_t>(std::llround(cpu ? *parsed * 1000.0 : *parsed));
 }
@@ -192,7 +190,7 @@ std::optional<FitFailure> CheckNodeAffinity(const json& pod, const json& node) {
                                 name)};
 }
 
-std::vector<FitFailure> CheckResources(const PodResources& requests, const json& node,
+std::vector<FitFailure> CheckResources(const kube::PodResources& requests, const json& node,
                                        const NodeLoad& load) {
   std::vector<FitFailure> out;
   const std::string name = StringField(node, {"metadata", "name"});
@@ -225,7 +223,7 @@ std::vector<FitFailure> CheckResources(const PodResources& requests, const json&
   return out;
 }
 
-std::vector<FitFailure> CheckNodeFit(const json& pod, const PodResources& requests,
+std::vector<FitFailure> CheckNodeFit(const json& pod, const kube::PodResources& requests,
                                      const json& node, const NodeLoad& load) {
   std::vector<FitFailure> out;
   if (auto f = CheckUnschedulable(pod, node)) out.push_back(std::move(*f));

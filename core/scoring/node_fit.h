@@ -9,7 +9,7 @@
 // reasons aggregate across nodes, as the scheduler's "0/N nodes are available" histogram
 // does), a detail with the specifics, and a concrete fix.
 
-#include "core/scoring/pod_resources.h"
+#include "core/kube/pod_resources.h"
 
 #include <nlohmann/json.hpp>
 
@@ -52,15 +52,15 @@ struct NodeLoad {
 
 // Every failed check of `pod` on `node`, in the scheduler's filter order; empty: it fits.
 // `requests` is the pod's EffectivePodResources.
-std::vector<FitFailure> CheckNodeFit(const nlohmann::json& pod, const PodResources& requests,
+std::vector<FitFailure> CheckNodeFit(const nlohmann::json& pod, const kube::PodResources& requests,
                                      const nlohmann::json& node, const NodeLoad& load);
 
 // The single checks (exposed for tests).
 std::optional<FitFailure> CheckUnschedulable(const nlohmann::json& pod, const nlohmann::json& node);
 std::optional<FitFailure> CheckTaints(const nlohmann::json& pod, const nlohmann::json& node);
 std::optional<FitFailure> CheckNodeAffinity(const nlohmann::json& pod, const nlohmann::json& node);
-std::vector<FitFailure> CheckResources(const PodResources& requests, const nlohmann::json& node,
-                                       const NodeLoad& load);
+std::vector<FitFailure> CheckResources(const kube::PodResources& requests,
+                                       const nlohmann::json& node, const NodeLoad& load);
 
 // v1 Toleration.ToleratesTaint: effect (empty = any), key (empty with Exists = any), and
 // operator Equal (the default) comparing values or Exists.

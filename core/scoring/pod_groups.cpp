@@ -27,9 +27,9 @@ bool Counts(const PodInfo& pod) {
 
 PodGroupVerdict EvaluatePodGroup(const PodInfo& pod, const std::vector<PodInfo>& pods) {
   PodGroupVerdict out;
-  out.group = Label(pod, kPodGroupLabel);
+  out.group = Label(pod, cluster::kPodGroupLabel);
   out.namespace_ = pod.namespace_;
-  std::string min_text = Label(pod, kMinAvailableLabel);
+  std::string min_text = Label(pod, cluster::kMinAvailableLabel);
   if (out.group.empty() || min_text.empty()) return out;
   int min = 0;
   auto [end, ec] = std::from_chars(min_text.data(), min_text.data() + min_text.size(), min);
@@ -44,7 +44,7 @@ PodGroupVerdict EvaluatePodGroup(const PodInfo& pod, const std::vector<PodInfo>&
   out.gated = true;
   bool self_seen = false;
   for (const PodInfo& p : pods) {
-    if (p.namespace_ != pod.namespace_ || Label(p, kPodGroupLabel) != out.group) continue;
+    if (p.namespace_ != pod.namespace_ || Label(p, cluster::kPodGroupLabel) != out.group) continue;
     bool self = (!pod.uid.empty() && p.uid == pod.uid) || p.Key() == pod.Key();
     self_seen = self_seen || self;
     if (Counts(p)) out.members.push_back(&p);
@@ -93,7 +93,7 @@ std::vector<PodTouch> PodsToTouch(const PodGroupVerdict& verdict, const std::str
         (p->phase != "Pending" && !p->phase.empty())) {
       continue;
     }
-    auto it = p->annotations.find(kGroupCompleteAnnotation);
+    auto it = p->annotations.find(cluster::kGroupCompleteAnnotation);
     bool touched =
         it != p->annotations.end() && it->second.size() >= marker.size() &&
         it->second.compare(it->second.size() - marker.size(), marker.size(), marker) == 0;

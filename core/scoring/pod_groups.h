@@ -2,7 +2,7 @@
 // The pod-group gate of the riya scheduler plugin (NTHU-LSALAB/riya-scheduler, a
 // scheduling-framework PreFilter): pods labelled `podGroup: NAME` and `minAvailable: N` are not
 // scheduled until N pods of the group exist in the namespace. Pure decisions over the cluster
-// cache's pods; patching is done by cluster::TouchPods (core/cluster/pod_group_touch.h).
+// cache's pods; patching is done by extender::TouchPods (core/extender/pod_group_touch.h).
 //
 // As in riya: a pod without `podGroup`, or with `minAvailable` missing, not an integer, or
 // <= 1, is not gated. Unlike riya, terminal (Succeeded/Failed) and terminating pods do
@@ -17,11 +17,6 @@
 #include <vector>
 
 namespace powerctl::scoring {
-
-inline constexpr const char* kPodGroupLabel = "podGroup";
-inline constexpr const char* kMinAvailableLabel = "minAvailable";
-// Set on waiting pods when their group completes, so kube-scheduler requeues them.
-inline constexpr const char* kGroupCompleteAnnotation = "powerctl.io/group-complete";
 
 struct PodGroupVerdict {
   bool gated = false;  // the pod belongs to a group with minAvailable > 1
@@ -48,7 +43,7 @@ std::map<std::string, std::string> PodGroupFailedNodes(const PodGroupVerdict& ve
 struct PodTouch {
   std::string namespace_;
   std::string name;
-  std::string annotation_value;  // for kGroupCompleteAnnotation
+  std::string annotation_value;  // for cluster::kGroupCompleteAnnotation
 };
 // The group's members that still wait for a node (unbound, Pending, not terminating), other
 // than `except_key` ("namespace/name" of the pod being scheduled), to be annotated with

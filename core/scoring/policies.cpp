@@ -11,9 +11,9 @@
 namespace powerctl::scoring {
 namespace {
 
-using manifests::Policy;
-using manifests::PolicyRule;
-using manifests::PolicyStrategy;
+using config::Policy;
+using config::PolicyRule;
+using config::PolicyStrategy;
 
 std::string Num(double value) {
   return fmt::format("{}", value);
@@ -63,7 +63,7 @@ PodPolicy FindPodPolicy(const std::string& pod_namespace,
                         const std::map<std::string, Policy>& policies,
                         const std::map<std::string, std::string>& invalid) {
   PodPolicy out;
-  auto label = pod_labels.find(kPolicyLabel);
+  auto label = pod_labels.find(config::kPolicyLabel);
   // TAS bug: a pod without the label got HTTP 404 (filter) / 400 (prioritize); it simply
   // has no policy, so every node passes.
   if (label == pod_labels.end() || label->second.empty()) return out;
@@ -118,10 +118,10 @@ NodeVerdict EvaluateStrategy(const std::string& policy_name, const std::string& 
 PolicyFilterResult FilterNodes(const Policy& policy, const std::vector<std::string>& nodes,
                                const MetricValues& values) {
   PolicyFilterResult out;
-  auto it = policy.strategies.find(kDontSchedule);
+  auto it = policy.strategies.find(config::kDontSchedule);
   if (it == policy.strategies.end()) return out;  // TAS PR #57/#78: no strategy, all pass
   for (const std::string& node : nodes) {
-    NodeVerdict v = EvaluateStrategy(policy.name, kDontSchedule, it->second, node, values);
+    NodeVerdict v = EvaluateStrategy(policy.name, config::kDontSchedule, it->second, node, values);
     // TAS bug: its FailedNodes message was the bare "Node violates".
     if (v.verdict == Verdict::kViolating) out.failed[node] = v.reason;
     // Fail open, as TAS: a node the policy cannot judge passes, with the reason noted.
@@ -133,7 +133,7 @@ PolicyFilterResult FilterNodes(const Policy& policy, const std::vector<std::stri
 PolicyScores ScoreNodes(const Policy& policy, const std::vector<std::string>& nodes,
                         const MetricValues& values, double missing_score) {
   PolicyScores out;
-  auto it = policy.strategies.find(kScheduleOnMetric);
+  auto it = policy.strategies.find(config::kScheduleOnMetric);
   if (it == policy.strategies.end() || it->second.rules.empty()) return out;
   out.applies = true;
   const PolicyRule& rule = it->second.rules.front();  // TAS uses Rules[0] only

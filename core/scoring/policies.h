@@ -1,8 +1,8 @@
 #pragma once
 // Telemetry policies compatible with Intel Telemetry Aware Scheduling (TASPolicy,
-// telemetry.intel.com/v1alpha1): parsing the object into manifests::Policy, and evaluating its
-// strategies against per-node metric values. Pure functions, no I/O: the values come from a
-// MetricSource (policy_metrics.h) and label changes are applied by the caller.
+// telemetry.intel.com/v1alpha1): evaluating their strategies against per-node metric values
+// (decoding the objects is config/tas_policy.h). Pure functions, no I/O: the values come from
+// a MetricSource (policy_metrics.h) and label changes are applied by the caller.
 //
 // Semantics follow TAS (docs/reference/tas.md, "Strategies") except for its known bugs
 // ("Differences that fix TAS defects"), each fixed where it would bite and marked "TAS bug:" in
@@ -22,7 +22,8 @@
 //     time (TAS only logged "Unsupported config" at every evaluation).
 
 #include "core/common/result.h"
-#include "core/manifests/config.h"
+#include "core/config/config.h"
+#include "core/config/tas_policy.h"
 
 #include <nlohmann/json.hpp>
 
@@ -34,31 +35,6 @@
 
 namespace powerctl::scoring {
 
-// Pods opt in with this label; the policy is looked up in the pod's namespace.
-inline constexpr const char* kPolicyLabel = "telemetry-policy";
-inline constexpr const char* kDontSchedule = "dontschedule";
-inline constexpr const char* kScheduleOnMetric = "scheduleonmetric";
-inline constexpr const char* kDeschedule = "deschedule";
-inline constexpr const char* kLabeling = "labeling";
-// Value of the `<policy>` node label on nodes that violate a deschedule strategy.
-inline constexpr const char* kViolatingValue = "violating";
-// Labeling strategies write `telemetry.aware.scheduling.<policy>/<key>` (as TAS does).
-inline constexpr const char* kLabelingPrefix = "telemetry.aware.scheduling.";
-
-// ---- parsing ------------------------------------------------------------------------------
-
-// A TASPolicy object (as JSON) into a Policy. kInvalidInput naming the object and the field:
-// `TASPolicy demo/p: spec.strategies.dontschedule.rules[0].operator: must be one of Equals,
-// LessThan, GreaterThan (got "Lt")`. Checks what the CRD schema checks, plus what TAS only
-// found at run time (unknown strategy names, malformed or conflicting labeling labels).
-Result<manifests::Policy> PolicyFromJson(const nlohmann::json& object);
-
-// The same checks on a Policy built another way (powerctl.yaml); `where` prefixes messages.
-Status ValidatePolicy(const manifests::Policy& policy, const std::string& where);
-
-// Every metric any strategy of the policy reads.
-std::set<std::string> PolicyMetrics(const manifests::Policy& policy);
-
 // ---- metric values ------------------------------------------------------------------------
 
 struct MetricValue {
@@ -69,19 +45,19 @@ using NodeMetricValues = std::map<std::string, MetricValue>;   // node -> value
 using MetricValues = std::map<std::string, NodeMetricValues>;  // metric -> node -> value
 
 // TAS' EvaluateRule: LessThan value < target, GreaterThan value > target, Equals ==.
-bool RuleHolds(const manifests::PolicyRule& rule, double value);
+bool RuleHolds(const config::PolicyRule& rule, double value);
 
 // ---- which policy a pod uses --------------------------------------------------------------
 
 struct PodPolicy {
-  const manifests::Policy* policy = nullptr;  // nullptr: every node passes, scores neutral
+  const config::Policy* policy = nullptr;  // nullptr: every node passes, scores neutral
   std::string note;  // set when the pod names a policy that is not there (or invalid)
 };
 // `policies` are keyed "namespace/name"; `invalid` (same keys) holds parse errors of objects
 // that exist but are broken, so the note can say so.
 PodPolicy FindPodPolicy(const std::string& pod_namespace,
                         const std::map<std::string, std::string>& pod_labels,
-                        const std::map<std::string, manifests::Policy>& policies,
+                        const std::map<std::string, config::Policy>& policies,
                         const std::map<std::string, std::string>& invalid = {});
 
 // ---- strategies ---------------------------------------------------------------------------
@@ -95,7 +71,7 @@ struct NodeVerdict {
 };
 // allOf: violating when every rule holds; anyOf (default): when any rule holds.
 NodeVerdict EvaluateStrategy(const std::string& policy_name, const std::string& strategy_name,
-                             const manifests::PolicyStrategy& strategy, const std::string& node,
+                             const config::PolicyStrategy& strategy, const std::string& node,
                              const MetricValues& values);
 
 struct PolicyFilterResult {
@@ -103,8 +79,8 @@ struct PolicyFilterResult {
   std::map<std::string, std::string> notes;   // passing nodes the policy could not judge
 };
 // dontschedule: nodes that violate fail. No dontschedule strategy: all pass.
-PolicyFilterResult FilterNodes(const manifests::Policy& policy,
-                               const std::vector<std::string>& nodes, const MetricValues& values);
+PolicyFilterResult FilterNodes(const config::Policy& policy, const std::vector<std::string>& nodes,
+                               const MetricValues& values);
 
 struct PolicyScore {
   double score = 0;  // 0..10
@@ -118,7 +94,7 @@ struct PolicyScores {
 // LessThan: lower scores higher, 10 * (distance from the worst) / (best - worst) among the
 // nodes with a value; all equal: 10. Equals: 10 when the value equals the target, else 0.
 // A node without a value gets `missing_score`.
-PolicyScores ScoreNodes(const manifests::Policy& policy, const std::vector<std::string>& nodes,
+PolicyScores ScoreNodes(const config::Policy& policy, const std::vector<std::string>& nodes,
                         const MetricValues& values, double missing_score = 0);
 
 // ---- node labels (deschedule, labeling) ---------------------------------------------------
@@ -138,7 +114,7 @@ NodeLabels BorrowLabels(const std::map<std::string, Labels>& owned);
 
 // deschedule: `<policy name>=violating` on violating nodes, removed once they comply.
 // Nodes whose verdict is unknown keep what they have. Changes are sorted by node, then key.
-std::vector<LabelChange> DescheduleLabelChanges(const std::vector<manifests::Policy>& policies,
+std::vector<LabelChange> DescheduleLabelChanges(const std::vector<config::Policy>& policies,
                                                 const NodeLabels& nodes,
                                                 const MetricValues& values);
 // The `<name>=violating` labels to remove when no deschedule policy of that name is left.
@@ -148,11 +124,11 @@ std::vector<LabelChange> DescheduleCleanup(const std::string& policy_name, const
 // `telemetry.aware.scheduling.<policy>/<key>` -> value. When several rules set one key, the
 // one whose metric is highest (GreaterThan) or lowest (LessThan) wins, as in TAS.
 std::map<std::string, std::map<std::string, std::string>> LabelsForNodes(
-    const manifests::Policy& policy, const std::vector<std::string>& nodes,
+    const config::Policy& policy, const std::vector<std::string>& nodes,
     const MetricValues& values);
 // What to add, replace and remove so each node carries exactly those labels under the
 // policy's prefix; nodes whose metrics are missing are left alone.
-std::vector<LabelChange> LabelingChanges(const manifests::Policy& policy, const NodeLabels& nodes,
+std::vector<LabelChange> LabelingChanges(const config::Policy& policy, const NodeLabels& nodes,
                                          const MetricValues& values);
 
 }  // namespace powerctl::scoring

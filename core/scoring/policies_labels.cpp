@@ -13,8 +13,8 @@
 namespace powerctl::scoring {
 namespace {
 
-using manifests::Policy;
-using manifests::PolicyRule;
+using config::Policy;
+using config::PolicyRule;
 
 std::optional<std::string> LabelOf(const std::map<std::string, std::string>& labels,
                                    const std::string& key) {
@@ -29,7 +29,7 @@ void SortChanges(std::vector<LabelChange>& changes) {
   });
 }
 
-bool AnyMetricMissing(const manifests::PolicyStrategy& strategy, const std::string& node,
+bool AnyMetricMissing(const config::PolicyStrategy& strategy, const std::string& node,
                       const MetricValues& values) {
   for (const PolicyRule& rule : strategy.rules) {
     auto m = values.find(rule.metric_name);
@@ -57,7 +57,7 @@ std::vector<LabelChange> DescheduleLabelChanges(const std::vector<Policy>& polic
   // complies.
   std::map<std::string, std::vector<const Policy*>> by_name;
   for (const Policy& p : policies) {
-    if (p.strategies.count(kDeschedule) > 0) by_name[p.name].push_back(&p);
+    if (p.strategies.count(config::kDeschedule) > 0) by_name[p.name].push_back(&p);
   }
   std::vector<LabelChange> changes;
   for (const auto& [node, labels] : nodes) {
@@ -66,8 +66,8 @@ std::vector<LabelChange> DescheduleLabelChanges(const std::vector<Policy>& polic
       bool unknown = false;
       std::string reason;
       for (const Policy* p : group) {
-        NodeVerdict v =
-            EvaluateStrategy(p->name, kDeschedule, p->strategies.at(kDeschedule), node, values);
+        NodeVerdict v = EvaluateStrategy(p->name, config::kDeschedule,
+                                         p->strategies.at(config::kDeschedule), node, values);
         if (v.verdict == Verdict::kViolating && !violating) {
           violating = true;
           reason = v.reason;
@@ -75,9 +75,9 @@ std::vector<LabelChange> DescheduleLabelChanges(const std::vector<Policy>& polic
         unknown = unknown || v.verdict == Verdict::kUnknown;
       }
       std::optional<std::string> current = LabelOf(*labels, name);
-      if (violating && current != kViolatingValue) {
-        changes.push_back({node, name, std::string(kViolatingValue), reason});
-      } else if (!violating && !unknown && current == kViolatingValue) {
+      if (violating && current != config::kViolatingValue) {
+        changes.push_back({node, name, std::string(config::kViolatingValue), reason});
+      } else if (!violating && !unknown && current == config::kViolatingValue) {
         changes.push_back(
             {node, name, std::nullopt, "policy " + name + " deschedule: the node complies again"});
       }
@@ -93,7 +93,7 @@ std::vector<LabelChange> DescheduleCleanup(const std::string& policy_name,
                                            const NodeLabels& nodes) {
   std::vector<LabelChange> changes;
   for (const auto& [node, labels] : nodes) {
-    if (LabelOf(*labels, policy_name) == kViolatingValue) {
+    if (LabelOf(*labels, policy_name) == config::kViolatingValue) {
       changes.push_back({node, policy_name, std::nullopt,
                          "no deschedule policy named " + policy_name + " is left"});
     }
@@ -105,11 +105,11 @@ std::vector<LabelChange> DescheduleCleanup(const std::string& policy_name,
 std::map<std::string, std::map<std::string, std::string>> LabelsForNodes(
     const Policy& policy, const std::vector<std::string>& nodes, const MetricValues& values) {
   std::map<std::string, std::map<std::string, std::string>> out;
-  auto it = policy.strategies.find(kLabeling);
+  auto it = policy.strategies.find(config::kLabeling);
   if (it == policy.strategies.end()) return out;
-  const manifests::PolicyStrategy& strategy = it->second;
+  const config::PolicyStrategy& strategy = it->second;
   bool all_of = strategy.logical_operator == "allOf";
-  std::string prefix = kLabelingPrefix + policy.name + "/";
+  std::string prefix = config::kLabelingPrefix + policy.name + "/";
   for (const std::string& node : nodes) {
     std::vector<std::pair<const PolicyRule*, double>> holding;
     for (const PolicyRule& rule : strategy.rules) {
@@ -145,12 +145,12 @@ std::map<std::string, std::map<std::string, std::string>> LabelsForNodes(
 std::vector<LabelChange> LabelingChanges(const Policy& policy, const NodeLabels& nodes,
                                          const MetricValues& values) {
   std::vector<LabelChange> changes;
-  auto it = policy.strategies.find(kLabeling);
+  auto it = policy.strategies.find(config::kLabeling);
   if (it == policy.strategies.end()) return changes;
   std::vector<std::string> names;
   for (const auto& [node, labels] : nodes) names.push_back(node);
   auto desired = LabelsForNodes(policy, names, values);
-  std::string prefix = kLabelingPrefix + policy.name + "/";
+  std::string prefix = config::kLabelingPrefix + policy.name + "/";
   std::string reason = "policy " + policy.name + " labeling";
   for (const auto& [node, labels] : nodes) {
     const auto& want = desired[node];

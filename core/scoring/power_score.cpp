@@ -78,8 +78,7 @@ std::string WattsPerCore(double w) {
 }  // namespace
 
 std::vector<PowerScore> ScorePower(const std::vector<predict::PowerEstimate>& nodes,
-                                   const manifests::ScoringSettings& settings,
-                                   std::string* summary) {
+                                   const config::ScoringSettings& settings, std::string* summary) {
   std::vector<PowerScore> out(nodes.size());
   std::vector<bool> ranked(nodes.size(), false);
   std::size_t ranked_count = 0;
@@ -112,8 +111,7 @@ std::vector<PowerScore> ScorePower(const std::vector<predict::PowerEstimate>& no
 
   // What ranks the nodes: the fill cost (W per core) when every node has one and the
   // objective asks for it, else the pod's own watts (a pod without CPU has no fill cost).
-  const bool fill =
-      settings.objective == manifests::kObjectiveFill && every_fill && ranked_count > 0;
+  const bool fill = settings.objective == config::kObjectiveFill && every_fill && ranked_count > 0;
   std::vector<double> cost(nodes.size(), 0.0);
   double lowest = std::numeric_limits<double>::infinity();
   double highest = -std::numeric_limits<double>::infinity();
@@ -172,13 +170,13 @@ std::vector<PowerScore> ScorePower(const std::vector<predict::PowerEstimate>& no
   return out;
 }
 
-double PodPowerCpuCores(const PodResources& pod, std::string* note) {
+double PodPowerCpuCores(const kube::PodResources& pod, std::string* note) {
   if (pod.cpu_unspecified) {
     if (note != nullptr) {
       *note = fmt::format(
           "the pod sets no CPU request or limit; using the scheduler's default of {}m per "
           "container ({}m)",
-          kDefaultMilliCpuRequest, pod.cpu_request_nonzero_millis);
+          kube::kDefaultMilliCpuRequest, pod.cpu_request_nonzero_millis);
     }
     return static_cast<double>(pod.cpu_request_nonzero_millis) / 1000.0;
   }

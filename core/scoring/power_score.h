@@ -42,10 +42,10 @@
 //     0..100: here the exact double delta is used.
 //   * all-equal deltas got 10 on the 0..100 scale (nearly worst): here they get 10 of 10.
 
-#include "core/manifests/config.h"
+#include "core/config/config.h"
+#include "core/kube/pod_resources.h"
 #include "core/predict/node_power.h"
 #include "core/scoring/combine.h"
-#include "core/scoring/pod_resources.h"
 
 #include <optional>
 #include <string>
@@ -64,11 +64,11 @@ struct PowerScore {
 // with a prediction add +2.0 W (score 10) to +12.0 W (score 0)"); left alone when no node
 // has a prediction.
 std::vector<PowerScore> ScorePower(const std::vector<predict::PowerEstimate>& nodes,
-                                   const manifests::ScoringSettings& settings,
+                                   const config::ScoringSettings& settings,
                                    std::string* summary = nullptr);
 
 // The CPU (cores) to predict the pod's power with: its effective request; for a pod that sets
 // no CPU at all, the scheduler's scoring default (100m per container), noted in `note`.
-double PodPowerCpuCores(const PodResources& pod, std::string* note);
+double PodPowerCpuCores(const kube::PodResources& pod, std::string* note);
 
 }  // namespace powerctl::scoring

@@ -21,7 +21,7 @@ telemetry::NodeReading ReadingForNode(const NodeSource& node,
 
 PreparedNodeCache::Batch::Batch(PreparedNodeCache& cache, std::shared_lock<std::shared_mutex> lock,
                                 bool cached, const telemetry::TelemetryView* view,
-                                const manifests::PowerctlConfig& config)
+                                const config::PowerctlConfig& config)
     : cache_(cache),
       lock_(std::move(lock)),
       cached_(cached),
@@ -65,7 +65,7 @@ PreparedPtr PreparedNodeCache::Batch::Get(const NodeSource& node) {
 
 PreparedNodeCache::Batch PreparedNodeCache::Begin(cluster::NodeIndexPtr index,
                                                   const telemetry::TelemetryView* view,
-                                                  const manifests::PowerctlConfig& config) {
+                                                  const config::PowerctlConfig& config) {
   std::shared_lock lock(mu_);
   // Another batch may move the entries between our two locks; then look again.
   while (index != nullptr && index_ != index) {

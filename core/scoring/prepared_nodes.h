@@ -12,7 +12,7 @@
 // index and the entries move to their new positions by name; entries of departed nodes go.
 
 #include "core/cluster/node_cache.h"
-#include "core/manifests/config.h"
+#include "core/config/config.h"
 #include "core/predict/node_power.h"
 #include "core/telemetry/telemetry_service.h"
 
@@ -56,14 +56,14 @@ class PreparedNodeCache {
    private:
     friend class PreparedNodeCache;
     Batch(PreparedNodeCache& cache, std::shared_lock<std::shared_mutex> lock, bool cached,
-          const telemetry::TelemetryView* view, const manifests::PowerctlConfig& config);
+          const telemetry::TelemetryView* view, const config::PowerctlConfig& config);
     PreparedPtr PrepareAfresh(const NodeSource& node, telemetry::SteadyTime* stale_at) const;
 
     PreparedNodeCache& cache_;
     std::shared_lock<std::shared_mutex> lock_;
     bool cached_;  // the batch has an index: nodes with a slot are looked up and kept
     const telemetry::TelemetryView* view_;
-    const manifests::PowerctlConfig& config_;
+    const config::PowerctlConfig& config_;
     telemetry::SteadyTime now_;
     std::uint64_t generation_;
     // The configuration's default model endpoint, shared by every node that resolves to it.
@@ -74,7 +74,7 @@ class PreparedNodeCache {
   // Starts a batch whose nodes' slots are positions in `index` (null: nothing is cached,
   // e.g. without a cluster). `view` null: telemetry is not configured.
   Batch Begin(cluster::NodeIndexPtr index, const telemetry::TelemetryView* view,
-              const manifests::PowerctlConfig& config);
+              const config::PowerctlConfig& config);
 
   std::size_t size() const;  // nodes with prepared inputs held
   // Nodes prepared since construction (cache misses), for tests and metrics.

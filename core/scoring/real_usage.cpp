@@ -27,7 +27,7 @@ std::string Percent(double fraction) {
 }  // namespace
 
 std::vector<RealUsageScore> ScoreRealUsage(const std::vector<NodeUsage>& nodes,
-                                           const manifests::ScoringSettings& settings) {
+                                           const config::ScoringSettings& settings) {
   std::vector<RealUsageScore> out(nodes.size());
   std::vector<std::string> detail(nodes.size());
   double lowest = std::numeric_limits<double>::infinity();

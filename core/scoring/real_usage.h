@@ -17,7 +17,7 @@
 //   * the plugins' memory figure is relative to MemTotal from node_exporter; callers here pass
 //     allocatable, which is what the scheduler can place against.
 
-#include "core/manifests/config.h"
+#include "core/config/config.h"
 #include "core/scoring/combine.h"
 
 #include <optional>
@@ -43,6 +43,6 @@ struct RealUsageScore {
 
 // One result per element of `nodes`, in order.
 std::vector<RealUsageScore> ScoreRealUsage(const std::vector<NodeUsage>& nodes,
-                                           const manifests::ScoringSettings& settings);
+                                           const config::ScoringSettings& settings);
 
 }  // namespace powerctl::scoring

@@ -1,17 +1,17 @@
 #include "core/scoring/scheduling_core.h"
 
+#include "core/common/json_fields.h"
 #include "core/common/parallel.h"
 #include "core/common/worker_pool.h"
-#include "core/kube/json_fields.h"
+#include "core/kube/pod_resources.h"
+#include "core/kube/quantity.h"
 #include "core/predict/node_power.h"
 #include "core/scoring/combine.h"
 #include "core/scoring/pod_groups.h"
-#include "core/scoring/pod_resources.h"
 #include "core/scoring/policies.h"
 #include "core/scoring/power_score.h"
 #include "core/scoring/real_usage.h"
 #include "core/telemetry/metrics_api.h"
-#include "core/telemetry/quantity.h"
 
 #include <fmt/format.h>
 
@@ -49,8 +49,8 @@ std::optional<double> Allocatable(const json& node, const char* resource, bool c
     }
   }
   if (value == nullptr) return std::nullopt;
-  auto parsed = cpu ? telemetry::ParseCpuCores(value->get<std::string>())
-                    : telemetry::ParseBytes(value->get<std::string>());
+  auto parsed = cpu ? kube::ParseCpuCores(value->get<std::string>())
+                    : kube::ParseBytes(value->get<std::string>());
   if (!parsed.ok()) return std::nullopt;
   return *parsed;
 }
@@ -61,7 +61,7 @@ class RequestNodes {
   explicit RequestNodes(const json& node_items) {
     if (!node_items.is_array()) return;
     for (const json& item : node_items) {
-      const json* n = kube::FindField(item, {"metadata", "name"});
+      const json* n = FindField(item, {"metadata", "name"});
       if (n != nullptr && n->is_string()) items_[n->get<std::string>()] = &item;
     }
   }
@@ -162,13 +162,13 @@ double PendingCpu(const cluster::NodeState& node, std::chrono::system_clock::tim
   return cores;
 }
 
-MetricValues PolicyValues(const manifests::Policy& policy, const std::vector<Candidate>& candidates,
+MetricValues PolicyValues(const config::Policy& policy, const std::vector<Candidate>& candidates,
                           MetricSource* source) {
   std::vector<telemetry::NodeInfo> infos;
   for (const Candidate& c : candidates) infos.push_back(*c.info);
-  if (source != nullptr) return CollectMetricValues(*source, PolicyMetrics(policy), infos);
+  if (source != nullptr) return CollectMetricValues(*source, config::PolicyMetrics(policy), infos);
   MetricValues values;
-  for (const std::string& metric : PolicyMetrics(policy)) {
+  for (const std::string& metric : config::PolicyMetrics(policy)) {
     for (const Candidate& c : candidates)
       values[metric][c.info->name] = {std::nullopt, "no policy metric source"};
   }
@@ -229,11 +229,11 @@ Decision SchedulingCore::Filter(const json& pod, const std::vector<std::string>&
 Decision SchedulingCore::Prioritize(const json& pod, std::vector<std::string> nodes,
                                     const json& node_items, PrioritizeStats* stats) const {
   Decision d = NewDecision(kVerbPrioritize, pod, deps_);
-  const manifests::PowerctlConfig& config = *deps_.config;
+  const config::PowerctlConfig& config = *deps_.config;
   auto snapshot = deps_.snapshot ? deps_.snapshot() : nullptr;
 
-  auto resources = EffectivePodResources(pod);
-  PodResources pod_resources = resources.ok() ? *resources : PodResources{};
+  auto resources = kube::EffectivePodResources(pod);
+  kube::PodResources pod_resources = resources.ok() ? *resources : kube::PodResources{};
   if (!resources.ok()) d.notes.push_back("pod resources: " + resources.error().message);
   std::string cpu_note;
   double pod_cpu = PodPowerCpuCores(pod_resources, &cpu_note);
@@ -270,7 +270,7 @@ Decision SchedulingCore::Prioritize(const json& pod, std::vector<std::string> no
 
   std::vector<predict::PowerEstimate> power;
   if (deps_.predictor != nullptr) {
-    const bool fill = config.scoring.objective == manifests::kObjectiveFill;
+    const bool fill = config.scoring.objective == config::kObjectiveFill;
     std::vector<double> reachable;
     if (fill) reachable = ReachableCpu(candidates, pod_cpu);
     power = predict::EstimatePower(inputs, unseen_cpu, pod_cpu, *deps_.predictor, deps_.deadline,

@@ -9,7 +9,7 @@
 #include "core/cluster/node_cache.h"
 #include "core/common/clock.h"
 #include "core/common/worker_pool.h"
-#include "core/manifests/config.h"
+#include "core/config/config.h"
 #include "core/predict/predictor.h"
 #include "core/scoring/decision.h"
 #include "core/scoring/policy_metrics.h"
@@ -27,7 +27,7 @@
 namespace powerctl::scoring {
 
 struct SchedulingDeps {
-  const manifests::PowerctlConfig* config = nullptr;  // required
+  const config::PowerctlConfig* config = nullptr;  // required
   // Telemetry readings; null means power is unknown for every node.
   telemetry::TelemetryService* telemetry = nullptr;
   predict::Predictor* predictor = nullptr;  // required for power scores

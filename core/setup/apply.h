@@ -5,8 +5,8 @@
 #include "core/common/clock.h"
 #include "core/common/kube_version.h"
 #include "core/common/result.h"
+#include "core/config/config.h"
 #include "core/kube/client.h"
-#include "core/manifests/config.h"
 #include "core/setup/rollout.h"
 
 #include <nlohmann/json.hpp>
@@ -23,7 +23,7 @@ namespace powerctl::setup {
 enum class DryRunMode { kNone, kClient, kServer };
 
 struct ApplyRequest {
-  manifests::PowerctlConfig config;
+  config::PowerctlConfig config;
   std::optional<KubeVersion> kube_version;  // none: read from the server's /version
   std::vector<std::string> components;      // empty = all
   std::optional<std::filesystem::path> templates_dir;

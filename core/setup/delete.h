@@ -4,8 +4,8 @@
 
 #include "core/common/clock.h"
 #include "core/common/result.h"
+#include "core/config/config.h"
 #include "core/kube/client.h"
-#include "core/manifests/config.h"
 #include "core/setup/access.h"
 #include "core/setup/apply.h"
 
@@ -17,7 +17,7 @@
 namespace powerctl::setup {
 
 struct DeleteRequest {
-  manifests::PowerctlConfig config;
+  config::PowerctlConfig config;
   std::vector<std::string> components;  // empty = all
   DryRunMode dry_run = DryRunMode::kNone;
   bool include_crds =

@@ -2,9 +2,9 @@
 
 #include "core/common/decimal.h"
 #include "core/common/duration.h"
+#include "core/config/names.h"
 #include "core/kube/resources.h"
 #include "core/manifests/components.h"
-#include "core/manifests/render_context.h"
 #include "core/setup/access.h"
 #include "core/setup/doctor_lb.h"
 #include "core/setup/label_nodes.h"
@@ -145,7 +145,7 @@ CheckResult CheckNodeLabels(kube::Client& client) {
   return r;
 }
 
-CheckResult CheckTelemetry(kube::Client& client, const manifests::PowerctlConfig& config) {
+CheckResult CheckTelemetry(kube::Client& client, const config::PowerctlConfig& config) {
   CheckResult r = Make("telemetry", "Node CPU usage is available");
   if (config.telemetry.cpu_source != "metrics-api") {
     r.message = "cpu from Prometheus: checked by the extender's /readyz";
@@ -201,7 +201,7 @@ CheckResult CheckTelemetry(kube::Client& client, const manifests::PowerctlConfig
   return r;
 }
 
-CheckResult CheckPermissions(kube::Client& client, const manifests::PowerctlConfig& config) {
+CheckResult CheckPermissions(kube::Client& client, const config::PowerctlConfig& config) {
   CheckResult r = Make("permissions", "Your credentials can manage powerctl");
   const std::string& ns = config.namespace_;
   std::vector<AccessCheck> checks = {{"get", "", "nodes", "", ""},
@@ -287,8 +287,8 @@ DoctorReport RunDoctor(const DoctorInput& in) {
     return report;
   }
   kube::Client& client = *in.client;
-  const manifests::PowerctlConfig& config = in.config;
-  manifests::ObjectNames names = manifests::NamesFor(config);
+  const config::PowerctlConfig& config = in.config;
+  config::ObjectNames names = config::NamesFor(config);
   report.checks.push_back(CheckPermissions(client, config));
   report.checks.push_back(CheckDeployment(client, "scheduler-ready",
                                           "Power-aware scheduler is running", config.namespace_,

@@ -3,8 +3,8 @@
 // checks to the same list; the lb-agent's is in doctor_lb.h.
 
 #include "core/common/result.h"
+#include "core/config/config.h"
 #include "core/kube/client.h"
-#include "core/manifests/config.h"
 
 #include <chrono>
 #include <string>
@@ -29,7 +29,7 @@ struct DoctorReport {
 };
 
 struct DoctorInput {
-  manifests::PowerctlConfig config;
+  config::PowerctlConfig config;
   kube::Client* client = nullptr;  // null when no connection could be configured
   std::string connection_error;    // why, when client is null
   std::string server;              // for messages

@@ -1,8 +1,8 @@
 #include "core/setup/doctor_lb.h"
 
+#include "core/config/names.h"
 #include "core/kube/resources.h"
 #include "core/lb/agent_status.h"
-#include "core/manifests/render_context.h"
 
 #include <fmt/format.h>
 
@@ -142,11 +142,11 @@ std::string LbAgentStatusPath(const std::string& ns, const std::string& pod, int
                      kube::CollectionPath(*kube::FindResourceType("Pod"), ns), pod, port);
 }
 
-CheckResult CheckLbAgent(kube::Client& client, const manifests::PowerctlConfig& config) {
+CheckResult CheckLbAgent(kube::Client& client, const config::PowerctlConfig& config) {
   CheckResult r{kLbAgentCheckId, "lb-agent balances Services on every node", CheckStatus::kSkip, "",
                 ""};
   const std::string& ns = config.namespace_;
-  const std::string name = manifests::NamesFor(config).lb_agent;
+  const std::string name = config::NamesFor(config).lb_agent;
   auto daemon_set =
       client.Get(kube::CollectionPath(*kube::FindResourceType("DaemonSet"), ns) + "/" + name);
   if (!daemon_set.ok()) {

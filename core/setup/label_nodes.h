@@ -3,8 +3,8 @@
 // built-in model's per-node annotations, and temperature ranges derived from Prometheus.
 
 #include "core/common/result.h"
+#include "core/config/config.h"
 #include "core/kube/client.h"
-#include "core/manifests/config.h"
 #include "core/setup/apply.h"
 #include "core/telemetry/node_mapping.h"
 #include "core/telemetry/prometheus_client.h"
@@ -45,7 +45,7 @@ struct LabelNodesRequest {
   bool from_prometheus = false;
   std::chrono::seconds window{std::chrono::hours(24 * 7)};
   bool skip_missing = false;  // leave nodes without history alone instead of failing
-  manifests::SensorNames sensors;
+  config::SensorNames sensors;
   telemetry::NodeMappingOptions mapping;
   bool overwrite = false;
   DryRunMode dry_run = DryRunMode::kNone;

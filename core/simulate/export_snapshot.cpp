@@ -1,7 +1,7 @@
 #include "core/simulate/export_snapshot.h"
 
-#include "core/kube/json_fields.h"
-#include "core/telemetry/quantity.h"
+#include "core/common/json_fields.h"
+#include "core/kube/quantity.h"
 
 #include <map>
 
@@ -22,10 +22,10 @@ std::map<std::string, std::string> Strings(const json* object) {
 }
 
 std::optional<double> Allocatable(const json& node, const char* resource, bool cpu) {
-  const json* value = kube::FindField(node, {"status", "allocatable", resource});
+  const json* value = FindField(node, {"status", "allocatable", resource});
   if (value == nullptr || !value->is_string()) return std::nullopt;
-  auto parsed = cpu ? telemetry::ParseCpuCores(value->get<std::string>())
-                    : telemetry::ParseBytes(value->get<std::string>());
+  auto parsed = cpu ? kube::ParseCpuCores(value->get<std::string>())
+                    : kube::ParseBytes(value->get<std::string>());
   if (!parsed.ok()) return std::nullopt;
   return *parsed;
 }
@@ -33,15 +33,15 @@ std::optional<double> Allocatable(const json& node, const char* resource, bool c
 // Only what placement reads of a pod: its name and its containers' requests.
 SimPod Trimmed(const json& pod) {
   SimPod out;
-  const json* name = kube::FindField(pod, {"metadata", "name"});
-  const json* ns = kube::FindField(pod, {"metadata", "namespace"});
+  const json* name = FindField(pod, {"metadata", "name"});
+  const json* ns = FindField(pod, {"metadata", "namespace"});
   out.name = (ns != nullptr && ns->is_string() ? ns->get<std::string>() + "/" : "") +
              (name != nullptr && name->is_string() ? name->get<std::string>() : "pod");
   json containers = json::array();
-  if (const json* list = kube::FindField(pod, {"spec", "containers"}); list && list->is_array()) {
+  if (const json* list = FindField(pod, {"spec", "containers"}); list && list->is_array()) {
     for (const json& c : *list) {
       json requests = json::object();
-      if (const json* r = kube::FindField(c, {"resources", "requests"}); r && r->is_object()) {
+      if (const json* r = FindField(c, {"resources", "requests"}); r && r->is_object()) {
         for (const char* key : {"cpu", "memory"})
           if (r->contains(key) && (*r)[key].is_string()) requests[key] = (*r)[key];
       }
@@ -62,8 +62,8 @@ Result<Snapshot> SnapshotFromObjects(const std::vector<json>& nodes,
   snapshot.source = "exported";
   std::map<std::string, std::vector<SimPod>> by_node;
   for (const json& pod : pods) {
-    const json* node = kube::FindField(pod, {"spec", "nodeName"});
-    const json* phase = kube::FindField(pod, {"status", "phase"});
+    const json* node = FindField(pod, {"spec", "nodeName"});
+    const json* phase = FindField(pod, {"status", "phase"});
     if (node == nullptr || !node->is_string() || node->get<std::string>().empty()) continue;
     if (phase != nullptr && phase->is_string() && (*phase == "Succeeded" || *phase == "Failed")) {
       continue;  // terminal pods hold no resources
@@ -71,7 +71,7 @@ Result<Snapshot> SnapshotFromObjects(const std::vector<json>& nodes,
     by_node[node->get<std::string>()].push_back(Trimmed(pod));
   }
   for (const json& object : nodes) {
-    const json* name = kube::FindField(object, {"metadata", "name"});
+    const json* name = FindField(object, {"metadata", "name"});
     if (name == nullptr || !name->is_string()) continue;
     SimNode node;
     node.name = name->get<std::string>();
@@ -82,8 +82,8 @@ Result<Snapshot> SnapshotFromObjects(const std::vector<json>& nodes,
     node.memory_bytes = *memory;
     if (auto max_pods = Allocatable(object, "pods", false); max_pods && *max_pods >= 1)
       node.max_pods = static_cast<int>(*max_pods);
-    node.labels = Strings(kube::FindField(object, {"metadata", "labels"}));
-    node.annotations = Strings(kube::FindField(object, {"metadata", "annotations"}));
+    node.labels = Strings(FindField(object, {"metadata", "labels"}));
+    node.annotations = Strings(FindField(object, {"metadata", "annotations"}));
     node.pods = std::move(by_node[node.name]);
     snapshot.nodes.push_back(std::move(node));
   }

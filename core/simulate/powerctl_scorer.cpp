@@ -70,8 +70,7 @@ std::shared_ptr<const cluster::PodInfo> PodOf(const nlohmann::json& object, cons
 
 // The extender's answer before prioritize rounds it to 0..10: the same weighted mean of the
 // components that scoring::CombinedScoreOf rounds.
-double UnroundedScore(const scoring::NodeDecision& node,
-                      const manifests::ScoringSettings& settings) {
+double UnroundedScore(const scoring::NodeDecision& node, const config::ScoringSettings& settings) {
   double weighted = 0;
   double total_weight = 0;
   for (const scoring::Component& c : node.components) {
@@ -90,14 +89,14 @@ constexpr std::int64_t kUnroundedScale = 1000;
 // The resource scores scheduler.resourceScoring keeps in the generated profile.
 std::int64_t ResourceScore(const std::string& choice, OverAllocatable over,
                            const RequestedResources& r) {
-  if (choice == manifests::kResourceScoringSpread) return DefaultSchedulerScore(r);
-  if (choice == manifests::kResourceScoringPack) return MostAllocatedScore(r, over);
+  if (choice == config::kResourceScoringSpread) return DefaultSchedulerScore(r);
+  if (choice == config::kResourceScoringPack) return MostAllocatedScore(r, over);
   return 0;
 }
 
 class PowerctlScorer : public Scorer {
  public:
-  PowerctlScorer(const std::vector<NodeRuntime>& nodes, const manifests::PowerctlConfig& config,
+  PowerctlScorer(const std::vector<NodeRuntime>& nodes, const config::PowerctlConfig& config,
                  const ScorerOptions& scorer_options)
       : config_(config), options_(scorer_options) {
     // MostAllocated counts requests above allocatable as full from 1.22 (kubernetes PR 102925).
@@ -196,7 +195,7 @@ class PowerctlScorer : public Scorer {
   }
 
  private:
-  manifests::PowerctlConfig config_;
+  config::PowerctlConfig config_;
   ScorerOptions options_;
   OverAllocatable over_allocatable_ = OverAllocatable::kScoresFull;
   std::shared_ptr<cluster::ClusterSnapshot> snapshot_;
@@ -210,7 +209,7 @@ class PowerctlScorer : public Scorer {
 }  // namespace
 
 std::unique_ptr<Scorer> MakePowerctlScorer(const std::vector<NodeRuntime>& nodes,
-                                           const manifests::PowerctlConfig& config,
+                                           const config::PowerctlConfig& config,
                                            const ScorerOptions& options) {
   return std::make_unique<PowerctlScorer>(nodes, config, options);
 }

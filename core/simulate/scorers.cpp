@@ -1,7 +1,7 @@
 #include "core/simulate/scorers.h"
 
+#include "core/kube/quantity.h"
 #include "core/simulate/baseline_scorers.h"
-#include "core/telemetry/quantity.h"
 
 #include <cstdlib>
 #include <optional>
@@ -33,7 +33,7 @@ SeedPodCpu FirstContainerCpu(const WorkloadPod& pod) {
     if (!resources.contains(kind) || !resources[kind].contains("cpu") ||
         !resources[kind]["cpu"].is_string())
       return 0.0;
-    auto cores = telemetry::ParseCpuCores(resources[kind]["cpu"].get<std::string>());
+    auto cores = kube::ParseCpuCores(resources[kind]["cpu"].get<std::string>());
     return cores.ok() ? *cores : 0.0;
   };
   cpu.requests_cores = read("requests");
@@ -135,7 +135,7 @@ RequestedResources NodeRuntime::WithPod(const WorkloadPod& pod) const {
 
 Result<std::unique_ptr<Scorer>> MakeScorer(std::string_view name,
                                            const std::vector<NodeRuntime>& nodes,
-                                           const manifests::PowerctlConfig& config,
+                                           const config::PowerctlConfig& config,
                                            const ScorerOptions& options) {
   if (name == kScorerPowerctl) return MakePowerctlScorer(nodes, config, options);
   if (name == kScorerDefault) return std::unique_ptr<Scorer>(std::make_unique<DefaultScorer>());

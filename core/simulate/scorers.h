@@ -12,7 +12,7 @@
 //                  configuration) plus the defaults
 //   peaks          PEAKS alone (its sample profile disables the other score plugins)
 
-#include "core/manifests/config.h"
+#include "core/config/config.h"
 #include "core/simulate/baseline_scorers.h"
 #include "core/simulate/power_model.h"
 #include "core/simulate/workload.h"
@@ -73,11 +73,11 @@ struct ScorerOptions {
 // builds its cluster snapshot and telemetry from it); `config` holds the scoring weights.
 Result<std::unique_ptr<Scorer>> MakeScorer(std::string_view name,
                                            const std::vector<NodeRuntime>& nodes,
-                                           const manifests::PowerctlConfig& config,
+                                           const config::PowerctlConfig& config,
                                            const ScorerOptions& options = {});
 
 std::unique_ptr<Scorer> MakePowerctlScorer(const std::vector<NodeRuntime>& nodes,
-                                           const manifests::PowerctlConfig& config,
+                                           const config::PowerctlConfig& config,
                                            const ScorerOptions& options = {});
 
 }  // namespace powerctl::simulate

@@ -9,7 +9,7 @@
 // Each seed draws its own workload (unless one is given), its own prediction errors and its
 // own tie-breaks; figures are averaged over seeds.
 
-#include "core/manifests/config.h"
+#include "core/config/config.h"
 #include "core/simulate/snapshot.h"
 #include "core/simulate/workload.h"
 
@@ -29,7 +29,7 @@ struct SimulationRequest {
   std::uint64_t first_seed = 1;
   double prediction_error = 0.10;    // relative error of believed idle and max watts
   std::vector<std::string> scorers;  // empty: all; "default" is always run (the baseline)
-  manifests::PowerctlConfig config;
+  config::PowerctlConfig config;
   // Nodes on which a run placed nothing count as switched off (0 W), for every scorer and the
   // bound: what consolidation could add. The snapshot's own pods on such a node are taken to
   // be DaemonSet pods, which go with the node.

@@ -1,7 +1,7 @@
 #include "core/simulate/snapshot.h"
 
 #include "core/common/yaml.h"
-#include "core/telemetry/quantity.h"
+#include "core/kube/quantity.h"
 
 #include <fmt/format.h>
 
@@ -27,7 +27,7 @@ Result<double> Quantity(const ojson& value, bool cpu, const std::string& what) {
   } else {
     return Invalid(what + ": must be a quantity such as " + (cpu ? "\"500m\" or 2" : "\"4Gi\""));
   }
-  auto parsed = cpu ? telemetry::ParseCpuCores(text) : telemetry::ParseBytes(text);
+  auto parsed = cpu ? kube::ParseCpuCores(text) : kube::ParseBytes(text);
   if (!parsed.ok() || !std::isfinite(*parsed) || *parsed < 0) {
     return Invalid(what + ": \"" + text + "\" is not a valid quantity");
   }
@@ -147,8 +147,8 @@ nlohmann::json Resources(const nlohmann::json& c, const std::string& where, std:
       return {};
     }
     bool cpu = std::string_view(key) == "cpu";
-    auto parsed = cpu ? telemetry::ParseCpuCores(requests[key].get<std::string>())
-                      : telemetry::ParseBytes(requests[key].get<std::string>());
+    auto parsed = cpu ? kube::ParseCpuCores(requests[key].get<std::string>())
+                      : kube::ParseBytes(requests[key].get<std::string>());
     if (!parsed.ok() || *parsed < 0) {
       *error = where + ": " + key + ": \"" + requests[key].get<std::string>() +
                "\" is not a valid quantity";

@@ -1,7 +1,7 @@
 #include "core/simulate/workload.h"
 
 #include "core/common/yaml.h"
-#include "core/scoring/pod_resources.h"
+#include "core/kube/pod_resources.h"
 #include "core/simulate/power_model.h"
 
 #include <fmt/format.h>
@@ -30,7 +30,7 @@ int PickMillis(std::mt19937_64& rng) {
 }  // namespace
 
 Result<WorkloadPod> MakeWorkloadPod(SimPod pod) {
-  auto resources = scoring::EffectivePodResources(pod.object);
+  auto resources = kube::EffectivePodResources(pod.object);
   if (!resources.ok())
     return MakeError(ErrorCode::kInvalidInput,
                      "pod " + pod.name + ": " + resources.error().message);

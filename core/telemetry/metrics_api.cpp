@@ -2,7 +2,8 @@
 
 #include "core/common/duration.h"
 #include "core/common/encoding.h"
-#include "core/telemetry/quantity.h"
+#include "core/common/json_fields.h"
+#include "core/kube/quantity.h"
 
 #include <charconv>
 #include <ctime>
@@ -29,27 +30,17 @@ Error Explain(Error error, const std::string& what) {
   return WithContext(std::move(error), what);
 }
 
-std::string StringField(const json& object, const char* a, const char* b = nullptr) {
-  const json* node = &object;
-  for (const char* key : {a, b}) {
-    if (key == nullptr) break;
-    if (!node->is_object() || !node->contains(key)) return "";
-    node = &(*node)[key];
-  }
-  return node->is_string() ? node->get<std::string>() : "";
-}
-
 Result<ResourceUsage> ParseUsage(const json& usage, const std::string& what) {
   if (!usage.is_object()) return Malformed(what, "has no usage");
   ResourceUsage out;
-  std::string cpu = StringField(usage, "cpu");
+  std::string cpu = StringField(usage, {"cpu"});
   if (cpu.empty()) return Malformed(what, "has no usage.cpu");
-  Result<double> cores = ParseCpuCores(cpu);
+  Result<double> cores = kube::ParseCpuCores(cpu);
   if (!cores.ok()) return Malformed(what, "usage.cpu: " + cores.error().message);
   out.cpu_cores = *cores;
   // Memory is optional for powerctl; a malformed value is still an error.
-  if (std::string memory = StringField(usage, "memory"); !memory.empty()) {
-    Result<double> bytes = ParseBytes(memory);
+  if (std::string memory = StringField(usage, {"memory"}); !memory.empty()) {
+    Result<double> bytes = kube::ParseBytes(memory);
     if (!bytes.ok()) return Malformed(what, "usage.memory: " + bytes.error().message);
     out.memory_bytes = *bytes;
   }
@@ -58,14 +49,14 @@ Result<ResourceUsage> ParseUsage(const json& usage, const std::string& what) {
 
 template <typename T>
 Status ParseTimes(const json& object, const std::string& what, T& out) {
-  std::string stamp = StringField(object, "timestamp");
+  std::string stamp = StringField(object, {"timestamp"});
   std::optional<std::chrono::system_clock::time_point> time = ParseRfc3339(stamp);
   if (!time) {
     return Malformed(what, "timestamp \"" + ExcerptForMessage(stamp, 40) + "\" is not RFC 3339");
   }
   out.timestamp = *time;
   // Go formats windows as "30s" or "1m0.5s"; an unreadable one is informational only.
-  if (Result<Duration> window = ParseDuration(StringField(object, "window")); window.ok()) {
+  if (Result<Duration> window = ParseDuration(StringField(object, {"window"})); window.ok()) {
     out.window = *window;
   }
   return OkStatus();
@@ -145,7 +136,7 @@ ResourceUsage PodMetrics::Total() const {
 
 Result<NodeMetrics> ParseNodeMetrics(const json& object) {
   NodeMetrics out;
-  out.name = StringField(object, "metadata", "name");
+  out.name = StringField(object, {"metadata", "name"});
   if (out.name.empty()) return Malformed("a NodeMetrics object", "has no metadata.name");
   std::string what = "NodeMetrics " + out.name;
   POWERCTL_CHECK_OK(ParseTimes(object, what, out));
@@ -156,8 +147,8 @@ Result<NodeMetrics> ParseNodeMetrics(const json& object) {
 
 Result<PodMetrics> ParsePodMetrics(const json& object) {
   PodMetrics out;
-  out.name = StringField(object, "metadata", "name");
-  out.namespace_ = StringField(object, "metadata", "namespace");
+  out.name = StringField(object, {"metadata", "name"});
+  out.namespace_ = StringField(object, {"metadata", "namespace"});
   if (out.name.empty()) return Malformed("a PodMetrics object", "has no metadata.name");
   std::string what = "PodMetrics " + out.namespace_ + "/" + out.name;
   POWERCTL_CHECK_OK(ParseTimes(object, what, out));
@@ -165,7 +156,7 @@ Result<PodMetrics> ParsePodMetrics(const json& object) {
   if (!containers.is_array()) return Malformed(what, "containers is not a list");
   for (const json& c : containers) {
     ContainerMetrics container;
-    container.name = StringField(c, "name");
+    container.name = StringField(c, {"name"});
     POWERCTL_TRY(usage, ParseUsage(c.is_object() && c.contains("usage") ? c["usage"] : json(),
                                    what + " container \"" + container.name + "\""));
     container.usage = usage;
@@ -186,7 +177,7 @@ Result<std::vector<NodeMetrics>> MetricsApiClient::ListNodeMetrics(
     if (metrics.ok()) {
       out.push_back(std::move(metrics).value());
     } else if (invalid != nullptr) {
-      invalid->emplace(StringField(item, "metadata", "name"), metrics.error());
+      invalid->emplace(StringField(item, {"metadata", "name"}), metrics.error());
     }
   }
   return out;
@@ -213,8 +204,8 @@ Result<std::vector<PodMetrics>> MetricsApiClient::ListPodMetrics(
     if (metrics.ok()) {
       out.push_back(std::move(metrics).value());
     } else if (invalid != nullptr) {
-      std::string name = StringField(item, "metadata", "name");
-      if (!name.empty()) name = StringField(item, "metadata", "namespace") + "/" + name;
+      std::string name = StringField(item, {"metadata", "name"});
+      if (!name.empty()) name = StringField(item, {"metadata", "namespace"}) + "/" + name;
       invalid->emplace(name, metrics.error());
     }
   }

@@ -1,6 +1,6 @@
 #include "core/telemetry/node_mapping.h"
 
-#include "core/telemetry/quantity.h"
+#include "core/kube/quantity.h"
 
 #include <algorithm>
 #include <cctype>
@@ -48,7 +48,7 @@ NodeInfo NodeInfoFromJson(const json& node) {
       capacity != status->end() && capacity->is_object()) {
     auto cpu = capacity->find("cpu");
     if (cpu != capacity->end() && cpu->is_string()) {
-      if (Result<double> cores = ParseCpuCores(cpu->get<std::string>()); cores.ok()) {
+      if (Result<double> cores = kube::ParseCpuCores(cpu->get<std::string>()); cores.ok()) {
         info.cpu_capacity = *cores;
       }
     }

@@ -32,7 +32,7 @@ Status CheckPrometheusUrl(const std::string& url) {
 
 }  // namespace
 
-Result<TelemetrySources> MakeTelemetrySources(const manifests::TelemetrySettings& settings,
+Result<TelemetrySources> MakeTelemetrySources(const config::TelemetrySettings& settings,
                                               const SourceDependencies& deps) {
   const std::string& cpu = settings.cpu_source;
   const std::string& temperature = settings.temperature_source;

@@ -9,8 +9,8 @@
 
 #include "core/common/http_client.h"
 #include "core/common/result.h"
+#include "core/config/config.h"
 #include "core/kube/client.h"
-#include "core/manifests/config.h"
 #include "core/telemetry/exposition.h"
 #include "core/telemetry/metrics_api.h"
 #include "core/telemetry/node_mapping.h"
@@ -64,11 +64,11 @@ struct IpmiExporterOptions {
   std::chrono::milliseconds timeout{2000};  // per node
   int parallelism = 16;                     // nodes scraped at once
   ExpositionLimits limits{1 << 20, 20000, 32};
-  manifests::SensorNames sensors;
+  config::SensorNames sensors;
 };
 
 struct PrometheusTemperatureOptions {
-  manifests::SensorNames sensors;
+  config::SensorNames sensors;
   NodeMappingOptions mapping;
 };
 
@@ -109,11 +109,11 @@ class SensorTexts {
 // validated; of several samples with that name, the highest); no such sensor is a missing
 // reading naming the candidates. `where` says
 // where the samples came from, for sources and reasons.
-Temperatures PickSensors(const std::vector<SensorSample>& samples,
-                         const manifests::SensorNames& names, const std::string& where);
+Temperatures PickSensors(const std::vector<SensorSample>& samples, const config::SensorNames& names,
+                         const std::string& where);
 // The same, with texts shared across the nodes of one fetch.
-Temperatures PickSensors(const std::vector<SensorSample>& samples,
-                         const manifests::SensorNames& names, SensorTexts& texts);
+Temperatures PickSensors(const std::vector<SensorSample>& samples, const config::SensorNames& names,
+                         SensorTexts& texts);
 
 // `http://<first InternalIP>:<port><path>` (IPv6 in brackets), or "" without an InternalIP.
 std::string IpmiExporterUrl(const NodeInfo& node, int port, const std::string& path = "/metrics");
@@ -137,7 +137,7 @@ struct SourceDependencies {
 
 // kInvalidInput naming the telemetry key for an unknown source, a bad duration or port,
 // or a missing dependency.
-Result<TelemetrySources> MakeTelemetrySources(const manifests::TelemetrySettings& settings,
+Result<TelemetrySources> MakeTelemetrySources(const config::TelemetrySettings& settings,
                                               const SourceDependencies& deps);
 
 }  // namespace powerctl::telemetry

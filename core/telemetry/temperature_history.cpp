@@ -14,7 +14,7 @@ namespace {
 // node -> sensor name -> history of all its series
 using Histories = std::map<std::string, std::map<std::string, SensorHistory>>;
 
-std::string Selector(const manifests::SensorNames& sensors) {
+std::string Selector(const config::SensorNames& sensors) {
   std::string alternatives;
   for (const auto* list : {&sensors.ambient, &sensors.cpu1, &sensors.cpu2}) {
     for (const std::string& name : *list) {

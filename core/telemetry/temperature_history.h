@@ -5,7 +5,7 @@
 // MIN:MAX labels of WAO's MinimizePower plugin.
 
 #include "core/common/result.h"
-#include "core/manifests/config.h"
+#include "core/config/config.h"
 #include "core/telemetry/node_mapping.h"
 #include "core/telemetry/prometheus_client.h"
 
@@ -31,7 +31,7 @@ struct NodeTemperatureHistory {
 
 struct TemperatureHistoryOptions {
   std::chrono::seconds window{std::chrono::hours(24 * 7)};
-  manifests::SensorNames sensors;
+  config::SensorNames sensors;
   NodeMappingOptions mapping;
   std::optional<WallTime> at;  // end of the window; default: the server's now
 };

@@ -264,15 +264,15 @@ const SharedText& SensorTexts::NoSensor(const char* role, const std::vector<std:
   return it->second;
 }
 
-Temperatures PickSensors(const std::vector<SensorSample>& samples,
-                         const manifests::SensorNames& names, SensorTexts& texts) {
+Temperatures PickSensors(const std::vector<SensorSample>& samples, const config::SensorNames& names,
+                         SensorTexts& texts) {
   return Temperatures{Pick(samples, names.ambient, "ambient", texts),
                       Pick(samples, names.cpu1, "cpu1", texts),
                       Pick(samples, names.cpu2, "cpu2", texts)};
 }
 
-Temperatures PickSensors(const std::vector<SensorSample>& samples,
-                         const manifests::SensorNames& names, const std::string& where) {
+Temperatures PickSensors(const std::vector<SensorSample>& samples, const config::SensorNames& names,
+                         const std::string& where) {
   SensorTexts texts(where);
   return PickSensors(samples, names, texts);
 }

@@ -105,7 +105,7 @@ void Run(benchmark::State& state, bool names_mode, bool filter, bool bind_per_ca
   telemetry::TelemetryService telemetry(
       cpu, temperatures, [infos] { return Result<std::vector<telemetry::NodeInfo>>(infos); }, {});
   (void)telemetry.Readings(telemetry::Wait::kIfEmpty);
-  manifests::PowerctlConfig config;
+  config::PowerctlConfig config;
   // POWERCTL_BENCH_OBJECTIVE=marginal: the power score's older objective, for comparison.
   if (const char* o = std::getenv("POWERCTL_BENCH_OBJECTIVE")) config.scoring.objective = o;
   predict::BuiltinPredictor builtin;

@@ -72,8 +72,8 @@ Cluster MakeCluster(std::int64_t n) {
   return c;
 }
 
-manifests::PowerctlConfig Config(const std::string& backend, int port) {
-  manifests::PowerctlConfig config;
+config::PowerctlConfig Config(const std::string& backend, int port) {
+  config::PowerctlConfig config;
   config.predictor.backend = backend;
   config.predictor.model.host = "127.0.0.1";
   config.predictor.model.grpc_port = port;
@@ -89,7 +89,7 @@ std::size_t Predicted(const std::vector<NodePower>& results) {
 void Run(benchmark::State& state, const std::string& backend, bool cold) {
   const Cluster cluster = MakeCluster(state.range(0));
   fake::FakeTfServing server;
-  manifests::PowerctlConfig config = Config(backend, server.port());
+  config::PowerctlConfig config = Config(backend, server.port());
   testsupport::StaticCpuSource cpu([](std::size_t i) { return static_cast<double>(i % 32); });
   MemoryTemperatures temperatures;
   struct NoHttp : HttpClient {

@@ -26,8 +26,8 @@
 namespace {
 
 namespace scoring = powerctl::scoring;
+using config::Policy;
 using powerctl::ErrorCode;
-using powerctl::manifests::Policy;
 using Json = nlohmann::json;
 
 [[noreturn]] void Fail(const char* what, const std::string& detail) {
@@ -41,7 +41,7 @@ const std::vector<std::string> kNodes = {"n0", "n1", "n2", "n3"};
 scoring::MetricValues ValuesFor(const Policy& policy, double seed) {
   scoring::MetricValues values;
   int i = 0;
-  for (const std::string& metric : scoring::PolicyMetrics(policy)) {
+  for (const std::string& metric : config::PolicyMetrics(policy)) {
     auto& nodes = values[metric];
     nodes["n0"].value = seed + i;
     nodes["n1"].reason = "no series for node n1";
@@ -82,7 +82,7 @@ bool KnownNode(const std::string& node) {
 }
 
 void CheckLabelChanges(const std::vector<scoring::LabelChange>& changes, const Policy& policy) {
-  const std::string prefix = std::string(scoring::kLabelingPrefix) + policy.name + "/";
+  const std::string prefix = std::string(config::kLabelingPrefix) + policy.name + "/";
   for (const scoring::LabelChange& change : changes) {
     if (!KnownNode(change.node)) Fail("a label change for an unknown node", change.node);
     if (change.key != policy.name && change.key.rfind(prefix, 0) != 0) {
@@ -114,8 +114,8 @@ void Evaluate(const Policy& policy, double seed) {
   }
   std::map<std::string, scoring::Labels> owned;
   for (const std::string& node : kNodes) {
-    owned[node][policy.name] = scoring::kViolatingValue;
-    owned[node][std::string(scoring::kLabelingPrefix) + policy.name + "/stale"] = "x";
+    owned[node][policy.name] = config::kViolatingValue;
+    owned[node][std::string(config::kLabelingPrefix) + policy.name + "/stale"] = "x";
     owned[node]["kubernetes.io/hostname"] = node;
   }
   const scoring::NodeLabels labels = scoring::BorrowLabels(owned);
@@ -134,7 +134,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   const Json object = powerctl::ParseJsonBounded(text, powerctl::kKubeJsonLimits);
   if (object.is_discarded()) return 0;
-  auto policy = scoring::PolicyFromJson(object);
+  auto policy = config::PolicyFromJson(object);
   if (!policy.ok()) {
     if (policy.error().code != ErrorCode::kInvalidInput) {
       Fail("a TASPolicy error is not kInvalidInput", policy.error().message);
@@ -142,7 +142,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   if (policy->name.empty()) Fail("a policy without a name was accepted", "");
-  const auto valid = scoring::ValidatePolicy(*policy, "fuzz");
+  const auto valid = config::ValidatePolicy(*policy, "fuzz");
   if (!valid.ok()) Fail("an accepted policy fails ValidatePolicy", valid.error().message);
   for (const auto& [name, strategy] : policy->strategies) {
     for (const auto& rule : strategy.rules) {
@@ -151,7 +151,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   const Json written = ToJson(*policy);
-  auto again = scoring::PolicyFromJson(written);
+  auto again = config::PolicyFromJson(written);
   if (!again.ok()) Fail("a written-back policy is rejected", again.error().message);
   if (ToJson(*again) != written) Fail("a policy changed in the round trip", written.dump());
 

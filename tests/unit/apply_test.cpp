@@ -47,16 +47,16 @@ constexpr char kSchedulerPath[] =
     "/apis/apps/v1/namespaces/powerctl/deployments/powerctl-scheduler";
 
 // The default configuration plus one telemetry policy, so a TASPolicy is applied too.
-manifests::PowerctlConfig TestConfig() {
-  manifests::PolicyRule rule;
+config::PowerctlConfig TestConfig() {
+  config::PolicyRule rule;
   rule.metric_name = "node_cpu_temperature_celsius";
   rule.op = "GreaterThan";
   rule.target = 85;
   rule.has_target = true;
-  manifests::Policy policy;
+  config::Policy policy;
   policy.name = "cool-nodes";
   policy.strategies["dontschedule"].rules.push_back(rule);
-  manifests::PowerctlConfig config;
+  config::PowerctlConfig config;
   config.policies.push_back(policy);
   return config;
 }

@@ -1,7 +1,7 @@
-#include "core/manifests/config_loader.h"
+#include "core/config/config_loader.h"
 
-#include "core/manifests/config_schema.h"
-#include "core/manifests/config_writer.h"
+#include "core/config/config_schema.h"
+#include "core/config/config_writer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace powerctl::manifests {
+namespace powerctl::config {
 namespace {
 
 using ::testing::HasSubstr;
@@ -239,4 +239,4 @@ TEST(ConfigWriterTest, WrittenConfigLoadsBackEqual) {
 }
 
 }  // namespace
-}  // namespace powerctl::manifests
+}  // namespace powerctl::config

@@ -374,13 +374,13 @@ class DeleteAfterApplyTest : public ::testing::Test {
  protected:
   DeleteAfterApplyTest() : client_(server_.MakeClient()) {}
 
-  static manifests::PowerctlConfig Config(const std::string& ns) {
-    manifests::PowerctlConfig config;
+  static config::PowerctlConfig Config(const std::string& ns) {
+    config::PowerctlConfig config;
     config.namespace_ = ns;
-    manifests::PolicyRule rule;
+    config::PolicyRule rule;
     rule.metric_name = "node_cpu_temperature_celsius";
     rule.op = "LessThan";
-    manifests::Policy policy;
+    config::Policy policy;
     policy.name = "cool-nodes";
     policy.strategies["scheduleonmetric"].rules.push_back(rule);
     config.policies.push_back(policy);

@@ -52,7 +52,7 @@ class ExtenderScoreTest : public ::testing::Test {
     return service_->Score(r);
   }
 
-  manifests::PowerctlConfig config_;
+  config::PowerctlConfig config_;
   testsupport::StaticCpuSource cpu_{[](std::size_t) { return 1.0; }};
   testsupport::NoTemperatureSource temperatures_;
   std::unique_ptr<telemetry::TelemetryService> telemetry_;
@@ -135,8 +135,8 @@ TEST_F(ExtenderScoreTest, OnlyTheExtenderMeansNoFallback) {
   kube::Client client(std::move(transport), kube::ClientOptions{});
   LocalScoringDeps deps;
   deps.kube = &client;
-  auto decided = Decide(predict::PredictSource::kExtender, PodObject(), {"a"}, ClusterObjects{},
-                        config_, deps);
+  auto decided =
+      Decide(report::PredictSource::kExtender, PodObject(), {"a"}, ClusterObjects{}, config_, deps);
   ASSERT_FALSE(decided.ok());
   EXPECT_NE(decided.error().message.find("extender powerctl/powerctl-extender"), std::string::npos)
       << decided.error().message;

@@ -97,7 +97,7 @@ class ExplainPodTest : public ::testing::Test {
 
   FakeApiServer server_;
   std::unique_ptr<kube::Client> client_;
-  manifests::PowerctlConfig config_;
+  config::PowerctlConfig config_;
   ExplainDeps deps_;
   std::string uid_;
 };

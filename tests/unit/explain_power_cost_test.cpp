@@ -32,7 +32,7 @@ predict::PowerEstimate Estimate(double delta, double fill) {
 
 // node-a adds the fewest watts for this pod; node-b is the cheapest to fill.
 std::vector<scoring::PowerScore> Scored(const std::string& objective, double fill_b = 9.8) {
-  manifests::ScoringSettings settings;
+  config::ScoringSettings settings;
   settings.objective = objective;
   return scoring::ScorePower({Estimate(20, 12.1), Estimate(40, fill_b), Estimate(60, 30)},
                              settings);
@@ -56,9 +56,9 @@ TEST(RankingObjective, FromTheReasons) {
   auto fill = Scored("fill");
   auto marginal = Scored("marginal");
   EXPECT_EQ(RankingObjective({Row("a", fill[0], 5), Row("b", fill[1], 10)}),
-            manifests::kObjectiveFill);
+            config::kObjectiveFill);
   EXPECT_EQ(RankingObjective({Row("a", marginal[0], 10), Row("b", marginal[1], 5)}),
-            manifests::kObjectiveMarginal);
+            config::kObjectiveMarginal);
   NodeScore unscored;
   unscored.node = "c";
   EXPECT_EQ(RankingObjective({unscored}), "");
@@ -133,7 +133,7 @@ TEST(NodeScoreToJson, CarriesTheFillCost) {
   row = NodeScoreToJson(Row("node-a", Scored("marginal")[0], 10));
   EXPECT_TRUE(row["fillWattsPerCore"].is_null());
   ScoreReport report;
-  report.objective = manifests::kObjectiveFill;
+  report.objective = config::kObjectiveFill;
   EXPECT_EQ(ScoreReportToJson(report)["objective"], "fill");
 }
 

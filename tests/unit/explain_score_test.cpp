@@ -102,7 +102,7 @@ TEST(ScorePod, NamedNodesMustExist) {
   request.nodes = {"ghost"};
   LocalScoringDeps deps;
   deps.kube = client.get();
-  auto report = ScorePod(request, manifests::PowerctlConfig{}, deps);
+  auto report = ScorePod(request, config::PowerctlConfig{}, deps);
   ASSERT_FALSE(report.ok());
   EXPECT_EQ(report.error().code, ErrorCode::kNotFound);
   EXPECT_EQ(report.error().message, "node \"ghost\" not found");
@@ -119,7 +119,7 @@ TEST(ScorePod, NoFittingNodeMeansTheExtenderIsNotAsked) {
   request.cpu = "2";
   LocalScoringDeps deps;
   deps.kube = client.get();
-  auto report = ScorePod(request, manifests::PowerctlConfig{}, deps);
+  auto report = ScorePod(request, config::PowerctlConfig{}, deps);
   ASSERT_TRUE(report.ok()) << report.error().message;
   ASSERT_EQ(report->nodes.size(), 1u);
   ASSERT_EQ(report->nodes[0].fit.size(), 1u);

@@ -60,12 +60,12 @@ class LockedTransport : public kube::HttpTransport {
   std::mutex& mu_;
 };
 
-manifests::Policy LabelPolicy(const std::string& name, const char* strategy,
-                              std::vector<std::string> labels = {}) {
-  manifests::Policy p;
+config::Policy LabelPolicy(const std::string& name, const char* strategy,
+                           std::vector<std::string> labels = {}) {
+  config::Policy p;
   p.name = name;
   p.namespace_ = "team";
-  manifests::PolicyRule rule{"temp", "GreaterThan", 80, true, std::move(labels)};
+  config::PolicyRule rule{"temp", "GreaterThan", 80, true, std::move(labels)};
   p.strategies[strategy].rules.push_back(rule);
   return p;
 }
@@ -77,7 +77,7 @@ cluster::PodInfo GroupPod(const std::string& name, const std::string& node = "")
   p.uid = "uid-" + name;
   p.phase = node.empty() ? "Pending" : "Running";
   p.node_name = node;
-  p.labels = {{scoring::kPodGroupLabel, "g"}, {scoring::kMinAvailableLabel, "2"}};
+  p.labels = {{cluster::kPodGroupLabel, "g"}, {cluster::kMinAvailableLabel, "2"}};
   return p;
 }
 
@@ -142,7 +142,7 @@ class ClusterWriterTest : public ::testing::Test {
 };
 
 TEST_F(ClusterWriterTest, DescheduleLabelsTheViolatingNodeAndRemovesItOnRecovery) {
-  snapshot.policies["team/hot"] = LabelPolicy("hot", scoring::kDeschedule);
+  snapshot.policies["team/hot"] = LabelPolicy("hot", config::kDeschedule);
   metrics.values["temp"] = {{"n1", 90}, {"n2", 50}};
   ClusterWriter writer(Deps(), registry, {});
   server.ClearRequests();
@@ -172,7 +172,7 @@ TEST_F(ClusterWriterTest, DescheduleLabelsTheViolatingNodeAndRemovesItOnRecovery
 }
 
 TEST_F(ClusterWriterTest, LabelingWritesPrefixedLabels) {
-  snapshot.policies["team/lab"] = LabelPolicy("lab", scoring::kLabeling, {"tier=hot"});
+  snapshot.policies["team/lab"] = LabelPolicy("lab", config::kLabeling, {"tier=hot"});
   metrics.values["temp"] = {{"n1", 90}, {"n2", 50}};
   ClusterWriter writer(Deps(), registry, {});
   writer.SyncLabels(snapshot);
@@ -181,8 +181,8 @@ TEST_F(ClusterWriterTest, LabelingWritesPrefixedLabels) {
 }
 
 TEST_F(ClusterWriterTest, LabelsOfPoliciesThatAreGoneAreRemovedOnlyWhenPoliciesAreSynced) {
-  snapshot.policies["team/hot"] = LabelPolicy("hot", scoring::kDeschedule);
-  snapshot.policies["team/lab"] = LabelPolicy("lab", scoring::kLabeling, {"tier=hot"});
+  snapshot.policies["team/hot"] = LabelPolicy("hot", config::kDeschedule);
+  snapshot.policies["team/lab"] = LabelPolicy("lab", config::kLabeling, {"tier=hot"});
   metrics.values["temp"] = {{"n1", 90}, {"n2", 50}};
   ClusterWriter writer(Deps(), registry, {});
   writer.SyncLabels(snapshot);
@@ -200,7 +200,7 @@ TEST_F(ClusterWriterTest, LabelsOfPoliciesThatAreGoneAreRemovedOnlyWhenPoliciesA
 }
 
 TEST_F(ClusterWriterTest, AFailedPatchIsCountedAndTheOthersGoOn) {
-  snapshot.policies["team/hot"] = LabelPolicy("hot", scoring::kDeschedule);
+  snapshot.policies["team/hot"] = LabelPolicy("hot", config::kDeschedule);
   metrics.values["temp"] = {{"n1", 90}, {"n2", 95}};
   server.FailRequests("/api/v1/nodes/n1", 403, "PATCH");
   ClusterWriter writer(Deps(), registry, {});
@@ -220,11 +220,11 @@ TEST_F(ClusterWriterTest, TouchesWaitingPodsOnceWhenTheGroupCompletes) {
 
   AddPod(GroupPod("p1"));
   AddPod(GroupPod("p2", "n1"));  // bound: nothing to requeue
-  cluster::TouchResult touched = writer.TouchCompleteGroups(snapshot);
+  extender::TouchResult touched = writer.TouchCompleteGroups(snapshot);
   EXPECT_THAT(touched.touched, ::testing::ElementsAre("team/p0", "team/p1"));
   std::string annotation =
       server.Object("/api/v1/namespaces/team/pods/p0")["metadata"]["annotations"]
-                                                      [scoring::kGroupCompleteAnnotation];
+                                                      [cluster::kGroupCompleteAnnotation];
   EXPECT_THAT(annotation, ::testing::MatchesRegex("[0-9T:.Z-]+;members=[0-9a-f]{16}"));
 
   // The cache has not seen the annotation yet: no second touch for the same membership.

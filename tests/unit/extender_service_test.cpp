@@ -54,7 +54,7 @@ class ExtenderServiceTest : public ::testing::Test {
     r.body = body.dump();
     return r;
   }
-  manifests::PowerctlConfig config_;
+  config::PowerctlConfig config_;
   testsupport::StaticCpuSource cpu_{[](std::size_t) { return 1.0; }};
   testsupport::NoTemperatureSource temperatures_;
   std::unique_ptr<telemetry::TelemetryService> telemetry_;
@@ -256,7 +256,8 @@ TEST_F(ExtenderServiceTest, RequestsNamingMoreNodesThanTheLimitAre400) {
   }
   json victims = json::object();
   for (const char* node : {"a", "b", "c", "d"}) victims[node] = {{"Pods", json::array()}};
-  server::HttpResponse preempt = limited.Preempt(Post({{"Pod", kPod}, {"NodeNameToMetaVictims", victims}}));
+  server::HttpResponse preempt =
+      limited.Preempt(Post({{"Pod", kPod}, {"NodeNameToMetaVictims", victims}}));
   EXPECT_EQ(preempt.status, 400) << preempt.body;
   server::HttpResponse score = limited.Score(Post({{"pod", kPod}, {"nodes", four}}));
   EXPECT_EQ(score.status, 400) << score.body;

@@ -104,7 +104,7 @@ class LbAgentTest : public ::testing::Test {
     return telemetry_test::Reply(
         200, R"({"status":"success","data":{"resultType":"vector","result":[]}})");
   }};
-  manifests::PowerctlConfig config_;
+  config::PowerctlConfig config_;
   RecordingBalancer balancer_;
   AgentDependencies deps_;
   std::vector<json> services_;

@@ -84,8 +84,8 @@ class LbServiceWeightsTest : public ::testing::Test {
     return telemetry_test::Reply(
         200, R"({"status":"success","data":{"resultType":"vector","result":[]}})");
   }};
-  manifests::PowerctlConfig config_;
-  predict::PredictDependencies deps_;
+  config::PowerctlConfig config_;
+  report::PredictDependencies deps_;
 };
 
 TEST_F(LbServiceWeightsTest, WeightsPerEndpointWithReasons) {

@@ -2,7 +2,7 @@
 // model form (curve or exponent), its numbers and the fill cost, the same on both sides.
 #include "core/predict/builtin_model.h"
 #include "core/predict/node_power_json.h"
-#include "core/predict/power_report.h"
+#include "core/report/power_report.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -53,7 +53,7 @@ struct Cluster {
 
 TEST(PredictNodePowerWithFill, ShowsEachNodesModelAndItsFillCost) {
   Cluster c;
-  manifests::PowerctlConfig config;
+  config::PowerctlConfig config;
   BuiltinPredictor builtin;
   auto power = PredictNodePowerWithFill(c.nodes, c.readings, config, builtin, Query(10));
   ASSERT_EQ(power.size(), 3u);
@@ -80,7 +80,7 @@ TEST(PredictNodePowerWithFill, ShowsEachNodesModelAndItsFillCost) {
 
 TEST(PredictNodePowerWithFill, TheExtendersDocumentCarriesTheSame) {
   Cluster c;
-  manifests::PowerctlConfig config;
+  config::PowerctlConfig config;
   BuiltinPredictor builtin;
   auto power = PredictNodePowerWithFill(c.nodes, c.readings, config, builtin, Query(10));
   nlohmann::json doc = PredictionDocument(power, 10, kNow);

@@ -67,8 +67,8 @@ TEST(NodeParamsTest, RejectsBadAnnotationsNamingThem) {
   }
 }
 
-manifests::PowerctlConfig Config(const std::string& backend) {
-  manifests::PowerctlConfig config;
+config::PowerctlConfig Config(const std::string& backend) {
+  config::PowerctlConfig config;
   config.namespace_ = "power-system";
   config.predictor.backend = backend;
   config.predictor.model.name = "konohana";

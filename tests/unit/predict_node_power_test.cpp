@@ -3,7 +3,6 @@
 #include "core/predict/node_params.h"
 #include "core/predict/node_power.h"
 #include "core/predict/node_power_json.h"
-#include "core/predict/power_report.h"
 #include "core/predict/predictor_factory.h"
 
 #include <gtest/gtest.h>
@@ -73,7 +72,7 @@ PowerQuery Query(double cores = 1.0) {
 }
 
 TEST(NodePowerTest, BuiltinModelNowAndAfterInOneBatchedCall) {
-  manifests::PowerctlConfig config;
+  config::PowerctlConfig config;
   NodeFacts node = Node("a");
   node.annotations = {{"powerctl.io/idle-watts", "100"}, {"powerctl.io/max-watts", "300"}};
   std::map<std::string, NodeReading> readings = {{"a", Reading("a", 1, 4, kNow - seconds(5))}};
@@ -96,7 +95,7 @@ TEST(NodePowerTest, BuiltinModelNowAndAfterInOneBatchedCall) {
 }
 
 TEST(NodePowerTest, EveryNodeIsInOneCallWithTwoRowsEach) {
-  manifests::PowerctlConfig config;
+  config::PowerctlConfig config;
   config.predictor.backend = "tfserving-grpc";
   std::vector<NodeFacts> nodes;
   std::map<std::string, NodeReading> readings;
@@ -118,7 +117,7 @@ TEST(NodePowerTest, EveryNodeIsInOneCallWithTwoRowsEach) {
 }
 
 TEST(NodePowerTest, TheFillCostAsksAModelServerForFullLoadAndReadsACurveDirectly) {
-  manifests::PowerctlConfig config;
+  config::PowerctlConfig config;
   config.predictor.backend = "tfserving-grpc";
   PreparedNode served = PrepareNode(Node("a"), Reading("a", 1, 4, kNow), config, kNow);
   RecordingPredictor predictor;
@@ -129,7 +128,7 @@ TEST(NodePowerTest, TheFillCostAsksAModelServerForFullLoadAndReadsACurveDirectly
   ASSERT_TRUE(estimates[0].fill_watts_per_core);
   EXPECT_NEAR(*estimates[0].fill_watts_per_core, 200.0 / 4, 1e-3);  // a straight line
 
-  manifests::PowerctlConfig builtin_config;
+  config::PowerctlConfig builtin_config;
   NodeFacts curved = Node("b");
   curved.annotations = {{"powerctl.io/power-curve", "50,120,140,160,180,200,220,240,270,320,420"},
                         {"powerctl.io/temperature-factor", "0"}};
@@ -144,7 +143,7 @@ TEST(NodePowerTest, TheFillCostAsksAModelServerForFullLoadAndReadsACurveDirectly
 }
 
 TEST(NodePowerTest, TheFillCostStopsAtTheCpuTheNodeCanStillTake) {
-  manifests::PowerctlConfig config;
+  config::PowerctlConfig config;
   NodeFacts curved = Node("b");
   curved.annotations = {{"powerctl.io/power-curve", "50,120,140,160,180,200,220,240,270,320,420"},
                         {"powerctl.io/temperature-factor", "0"}};
@@ -160,7 +159,7 @@ TEST(NodePowerTest, TheFillCostStopsAtTheCpuTheNodeCanStillTake) {
   EXPECT_NEAR(*open[0].fill_watts_per_core, 190.0 / 7, 1e-3);
 
   // A model server is asked for the highest load the node can reach, not for full load.
-  manifests::PowerctlConfig served_config;
+  config::PowerctlConfig served_config;
   served_config.predictor.backend = "tfserving-grpc";
   PreparedNode served = PrepareNode(Node("a"), Reading("a", 1, 4, kNow), served_config, kNow);
   RecordingPredictor predictor;
@@ -171,7 +170,7 @@ TEST(NodePowerTest, TheFillCostStopsAtTheCpuTheNodeCanStillTake) {
 }
 
 TEST(NodePowerTest, MissingInputsGiveReasonsNotNumbers) {
-  manifests::PowerctlConfig config;
+  config::PowerctlConfig config;
   NodeReading no_cpu = Reading("a", 1, 4, kNow);
   no_cpu.cpu_cores_used = telemetry::MissingReading("stale: measured 5m ago");
   NodeReading no_capacity = Reading("b", 1, 4, kNow);
@@ -197,7 +196,7 @@ TEST(NodePowerTest, BuiltinTakesMissingTemperaturesAsNominalModelServersRefuse) 
   NodeReading r = Reading("a", 2, 4, kNow);
   r.cpu1 = telemetry::MissingReading("sensor CPU1 reads NaN");
   std::map<std::string, NodeReading> readings = {{"a", r}, {"b", Reading("b", 2, 4, kNow)}};
-  manifests::PowerctlConfig config;
+  config::PowerctlConfig config;
   BuiltinPredictor builtin;
   auto result = PredictNodePower({Node("a"), Node("b", false)}, readings, config, builtin, Query());
   ASSERT_TRUE(result[0].watts_now.has_value());
@@ -227,7 +226,7 @@ TEST(NodePowerTest, BadRangeLabelsAreNamed) {
 }
 
 TEST(NodePowerTest, OvercommitIsFlaggedAndTheFractionCapped) {
-  manifests::PowerctlConfig config;
+  config::PowerctlConfig config;
   std::map<std::string, NodeReading> readings = {{"a", Reading("a", 3.5, 4, kNow)}};
   BuiltinPredictor builtin;
   auto result = PredictNodePower({Node("a")}, readings, config, builtin, Query(2));
@@ -236,7 +235,7 @@ TEST(NodePowerTest, OvercommitIsFlaggedAndTheFractionCapped) {
 }
 
 TEST(NodePowerTest, AFailingModelFailsOnlyItsNodes) {
-  manifests::PowerctlConfig config;
+  config::PowerctlConfig config;
   config.predictor.backend = "tfserving-rest";
   std::map<std::string, NodeReading> readings = {{"a", Reading("a", 1, 4, kNow)},
                                                  {"b", Reading("b", 1, 4, kNow)}};
@@ -250,7 +249,7 @@ TEST(NodePowerTest, AFailingModelFailsOnlyItsNodes) {
 // Nodes that resolve to the configuration's default model share one endpoint object; a node
 // labelled with its own model server gets its own.
 TEST(NodePowerTest, PreparedNodesShareTheUsualModelEndpoint) {
-  manifests::PowerctlConfig config;
+  config::PowerctlConfig config;
   config.predictor.backend = "tfserving-grpc";
   config.predictor.model.host = "model.power.svc";
   auto usual = ModelEndpointForNode({}, config);
@@ -279,7 +278,7 @@ TEST(NodePowerTest, PreparedNodesShareTheUsualModelEndpoint) {
 }
 
 TEST(NodePowerJsonTest, RoundTripKeepsWhatTheCliShows) {
-  manifests::PowerctlConfig config;
+  config::PowerctlConfig config;
   std::map<std::string, NodeReading> readings = {{"a", Reading("a", 1, 4, kNow - seconds(3))}};
   BuiltinPredictor builtin;
   auto result = PredictNodePower({Node("a"), Node("b")}, readings, config, builtin, Query(0.5));
@@ -325,22 +324,13 @@ TEST(NodePowerJsonTest, MalformedDocumentsAreRefusedWithTheField) {
   EXPECT_FALSE(ParsePredictionDocument(doc, now).ok());
 }
 
-TEST(PowerReportTest, ExtenderPathGoesThroughTheServiceProxyToTheOpsPort) {
-  manifests::PowerctlConfig config;
-  config.namespace_ = "power";
-  EXPECT_EQ(ExtenderPredictionsPath(config, {"a", "b.example"}, "500m"),
-            "/api/v1/namespaces/power/services/http:powerctl-extender:ops/proxy/v1/"
-            "predictions?cpu=500m&node=a"
-            "&node=b.example");
-}
-
 TEST(PredictorFactoryTest, RefusesBadSettingsNamingTheKey) {
   class NoHttp : public HttpClient {
     Result<HttpClientResponse> Do(const HttpClientRequest&) override {
       return MakeError(ErrorCode::kNetwork, "unused");
     }
   } http;
-  manifests::PredictorSettings settings;
+  config::PredictorSettings settings;
   settings.timeout = "soon";
   auto bad = MakeConfiguredPredictor(settings, http);
   ASSERT_FALSE(bad.ok());

@@ -26,7 +26,7 @@ TEST(RenderContextTest, SchedulerConfigApiVersions) {
 
 // The scheduler configuration as kube-scheduler reads it: the embedded template rendered.
 nlohmann::ordered_json SchedulerProfile(const std::string& resource_scoring, int minor) {
-  PowerctlConfig config;
+  config::PowerctlConfig config;
   config.scheduler.resource_scoring = resource_scoring;
   auto text = LoadTemplate("scheduler-config.yaml", std::nullopt);
   EXPECT_TRUE(text.ok());
@@ -47,12 +47,12 @@ std::vector<std::string> Names(const nlohmann::ordered_json& list) {
 using Strings = std::vector<std::string>;
 
 TEST(RenderContextTest, DefaultResourceScoringIsSpread) {
-  EXPECT_EQ(PowerctlConfig{}.scheduler.resource_scoring, kResourceScoringSpread);
+  EXPECT_EQ(config::PowerctlConfig{}.scheduler.resource_scoring, config::kResourceScoringSpread);
 }
 
 TEST(RenderContextTest, PackUsesTheMostAllocatedPluginUpTo121) {
   for (int minor : {20, 21}) {
-    auto profile = SchedulerProfile(kResourceScoringPack, minor);
+    auto profile = SchedulerProfile(config::kResourceScoringPack, minor);
     EXPECT_EQ(Names(profile["plugins"]["score"]["disabled"]),
               (Strings{"NodeResourcesLeastAllocated", "NodeResourcesBalancedAllocation"}));
     const auto& enabled = profile["plugins"]["score"]["enabled"];
@@ -64,7 +64,7 @@ TEST(RenderContextTest, PackUsesTheMostAllocatedPluginUpTo121) {
 
 TEST(RenderContextTest, PackUsesNodeResourcesFitsStrategyFrom122) {
   for (int minor : {22, 23, 25, 27, 34}) {
-    auto profile = SchedulerProfile(kResourceScoringPack, minor);
+    auto profile = SchedulerProfile(config::kResourceScoringPack, minor);
     EXPECT_EQ(Names(profile["plugins"]["score"]["disabled"]),
               (Strings{"NodeResourcesBalancedAllocation"}))
         << minor;
@@ -78,10 +78,11 @@ TEST(RenderContextTest, PackUsesNodeResourcesFitsStrategyFrom122) {
 }
 
 TEST(RenderContextTest, NoneDisablesBothResourceScores) {
-  EXPECT_EQ(Names(SchedulerProfile(kResourceScoringNone, 21)["plugins"]["score"]["disabled"]),
-            (Strings{"NodeResourcesLeastAllocated", "NodeResourcesBalancedAllocation"}));
+  EXPECT_EQ(
+      Names(SchedulerProfile(config::kResourceScoringNone, 21)["plugins"]["score"]["disabled"]),
+      (Strings{"NodeResourcesLeastAllocated", "NodeResourcesBalancedAllocation"}));
   for (int minor : {22, 30}) {
-    auto profile = SchedulerProfile(kResourceScoringNone, minor);
+    auto profile = SchedulerProfile(config::kResourceScoringNone, minor);
     EXPECT_EQ(Names(profile["plugins"]["score"]["disabled"]),
               (Strings{"NodeResourcesFit", "NodeResourcesBalancedAllocation"}));
     EXPECT_FALSE(profile.contains("pluginConfig"));
@@ -90,7 +91,7 @@ TEST(RenderContextTest, NoneDisablesBothResourceScores) {
 
 TEST(RenderContextTest, SpreadKeepsKubeSchedulersDefaults) {
   for (int minor : {20, 22, 34}) {
-    auto profile = SchedulerProfile(kResourceScoringSpread, minor);
+    auto profile = SchedulerProfile(config::kResourceScoringSpread, minor);
     EXPECT_FALSE(profile.contains("plugins")) << minor;
     EXPECT_FALSE(profile.contains("pluginConfig")) << minor;
     EXPECT_EQ(profile["schedulerName"], "powerctl-scheduler");
@@ -98,7 +99,7 @@ TEST(RenderContextTest, SpreadKeepsKubeSchedulersDefaults) {
 }
 
 TEST(RenderContextTest, ClientRateScalesWithClusterSize) {
-  PowerctlConfig config;
+  config::PowerctlConfig config;
   RenderOptions options{V(30)};
   EXPECT_EQ(BuildRenderContext(config, options)["scheduler"]["qps"], 50);
   config.scheduler.expected_nodes = 2000;
@@ -110,7 +111,7 @@ TEST(RenderContextTest, ClientRateScalesWithClusterSize) {
 }
 
 TEST(RenderContextTest, UrlAndTlsFollowMode) {
-  PowerctlConfig config;
+  config::PowerctlConfig config;
   config.namespace_ = "energy";
   RenderOptions options{V(20)};
   auto ctx = BuildRenderContext(config, options);
@@ -124,7 +125,7 @@ TEST(RenderContextTest, UrlAndTlsFollowMode) {
 }
 
 TEST(RenderContextTest, CertificateCoversServiceNames) {
-  PowerctlConfig config;
+  config::PowerctlConfig config;
   config.namespace_ = "energy";
   CertificateRequest request = ExtenderCertificateRequest(config);
   for (const char* name :
@@ -137,7 +138,7 @@ TEST(RenderContextTest, CertificateCoversServiceNames) {
 }
 
 TEST(ComponentsTest, AllExpandsInDependencyOrder) {
-  PowerctlConfig config;
+  config::PowerctlConfig config;
   auto all = ResolveComponents({"all"}, config);
   ASSERT_TRUE(all.ok());
   std::vector<std::string_view> names;

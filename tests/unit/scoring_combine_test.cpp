@@ -8,8 +8,8 @@
 namespace powerctl::scoring {
 namespace {
 
-manifests::ScoringSettings Weights(double power, double policy, double real_usage) {
-  manifests::ScoringSettings s;
+config::ScoringSettings Weights(double power, double policy, double real_usage) {
+  config::ScoringSettings s;
   s.power_weight = power;
   s.policy_weight = policy;
   s.real_usage_weight = real_usage;

@@ -151,7 +151,7 @@ TEST(NodeFitAffinity, TermsAreOredExpressionsAnded) {
 }
 
 TEST(NodeFitResources, CpuMemoryAndPodCount) {
-  PodResources pod;
+  kube::PodResources pod;
   pod.cpu_request_millis = 1500;
   pod.memory_request_bytes = 1024LL * 1024 * 1024;
   EXPECT_TRUE(CheckResources(pod, Node(), NodeLoad{2500, 0, 3}).empty());
@@ -162,11 +162,11 @@ TEST(NodeFitResources, CpuMemoryAndPodCount) {
   auto memory = CheckResources(pod, Node(), NodeLoad{0, 7LL * 1024 * 1024 * 1024 + 1, 0});
   ASSERT_EQ(memory.size(), 1u);
   EXPECT_EQ(memory[0].reason, kReasonInsufficientMemory);
-  auto pods = CheckResources(PodResources{}, Node(), NodeLoad{0, 0, 10});
+  auto pods = CheckResources(kube::PodResources{}, Node(), NodeLoad{0, 0, 10});
   ASSERT_EQ(pods.size(), 1u);
   EXPECT_EQ(pods[0].reason, kReasonTooManyPods);
   // A pod that requests nothing needs only a slot, however full the node is.
-  EXPECT_TRUE(CheckResources(PodResources{}, Node(), NodeLoad{999999, 0, 0}).empty());
+  EXPECT_TRUE(CheckResources(kube::PodResources{}, Node(), NodeLoad{999999, 0, 0}).empty());
 }
 
 TEST(NodeFitResources, EffectiveRequestsCountInitContainersAndOverhead) {
@@ -174,7 +174,7 @@ TEST(NodeFitResources, EffectiveRequestsCountInitContainersAndOverhead) {
       Pod({{"containers", {{{"name", "c"}, {"resources", {{"requests", {{"cpu", "1"}}}}}}}},
            {"initContainers", {{{"name", "i"}, {"resources", {{"requests", {{"cpu", "3"}}}}}}}},
            {"overhead", {{"cpu", "500m"}}}});
-  auto resources = EffectivePodResources(pod);
+  auto resources = kube::EffectivePodResources(pod);
   ASSERT_TRUE(resources.ok());
   // max(1, 3) + 0.5 = 3.5 CPU: fits an empty 4-CPU node, not one with 1 CPU used.
   EXPECT_TRUE(CheckNodeFit(pod, *resources, Node(), NodeLoad{}).empty());
@@ -186,7 +186,7 @@ TEST(NodeFitResources, EffectiveRequestsCountInitContainersAndOverhead) {
 TEST(NodeFit, ReportsEveryFailedCheckInSchedulerOrder) {
   json node = Node({{"zone", "a"}}, {Taint("t", "", "NoSchedule")}, true);
   json pod = Pod({{"nodeSelector", {{"zone", "b"}}}});
-  auto failures = CheckNodeFit(pod, PodResources{}, node, NodeLoad{});
+  auto failures = CheckNodeFit(pod, kube::PodResources{}, node, NodeLoad{});
   ASSERT_EQ(failures.size(), 3u);
   EXPECT_EQ(failures[0].check, kCheckUnschedulable);
   EXPECT_EQ(failures[1].check, kCheckNodeAffinity);

@@ -1,8 +1,6 @@
 // Pod groups (after riya's PreFilter): completeness, the filter verdict, which waiting pods to
 // requeue, and the applier that annotates them through the API (FakeApiServer).
-#include "core/cluster/pod_group_touch.h"
 #include "core/scoring/pod_groups.h"
-#include "tests/unit/fake_api_server.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -22,12 +20,12 @@ PodInfo Pod(const std::string& name, const std::string& group, const std::string
   p.uid = "uid-" + ns + "-" + name;
   p.phase = phase;
   p.node_name = node;
-  if (!group.empty()) p.labels[kPodGroupLabel] = group;
-  if (!min.empty()) p.labels[kMinAvailableLabel] = min;
+  if (!group.empty()) p.labels[cluster::kPodGroupLabel] = group;
+  if (!min.empty()) p.labels[cluster::kMinAvailableLabel] = min;
   return p;
 }
 
-TEST(PodGroups, NotGatedAsInTheSeed) {
+TEST(PodGroups, NotGatedAsInRiya) {
   EXPECT_FALSE(EvaluatePodGroup(Pod("a", "", "3"), {}).gated);   // no podGroup
   EXPECT_FALSE(EvaluatePodGroup(Pod("a", "g", ""), {}).gated);   // no minAvailable
   EXPECT_FALSE(EvaluatePodGroup(Pod("a", "g", "1"), {}).gated);  // minAvailable <= 1
@@ -81,7 +79,7 @@ TEST(PodGroups, TouchesWaitingMembersOnceForEachMembership) {
   EXPECT_EQ(value, "2026-01-01T00:00:00Z;members=" + MembersFingerprint(v.members));
 
   // Once annotated for this membership, a pod is not touched again...
-  pods[0].annotations[kGroupCompleteAnnotation] = value;
+  pods[0].annotations[cluster::kGroupCompleteAnnotation] = value;
   v = EvaluatePodGroup(pods[2], pods);
   touches = PodsToTouch(v, "team/c", "2026-01-01T00:01:00Z");
   ASSERT_EQ(touches.size(), 1u);
@@ -91,31 +89,6 @@ TEST(PodGroups, TouchesWaitingMembersOnceForEachMembership) {
   v = EvaluatePodGroup(pods[2], pods);
   touches = PodsToTouch(v, "team/c", "2026-01-01T00:02:00Z");
   EXPECT_EQ(touches.size(), 3u);  // a, b, d
-}
-
-TEST(PodGroupTouch, PatchesAnAnnotationPerPodAndReportsEachOutcome) {
-  kube::fake::FakeApiServer server;
-  server.Put({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team"}}}});
-  for (const char* name : {"a", "b"}) {
-    server.Put(
-        {{"apiVersion", "v1"},
-         {"kind", "Pod"},
-         {"metadata", {{"name", name}, {"namespace", "team"}, {"labels", {{"podGroup", "g"}}}}},
-         {"status", {{"phase", "Pending"}}}});
-  }
-  server.FailRequests("/api/v1/namespaces/team/pods/b", 403, "PATCH", "pods \"b\" is forbidden");
-  auto client = server.MakeClient();
-  cluster::TouchResult result = cluster::TouchPods(
-      *client, {{"team", "a", "T;members=1"}, {"team", "b", "T;members=1"}, {"team", "gone", "T"}});
-  EXPECT_THAT(result.touched, ElementsAre("team/a"));
-  EXPECT_THAT(result.gone, ElementsAre("team/gone"));
-  ASSERT_EQ(result.errors.size(), 1u);
-  EXPECT_THAT(result.errors[0], ::testing::HasSubstr("pod team/b: "));
-  kube::json a = server.Object("/api/v1/namespaces/team/pods/a");
-  EXPECT_EQ(a["metadata"]["annotations"][kGroupCompleteAnnotation], "T;members=1");
-  EXPECT_EQ(a["metadata"]["labels"]["podGroup"], "g");  // a merge patch keeps the rest
-  const auto& last = server.requests().back();
-  EXPECT_EQ(last.content_type, "application/merge-patch+json");
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ namespace powerctl::scoring {
 namespace {
 
 using json = nlohmann::json;
-using manifests::Policy;
+using config::Policy;
 using ::testing::HasSubstr;
 
 json TasPolicy(json strategies, const std::string& name = "p", const std::string& ns = "demo") {
@@ -23,13 +23,13 @@ json TasPolicy(json strategies, const std::string& name = "p", const std::string
 }
 
 Policy Parse(json strategies, const std::string& name = "p") {
-  Result<Policy> policy = PolicyFromJson(TasPolicy(std::move(strategies), name));
+  Result<Policy> policy = config::PolicyFromJson(TasPolicy(std::move(strategies), name));
   EXPECT_TRUE(policy.ok()) << policy.error().message;
   return policy.ok() ? policy.value() : Policy{};
 }
 
 std::string ParseError(json object) {
-  Result<Policy> policy = PolicyFromJson(object);
+  Result<Policy> policy = config::PolicyFromJson(object);
   EXPECT_FALSE(policy.ok());
   return policy.ok() ? "" : policy.error().message;
 }
@@ -71,7 +71,7 @@ TEST(PolicyParse, ReadsTheTasReadmeExample) {
   EXPECT_EQ(p.strategies.at("deschedule").rules.at(0).target, -1);
   EXPECT_EQ(p.strategies.at("labeling").rules.at(0).labels,
             (std::vector<std::string>{"label1=foo", "label2=bar"}));
-  EXPECT_EQ(PolicyMetrics(p), (std::set<std::string>{"node_metric"}));
+  EXPECT_EQ(config::PolicyMetrics(p), (std::set<std::string>{"node_metric"}));
 }
 
 TEST(PolicyParse, ErrorsNameTheObjectAndTheField) {
@@ -129,9 +129,9 @@ TEST(PolicyParse, LabelingLabelsAreCheckedAndMayNotMixOperatorsOnOneKey) {
 }
 
 TEST(PolicyRules, CompareLikeTas) {
-  manifests::PolicyRule lt{"m", "LessThan", 10, true, {}};
-  manifests::PolicyRule gt{"m", "GreaterThan", 10, true, {}};
-  manifests::PolicyRule eq{"m", "Equals", 10, true, {}};
+  config::PolicyRule lt{"m", "LessThan", 10, true, {}};
+  config::PolicyRule gt{"m", "GreaterThan", 10, true, {}};
+  config::PolicyRule eq{"m", "Equals", 10, true, {}};
   EXPECT_TRUE(RuleHolds(lt, 9.5));
   EXPECT_FALSE(RuleHolds(lt, 10));
   EXPECT_TRUE(RuleHolds(gt, 10.01));

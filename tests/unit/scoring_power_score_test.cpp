@@ -23,10 +23,10 @@ predict::PowerEstimate Failed(const std::string& /*node*/, const std::string& er
 
 // The pod's own watts, linearly, no ties: what these tests describe (the fill objective and
 // tie tolerance have tests of their own below).
-manifests::ScoringSettings Settings(int unknown = 5) {
-  manifests::ScoringSettings s;
+config::ScoringSettings Settings(int unknown = 5) {
+  config::ScoringSettings s;
   s.unknown_score = unknown;
-  s.objective = manifests::kObjectiveMarginal;
+  s.objective = config::kObjectiveMarginal;
   s.tie_tolerance = 0;
   return s;
 }
@@ -135,7 +135,7 @@ predict::PowerEstimate Filling(double now, double after, double fill_watts_per_c
 TEST(ScorePowerTest, TheFillObjectiveRanksByTheCostToFillNotThePodsWatts) {
   // An efficient node whose curve rises steeply from idle: the pod alone adds more there
   // (+12 W against +8 W), but filling it costs half as much per core.
-  manifests::ScoringSettings fill;
+  config::ScoringSettings fill;
   std::string summary;
   auto scores = ScorePower({Filling(60, 72, 1.2), Filling(200, 208, 2.4)}, fill, &summary);
   EXPECT_DOUBLE_EQ(scores[0].component.value, 10.0);
@@ -151,7 +151,7 @@ TEST(ScorePowerTest, TheFillObjectiveRanksByTheCostToFillNotThePodsWatts) {
 }
 
 TEST(ScorePowerTest, FillCostsAreOnALogScaleThatEndsAtTwiceTheCheapest) {
-  manifests::ScoringSettings fill;
+  config::ScoringSettings fill;
   fill.tie_tolerance = 0;
   auto scores = ScorePower(
       {Filling(0, 1, 1.0), Filling(0, 1, std::sqrt(2.0)), Filling(0, 1, 2.0), Filling(0, 1, 9.0)},
@@ -163,7 +163,7 @@ TEST(ScorePowerTest, FillCostsAreOnALogScaleThatEndsAtTwiceTheCheapest) {
 }
 
 TEST(ScorePowerTest, CostsWithinTheTieToleranceAllScoreTen) {
-  manifests::ScoringSettings fill;  // tolerance 5 %
+  config::ScoringSettings fill;  // tolerance 5 %
   std::string summary;
   auto scores = ScorePower({Filling(0, 1, 2.0), Filling(0, 1, 2.09)}, fill, &summary);
   EXPECT_DOUBLE_EQ(scores[0].component.value, 10.0);
@@ -177,7 +177,7 @@ TEST(ScorePowerTest, CostsWithinTheTieToleranceAllScoreTen) {
 
 TEST(ScorePowerTest, WithoutAFillCostEverywhereThePodsWattsRank) {
   // A pod without CPU has no fill cost; one node without it makes all rank by watts.
-  manifests::ScoringSettings fill;
+  config::ScoringSettings fill;
   fill.tie_tolerance = 0;
   auto scores = ScorePower({Filling(100, 102, 9.0), Predicted("b", 100, 110)}, fill);
   EXPECT_DOUBLE_EQ(scores[0].component.value, 10.0);
@@ -186,13 +186,13 @@ TEST(ScorePowerTest, WithoutAFillCostEverywhereThePodsWattsRank) {
 }
 
 TEST(PodPowerCpuCoresTest, RequestOrTheSchedulerDefault) {
-  PodResources pod;
+  kube::PodResources pod;
   pod.cpu_request_millis = 750;
   pod.cpu_unspecified = false;
   std::string note;
   EXPECT_DOUBLE_EQ(PodPowerCpuCores(pod, &note), 0.75);
   EXPECT_TRUE(note.empty());
-  PodResources bare;
+  kube::PodResources bare;
   bare.cpu_request_nonzero_millis = 200;
   EXPECT_DOUBLE_EQ(PodPowerCpuCores(bare, &note), 0.2);
   EXPECT_NE(note.find("default of 100m per container (200m)"), std::string::npos) << note;

@@ -80,7 +80,7 @@ class PreparedNodeCacheTest : public ::testing::Test {
   CountingCpu cpu_;
   testsupport::NoTemperatureSource temps_;
   std::unique_ptr<telemetry::TelemetryService> service_;
-  manifests::PowerctlConfig config_;
+  config::PowerctlConfig config_;
   std::shared_ptr<predict::NodeFacts> facts1_ = std::make_shared<predict::NodeFacts>();
   std::shared_ptr<predict::NodeFacts> facts2_ = std::make_shared<predict::NodeFacts>();
   PreparedNodeCache cache_;

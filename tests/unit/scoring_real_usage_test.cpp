@@ -17,8 +17,8 @@ NodeUsage Memory(const std::string& node, double used_gi, double allocatable_gi)
   return u;
 }
 
-manifests::ScoringSettings Settings() {
-  manifests::ScoringSettings s;
+config::ScoringSettings Settings() {
+  config::ScoringSettings s;
   s.unknown_score = 5;
   return s;
 }

@@ -64,7 +64,7 @@ class SchedulingCoreTest : public ::testing::Test {
     ASSERT_TRUE(telemetry_->Readings(telemetry::Wait::kIfEmpty).ok());
     deps_.telemetry = telemetry_.get();
   }
-  manifests::PowerctlConfig config_;
+  config::PowerctlConfig config_;
   // Every node uses 2 cores, at nominal temperatures.
   testsupport::StaticCpuSource cpu_{[](std::size_t) { return 2.0; }};
   testsupport::NoTemperatureSource temperatures_;
@@ -90,7 +90,7 @@ class SchedulingCoreTest : public ::testing::Test {
 };
 
 TEST_F(SchedulingCoreTest, TheLowestPowerDeltaScoresTenProportionally) {
-  config_.scoring.objective = manifests::kObjectiveMarginal;
+  config_.scoring.objective = config::kObjectiveMarginal;
   config_.scoring.tie_tolerance = 0;
   SchedulingCore core(deps_);
   Decision d = core.Prioritize(Pod("2"), {"hungry", "efficient", "middle"}, items_);

@@ -224,7 +224,7 @@ TEST_F(TelemetryRealPrometheusTest, IpmiExporterDirectScrape) {
 }
 
 TEST_F(TelemetryRealPrometheusTest, ServiceFromConfig) {
-  manifests::TelemetrySettings settings;
+  config::TelemetrySettings settings;
   settings.cpu_source = "prometheus";
   settings.temperature_source = "prometheus";
   settings.prometheus_url = prometheus_url_;

@@ -120,7 +120,7 @@ TEST_F(TelemetrySourcesTest, IpmiExporterDirect) {
 }
 
 TEST(TelemetryPickSensorsTest, FirstConfiguredNamePresentWinsAndItsHighestReading) {
-  manifests::SensorNames names;
+  config::SensorNames names;
   names.ambient = {"Ambient", "Inlet Temp"};
   names.cpu1 = {"CPU1"};
   SteadyTime t{};
@@ -318,7 +318,7 @@ TEST_F(TelemetrySourcesTest, MakeTelemetrySourcesFollowsTheConfig) {
   kube::Client kube(std::make_unique<kube::fake::FakeTransport>(), kube::ClientOptions{});
   SourceDependencies deps{&http, &kube, time_, nullptr};
 
-  manifests::TelemetrySettings settings;  // defaults: metrics-api + ipmi-exporter
+  config::TelemetrySettings settings;  // defaults: metrics-api + ipmi-exporter
   auto defaults = MakeTelemetrySources(settings, deps);
   ASSERT_TRUE(defaults.ok()) << defaults.error().message;
   EXPECT_EQ(defaults->cpu->Describe(), "metrics.k8s.io");
@@ -338,7 +338,7 @@ TEST_F(TelemetrySourcesTest, MakeTelemetrySourcesFollowsTheConfig) {
   EXPECT_FALSE(prom->metrics_api);
 
   auto error = [&](auto change) {
-    manifests::TelemetrySettings s;
+    config::TelemetrySettings s;
     change(s);
     auto r = MakeTelemetrySources(s, deps);
     return r.ok() ? std::string("(ok)") : r.error().message;

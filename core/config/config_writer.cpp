@@ -1,13 +1,13 @@
-#include "core/manifests/config_writer.h"
+#include "core/config/config_writer.h"
 
 #include "core/common/yaml.h"
-#include "core/manifests/config_schema.h"
+#include "core/config/config_schema.h"
 
 #include <fmt/format.h>
 
 #include <variant>
 
-namespace powerctl::manifests {
+namespace powerctl::config {
 namespace {
 
 std::string ScalarText(const FieldRef& ref) {
@@ -127,4 +127,4 @@ std::string WriteConfigYaml(const PowerctlConfig& config_in, ConfigStyle style) 
   return out;
 }
 
-}  // namespace powerctl::manifests
+}  // namespace powerctl::config

@@ -1,34 +1,21 @@
-// TASPolicy objects into manifests::Policy, with the checks of the CRD schema
-// (templates/policies.yaml) and those TAS only made at run time.
+#include "core/config/tas_policy.h"
 
 #include "core/common/edit_distance.h"
 #include "core/common/names.h"
-#include "core/scoring/policies.h"
+
+#include <nlohmann/json.hpp>
 
 #include <array>
 #include <string>
 
-namespace powerctl::scoring {
+namespace powerctl::config {
 namespace {
 
 using json = nlohmann::json;
-using manifests::Policy;
-using manifests::PolicyRule;
-using manifests::PolicyStrategy;
 
 constexpr std::array<const char*, 4> kStrategies = {kDontSchedule, kScheduleOnMetric, kDeschedule,
                                                     kLabeling};
 constexpr std::array<const char*, 3> kOperators = {"Equals", "LessThan", "GreaterThan"};
-
-bool IsMetricName(const std::string& name) {
-  if (name.empty()) return false;
-  for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
 
 template <std::size_t N>
 std::string OneOf(const std::array<const char*, N>& choices, const std::string& got) {
@@ -210,4 +197,4 @@ std::set<std::string> PolicyMetrics(const Policy& policy) {
   return metrics;
 }
 
-}  // namespace powerctl::scoring
+}  // namespace powerctl::config

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace powerctl::telemetry {
+namespace powerctl::kube {
 
 struct Quantity {
   bool negative = false;
@@ -34,4 +34,4 @@ Result<double> ParseCpuCores(std::string_view text);
 // Memory (or any count) in bytes, rounded up to a whole byte as Kubernetes does.
 Result<double> ParseBytes(std::string_view text);
 
-}  // namespace powerctl::telemetry
+}  // namespace powerctl::kube

@@ -1,11 +1,11 @@
-#include "core/scoring/pod_resources.h"
+#include "core/kube/pod_resources.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <string>
 
-namespace powerctl::scoring {
+namespace powerctl::kube {
 namespace {
 
 using nlohmann::json;
@@ -139,4 +139,4 @@ TEST(EffectivePodResourcesTest, BadInputNamesTheField) {
 }
 
 }  // namespace
-}  // namespace powerctl::scoring
+}  // namespace powerctl::kube

@@ -1,8 +1,8 @@
-#include "core/manifests/config_loader.h"
+#include "core/config/config_loader.h"
 
 #include "core/common/names.h"
 #include "core/common/yaml.h"
-#include "core/manifests/config_schema.h"
+#include "core/config/config_schema.h"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-namespace powerctl::manifests {
+namespace powerctl::config {
 namespace {
 
 constexpr std::size_t kMaxConfigBytes = 1 << 20;
@@ -53,7 +53,7 @@ class ConfigParser {
   Status ParseNode(const std::string& path, const YAML::Node& key_node, const YAML::Node& value,
                    int depth) {
     if (depth > kMaxConfigDepth) return Fail(key_node, "nesting too deep");
-    const FieldSpec* field = FindField(path);
+    const FieldSpec* field = FindConfigField(path);
     if (field == nullptr) {
       if (value.IsMap() && IsPrefixOfField(path)) {
         for (const auto& kv : value) {
@@ -321,7 +321,7 @@ Result<PowerctlConfig> LoadConfig(const ConfigSources& sources) {
   for (const std::string& assignment : sources.set_flags) {
     std::size_t eq = assignment.find('=');
     std::string key = assignment.substr(0, eq);
-    const FieldSpec* field = eq == std::string::npos ? nullptr : FindField(key);
+    const FieldSpec* field = eq == std::string::npos ? nullptr : FindConfigField(key);
     if (field == nullptr) {
       std::string hint = SuggestField(key);
       return MakeError(
@@ -354,4 +354,4 @@ Status ValidateConfig(const PowerctlConfig& config) {
   return OkStatus();
 }
 
-}  // namespace powerctl::manifests
+}  // namespace powerctl::config

@@ -6,8 +6,8 @@
 #include "core/common/clock.h"
 #include "core/common/http_client.h"
 #include "core/common/result.h"
+#include "core/config/config.h"
 #include "core/kube/client.h"
-#include "core/manifests/config.h"
 #include "core/predict/node_power.h"
 
 #include <spdlog/logger.h>
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace powerctl::predict {
+namespace powerctl::report {
 
 enum class PredictSource {
   kAuto,      // the extender when it answers, else local
@@ -39,7 +39,7 @@ struct PowerReport {
       answered_by;  // "extender powerctl/powerctl-extender (via the API server)", "local: ..."
   std::vector<std::string> warnings;  // e.g. why the extender was not used
   double cpu_added = 0;
-  std::vector<NodePower> nodes;
+  std::vector<predict::NodePower> nodes;
   telemetry::SteadyTime now{};  // what ages in `nodes` are relative to
 };
 
@@ -53,8 +53,7 @@ struct PredictDependencies {
 // kInvalidInput for a bad request (before any network use), kNotFound for a named node that
 // does not exist, kNetwork/kApi when neither the extender nor local sources could answer.
 // Per-node problems are in each NodePower's error, not a failure of the call.
-Result<PowerReport> ReportPower(const PredictRequest& request,
-                                const manifests::PowerctlConfig& config,
+Result<PowerReport> ReportPower(const PredictRequest& request, const config::PowerctlConfig& config,
                                 const PredictDependencies& deps);
 
 // Computes here, from powerctl.yaml's telemetry and predictor settings, for these Node
@@ -62,22 +61,11 @@ Result<PowerReport> ReportPower(const PredictRequest& request,
 // a Service. Fails when the telemetry sources or the predictor cannot be set up or no
 // readings come back; per-node problems are in each NodePower's error.
 Result<PowerReport> PredictLocally(const std::vector<nlohmann::json>& node_objects,
-                                   double cpu_added, const manifests::PowerctlConfig& config,
+                                   double cpu_added, const config::PowerctlConfig& config,
                                    const PredictDependencies& deps);
 
-// PredictNodePower, plus what `predict` shows of each node's model: the built-in model's
-// parameters and the fill cost of adding query.extra_cpu_cores (NodePower::builtin and
-// fill_watts_per_core). The fill cost comes from EstimatePower with fill_cost, the estimate the
-// power score ranks by, so `predict` and `score` show the same number (one more row per node on
-// a model server). `predict --source local` and the extender's GET /v1/predictions both answer
-// with this, so both sources show the same.
-std::vector<NodePower> PredictNodePowerWithFill(
-    const std::vector<NodeFacts>& nodes,
-    const std::map<std::string, telemetry::NodeReading>& readings,
-    const manifests::PowerctlConfig& config, Predictor& predictor, PowerQuery query);
-
 // The service proxy path to the extender's ops JSON (exposed for tests and `explain`).
-std::string ExtenderPredictionsPath(const manifests::PowerctlConfig& config,
+std::string ExtenderPredictionsPath(const config::PowerctlConfig& config,
                                     const std::vector<std::string>& nodes, const std::string& cpu);
 
-}  // namespace powerctl::predict
+}  // namespace powerctl::report

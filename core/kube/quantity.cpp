@@ -1,4 +1,4 @@
-#include "core/telemetry/quantity.h"
+#include "core/kube/quantity.h"
 
 #include "core/common/encoding.h"
 
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-namespace powerctl::telemetry {
+namespace powerctl::kube {
 namespace {
 
 __extension__ typedef __int128 Int128;  // GCC and clang; -Wpedantic-clean
@@ -146,4 +146,4 @@ Result<double> ParseBytes(std::string_view text) {
   return static_cast<double>(*bytes);
 }
 
-}  // namespace powerctl::telemetry
+}  // namespace powerctl::kube

@@ -1,18 +1,18 @@
-#include "core/predict/power_report.h"
+#include "core/report/power_report.h"
 
 #include "core/common/names.h"
-#include "core/manifests/render_context.h"
+#include "core/config/names.h"
+#include "core/kube/quantity.h"
 #include "core/predict/node_params.h"
 #include "core/predict/node_power_json.h"
 #include "core/predict/predictor_factory.h"
 #include "core/telemetry/node_mapping.h"
-#include "core/telemetry/quantity.h"
 #include "core/telemetry/sources.h"
 #include "core/telemetry/telemetry_service.h"
 
 #include <fmt/format.h>
 
-namespace powerctl::predict {
+namespace powerctl::report {
 namespace {
 
 using json = nlohmann::json;
@@ -47,7 +47,7 @@ Result<std::vector<json>> SelectNodes(kube::Client& kube, const PredictRequest& 
   return items;
 }
 
-std::string Describe(const manifests::PowerctlConfig& config,
+std::string Describe(const config::PowerctlConfig& config,
                      const telemetry::TelemetrySources& sources) {
   return fmt::format("computed locally: CPU from {}, temperatures from {}, model {}",
                      sources.cpu->Describe(), sources.temperature->Describe(),
@@ -55,16 +55,16 @@ std::string Describe(const manifests::PowerctlConfig& config,
 }
 
 Result<PowerReport> AskExtender(const std::vector<std::string>& names, const std::string& cpu_text,
-                                const manifests::PowerctlConfig& config,
+                                const config::PowerctlConfig& config,
                                 const PredictDependencies& deps) {
   std::string path = ExtenderPredictionsPath(config, names, cpu_text);
   auto document = deps.kube->Get(path);
   const std::string who =
-      fmt::format("extender {}/{}", config.namespace_, manifests::NamesFor(config).extender);
+      fmt::format("extender {}/{}", config.namespace_, config::NamesFor(config).extender);
   if (!document.ok()) return WithContext(document.error(), who);
   PowerReport report;
   report.now = deps.clock.now();
-  auto contents = ParsePredictionDocument(*document, report.now);
+  auto contents = predict::ParsePredictionDocument(*document, report.now);
   if (!contents.ok()) return WithContext(contents.error(), who);
   report.from_extender = true;
   report.answered_by = who + " (through the API server's service proxy to its ops port)";
@@ -76,14 +76,14 @@ Result<PowerReport> AskExtender(const std::vector<std::string>& names, const std
 }  // namespace
 
 Result<PowerReport> PredictLocally(const std::vector<json>& node_objects, double cpu_added,
-                                   const manifests::PowerctlConfig& config,
+                                   const config::PowerctlConfig& config,
                                    const PredictDependencies& deps) {
   std::vector<telemetry::NodeInfo> infos;
-  std::vector<NodeFacts> facts;
+  std::vector<predict::NodeFacts> facts;
   std::vector<std::string> names;
   for (const json& node : node_objects) {
     infos.push_back(telemetry::NodeInfoFromJson(node));
-    facts.push_back(NodeFactsFromJson(node));
+    facts.push_back(predict::NodeFactsFromJson(node));
     names.push_back(facts.back().name);
   }
   telemetry::SourceDependencies source_deps;
@@ -92,7 +92,7 @@ Result<PowerReport> PredictLocally(const std::vector<json>& node_objects, double
   source_deps.time.clock = deps.clock;
   source_deps.log = deps.log;
   POWERCTL_TRY(sources, telemetry::MakeTelemetrySources(config.telemetry, source_deps));
-  POWERCTL_TRY(predictor, MakeConfiguredPredictor(config.predictor, *deps.http));
+  POWERCTL_TRY(predictor, predict::MakeConfiguredPredictor(config.predictor, *deps.http));
 
   telemetry::TelemetryServiceOptions options;
   options.max_age = sources.max_age;
@@ -107,20 +107,13 @@ Result<PowerReport> PredictLocally(const std::vector<json>& node_objects, double
   report.answered_by = Describe(config, sources);
   report.cpu_added = cpu_added;
   report.now = deps.clock.now();
-  PowerQuery query;
+  predict::PowerQuery query;
   query.extra_cpu_cores = cpu_added;
   query.deadline = predictor.deadline;
   query.now = report.now;
-  report.nodes = PredictNodePowerWithFill(facts, readings, config, *predictor.predictor, query);
+  report.nodes =
+      predict::PredictNodePowerWithFill(facts, readings, config, *predictor.predictor, query);
   return report;
-}
-
-std::vector<NodePower> PredictNodePowerWithFill(
-    const std::vector<NodeFacts>& nodes,
-    const std::map<std::string, telemetry::NodeReading>& readings,
-    const manifests::PowerctlConfig& config, Predictor& predictor, PowerQuery query) {
-  query.fill_cost = true;
-  return PredictNodePower(nodes, readings, config, predictor, query);
 }
 
 Result<PredictSource> ParsePredictSource(const std::string& text) {
@@ -130,24 +123,23 @@ Result<PredictSource> ParsePredictSource(const std::string& text) {
   return Invalid("--source \"" + text + "\": must be auto, local or extender");
 }
 
-std::string ExtenderPredictionsPath(const manifests::PowerctlConfig& config,
+std::string ExtenderPredictionsPath(const config::PowerctlConfig& config,
                                     const std::vector<std::string>& nodes, const std::string& cpu) {
   // http:<service>:<port name>: the ops port is plain HTTP (the scheduler port is TLS).
   std::string path =
       fmt::format("/api/v1/namespaces/{}/services/http:{}:ops/proxy{}?cpu={}", config.namespace_,
-                  manifests::NamesFor(config).extender, kPredictionsPath, cpu);
+                  config::NamesFor(config).extender, predict::kPredictionsPath, cpu);
   // Node names are DNS subdomains and CPU quantities [0-9.a-zA-Z+-]: nothing to escape.
   for (const std::string& node : nodes) path += "&node=" + node;
   return path;
 }
 
-Result<PowerReport> ReportPower(const PredictRequest& request,
-                                const manifests::PowerctlConfig& config,
+Result<PowerReport> ReportPower(const PredictRequest& request, const config::PowerctlConfig& config,
                                 const PredictDependencies& deps) {
   if (deps.kube == nullptr || deps.http == nullptr) {
     return MakeError(ErrorCode::kInternal, "ReportPower: missing dependencies");
   }
-  auto cores = telemetry::ParseCpuCores(request.cpu);
+  auto cores = kube::ParseCpuCores(request.cpu);
   if (!cores.ok() || *cores < 0 || *cores > 1e6) {
     return Invalid("--cpu \"" + request.cpu + "\": not a CPU quantity (e.g. 1, 2.5 or 500m)");
   }
@@ -161,7 +153,7 @@ Result<PowerReport> ReportPower(const PredictRequest& request,
   }
   POWERCTL_TRY(node_objects, SelectNodes(*deps.kube, request));
   std::vector<std::string> names;
-  for (const json& node : node_objects) names.push_back(NodeFactsFromJson(node).name);
+  for (const json& node : node_objects) names.push_back(predict::NodeFactsFromJson(node).name);
 
   std::string extender_failure;
   if (request.source != PredictSource::kLocal) {
@@ -177,4 +169,4 @@ Result<PowerReport> ReportPower(const PredictRequest& request,
   return report;
 }
 
-}  // namespace powerctl::predict
+}  // namespace powerctl::report

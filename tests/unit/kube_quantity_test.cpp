@@ -1,6 +1,6 @@
 // Kubernetes quantities: exact CPU (n/u/m), decimal and binary memory suffixes, exponents.
 
-#include "core/telemetry/quantity.h"
+#include "core/kube/quantity.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 
 #include <string>
 
-namespace powerctl::telemetry {
+namespace powerctl::kube {
 namespace {
 
 using ::testing::HasSubstr;
@@ -122,4 +122,4 @@ TEST(QuantityTest, UntrustedTextInErrorsIsCutBetweenCharacters) {
 }
 
 }  // namespace
-}  // namespace powerctl::telemetry
+}  // namespace powerctl::kube

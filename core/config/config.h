@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace powerctl::manifests {
+namespace powerctl::config {
 
 // One rule of a TASPolicy strategy (telemetry.intel.com/v1alpha1).
 struct PolicyRule {
@@ -162,4 +162,4 @@ struct PowerctlConfig {
   std::vector<std::string> warnings;
 };
 
-}  // namespace powerctl::manifests
+}  // namespace powerctl::config

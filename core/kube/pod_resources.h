@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-namespace powerctl::scoring {
+namespace powerctl::kube {
 
 // kube-scheduler's scoring substitutes these for a container without a request
 // (pkg/scheduler/util DefaultMilliCPURequest / DefaultMemoryRequest); filtering does not.
@@ -57,4 +57,4 @@ struct PodResources {
 // list is malformed or a quantity does not parse.
 Result<PodResources> EffectivePodResources(const nlohmann::json& pod);
 
-}  // namespace powerctl::scoring
+}  // namespace powerctl::kube

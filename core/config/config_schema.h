@@ -4,14 +4,14 @@
 // this table.
 
 #include "core/common/result.h"
-#include "core/manifests/config.h"
+#include "core/config/config.h"
 
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
-namespace powerctl::manifests {
+namespace powerctl::config {
 
 inline constexpr std::string_view kConfigApiVersion = "powerctl.io/v1alpha1";
 inline constexpr std::string_view kConfigKind = "PowerctlConfig";
@@ -33,7 +33,7 @@ struct FieldSpec {
 };
 
 const std::vector<FieldSpec>& ConfigFields();
-const FieldSpec* FindField(std::string_view path);
+const FieldSpec* FindConfigField(std::string_view path);
 
 // "extender.opsPort" -> "POWERCTL_EXTENDER_OPS_PORT".
 std::string EnvVarName(std::string_view path);
@@ -50,4 +50,4 @@ std::string FieldValueText(PowerctlConfig& config, const FieldSpec& field);
 // The closest known key, for "did you mean" hints ("" when nothing is close).
 std::string SuggestField(std::string_view unknown_path);
 
-}  // namespace powerctl::manifests
+}  // namespace powerctl::config

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace powerctl::cluster {
+namespace powerctl::extender {
 
 struct TouchResult {
   std::vector<std::string> touched;  // "namespace/name"
@@ -20,4 +20,4 @@ struct TouchResult {
 // Patches each pod; one failure does not stop the others.
 TouchResult TouchPods(kube::Client& client, const std::vector<scoring::PodTouch>& touches);
 
-}  // namespace powerctl::cluster
+}  // namespace powerctl::extender

@@ -1,4 +1,4 @@
-#include "core/manifests/config_schema.h"
+#include "core/config/config_schema.h"
 
 #include "core/common/duration.h"
 #include "core/common/edit_distance.h"
@@ -12,7 +12,7 @@
 #include <charconv>
 #include <cmath>
 
-namespace powerctl::manifests {
+namespace powerctl::config {
 namespace {
 
 std::string CheckDuration(const std::string& v) {
@@ -489,7 +489,7 @@ const std::vector<FieldSpec>& ConfigFields() {
   return fields;
 }
 
-const FieldSpec* FindField(std::string_view path) {
+const FieldSpec* FindConfigField(std::string_view path) {
   for (const FieldSpec& f : ConfigFields()) {
     if (f.path == path) return &f;
   }
@@ -628,4 +628,4 @@ std::string SuggestField(std::string_view unknown_path) {
   return best;
 }
 
-}  // namespace powerctl::manifests
+}  // namespace powerctl::config

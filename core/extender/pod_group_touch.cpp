@@ -1,8 +1,8 @@
 // Requeues waiting pods of a completed pod group by annotating them.
 
-#include "core/cluster/pod_group_touch.h"
+#include "core/extender/pod_group_touch.h"
 
-namespace powerctl::cluster {
+namespace powerctl::extender {
 
 TouchResult TouchPods(kube::Client& client, const std::vector<scoring::PodTouch>& touches) {
   TouchResult out;
@@ -10,7 +10,7 @@ TouchResult TouchPods(kube::Client& client, const std::vector<scoring::PodTouch>
     std::string key = t.namespace_ + "/" + t.name;
     std::string path = "/api/v1/namespaces/" + t.namespace_ + "/pods/" + t.name;
     kube::json patch = {
-        {"metadata", {{"annotations", {{scoring::kGroupCompleteAnnotation, t.annotation_value}}}}}};
+        {"metadata", {{"annotations", {{cluster::kGroupCompleteAnnotation, t.annotation_value}}}}}};
     Result<kube::json> result = client.MergePatch(path, patch);
     if (result.ok()) {
       out.touched.push_back(key);
@@ -23,4 +23,4 @@ TouchResult TouchPods(kube::Client& client, const std::vector<scoring::PodTouch>
   return out;
 }
 
-}  // namespace powerctl::cluster
+}  // namespace powerctl::extender

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace powerctl::kube {
+namespace powerctl {
 
 // The value at a path of object keys, or nullptr.
 inline const nlohmann::json* FindField(const nlohmann::json& value,
@@ -44,4 +44,4 @@ inline std::string DumpJson(const nlohmann::json& value) {
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-}  // namespace powerctl::kube
+}  // namespace powerctl

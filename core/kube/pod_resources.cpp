@@ -1,13 +1,13 @@
-#include "core/scoring/pod_resources.h"
+#include "core/kube/pod_resources.h"
 
-#include "core/telemetry/quantity.h"
+#include "core/kube/quantity.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <utility>
 
-namespace powerctl::scoring {
+namespace powerctl::kube {
 namespace {
 
 using nlohmann::json;
@@ -44,7 +44,7 @@ Result<std::optional<std::int64_t>> ReadQuantity(const json& list, const char* r
   } else {
     return Invalid(where + "." + resource, "not a quantity");
   }
-  auto quantity = telemetry::ParseQuantity(text);
+  auto quantity = ParseQuantity(text);
   if (!quantity.ok()) return Invalid(where + "." + resource, quantity.error().message);
   if (quantity->negative) return Invalid(where + "." + resource, "negative quantity " + text);
   auto scaled = quantity->Scaled(std::string_view(resource) == "cpu" ? -9 : 0);
@@ -206,4 +206,4 @@ Result<PodResources> EffectivePodResources(const nlohmann::json& pod) {
   return out;
 }
 
-}  // namespace powerctl::scoring
+}  // namespace powerctl::kube

@@ -2,14 +2,14 @@
 // Writes a PowerctlConfig back as powerctl.yaml: commented for `powerctl init`,
 // plain for the extender's ConfigMap.
 
-#include "core/manifests/config.h"
+#include "core/config/config.h"
 
 #include <string>
 
-namespace powerctl::manifests {
+namespace powerctl::config {
 
 enum class ConfigStyle { kCommented, kPlain };
 
 std::string WriteConfigYaml(const PowerctlConfig& config, ConfigStyle style);
 
-}  // namespace powerctl::manifests
+}  // namespace powerctl::config

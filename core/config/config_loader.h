@@ -3,7 +3,7 @@
 // built-in defaults < config file < POWERCTL_* environment < --set KEY=VALUE flags.
 
 #include "core/common/result.h"
-#include "core/manifests/config.h"
+#include "core/config/config.h"
 
 #include <filesystem>
 #include <map>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace powerctl::manifests {
+namespace powerctl::config {
 
 struct ConfigSources {
   std::optional<std::filesystem::path> file;       // -c/--config; none = defaults only
@@ -28,4 +28,4 @@ Status ApplyConfigText(PowerctlConfig& config, std::string_view text,
 // Checks that need several keys at once (after all layers are applied).
 Status ValidateConfig(const PowerctlConfig& config);
 
-}  // namespace powerctl::manifests
+}  // namespace powerctl::config
