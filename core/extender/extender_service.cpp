@@ -5,7 +5,7 @@
 #include "core/extender/wire.h"
 #include "core/kube/quantity.h"
 #include "core/predict/node_power_json.h"
-#include "core/report/power_report.h"
+#include "core/predict/node_power.h"
 
 #include <algorithm>
 #include <charconv>

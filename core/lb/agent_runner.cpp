@@ -1,10 +1,11 @@
 #include "core/lb/agent_runner.h"
 
 #include "core/common/http_client.h"
-#include "core/extender/schedule_server.h"
-#include "core/server/stop_waiter.h"
 #include "core/lb/agent.h"
 #include "core/lb/service_watch.h"
+#include "core/server/metrics_registry.h"
+#include "core/server/ops.h"
+#include "core/server/stop_waiter.h"
 
 #include <atomic>
 #include <condition_variable>

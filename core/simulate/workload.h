@@ -14,7 +14,7 @@ namespace powerctl::simulate {
 
 struct WorkloadPod {
   SimPod pod;
-  // From core/scoring/pod_resources (the rules the server uses).
+  // From core/kube/pod_resources (the rules the server uses).
   std::int64_t cpu_request_millis = 0;
   std::int64_t memory_request_bytes = 0;
   std::int64_t cpu_nonzero_millis = 0;  // with the scheduler's defaults for empty requests
