@@ -28,7 +28,7 @@ double Fraction(std::int64_t requested, std::int64_t capacity) {
   return static_cast<double>(requested) / static_cast<double>(capacity);
 }
 
-std::optional<double> Predict(const SeedNodeInputs& node, double cpu_fraction) {
+std::optional<double> Predict(const MinimizePowerNodeInputs& node, double cpu_fraction) {
   predict::ModelInputs in;
   in.cpu_fraction = static_cast<float>(RoundTenth(cpu_fraction));
   in.ambient = static_cast<float>(RoundTenth(*node.ambient_norm));
@@ -69,7 +69,8 @@ double RoundTenth(double value) {
   return std::round(value * 10) / 10;
 }
 
-std::int64_t SeedRawScore(const SeedNodeInputs& node, const SeedPodCpu& pod) {
+std::int64_t MinimizePowerRawScore(const MinimizePowerNodeInputs& node,
+                                   const MinimizePowerPodCpu& pod) {
   if (pod.requests_cores == 0 && pod.limits_cores == 0) return -1;  // "no requests or limits"
   if (!node.ambient_norm || !node.cpu1_norm || !node.cpu2_norm) return -1;  // missing labels
   if (node.cpu_capacity_cores <= 0) return -1;
@@ -83,7 +84,7 @@ std::int64_t SeedRawScore(const SeedNodeInputs& node, const SeedPodCpu& pod) {
   return static_cast<std::int64_t>(*watts_after - *watts_before);
 }
 
-std::vector<std::int64_t> SeedNormalize(const std::vector<std::int64_t>& raw) {
+std::vector<std::int64_t> MinimizePowerNormalize(const std::vector<std::int64_t>& raw) {
   std::int64_t highest = 0;
   std::int64_t lowest = std::numeric_limits<std::int64_t>::max();
   for (std::int64_t s : raw) {

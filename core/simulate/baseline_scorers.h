@@ -49,20 +49,21 @@ std::int64_t BalancedAllocationScore(const RequestedResources& r);
 std::int64_t DefaultSchedulerScore(const RequestedResources& r);
 
 // MinimizePower v1's raw score for one node: int64(after - before) watts, or -1.
-struct SeedNodeInputs {
+struct MinimizePowerNodeInputs {
   double cpu_used_cores = 0;  // metrics-server usage
   double cpu_capacity_cores = 0;
   std::optional<double> ambient_norm, cpu1_norm, cpu2_norm;  // min-max, not clamped
   BuiltinParams model;                                       // the model it asks
 };
-struct SeedPodCpu {
+struct MinimizePowerPodCpu {
   double requests_cores = 0;  // containers[0] only
   double limits_cores = 0;    // containers[0] only
 };
-std::int64_t SeedRawScore(const SeedNodeInputs& node, const SeedPodCpu& pod);
+std::int64_t MinimizePowerRawScore(const MinimizePowerNodeInputs& node,
+                                   const MinimizePowerPodCpu& pod);
 // NormalizeScore: negatives -> 0; else 100 - 100*(s - lowest)/(highest - lowest) with integer
 // division (lowest over scores >= 0, highest from 0); all valid equal -> 10.
-std::vector<std::int64_t> SeedNormalize(const std::vector<std::int64_t>& raw);
+std::vector<std::int64_t> MinimizePowerNormalize(const std::vector<std::int64_t>& raw);
 // Half up to 0.1, as Go's math.Round(x*10)/10.
 double RoundTenth(double value);
 

@@ -12,8 +12,9 @@ namespace {
 // MinimizePower's normalised temperature: min-max with the labels, not clamped; nullopt when a
 // label or reading is missing or max == min (the plugin's "division by zero" error; see
 // docs/reference/minimizepower.md, "Node labels").
-std::optional<double> SeedNormalised(const SimNode& node, const std::optional<double>& reading,
-                                     const std::string& prefix) {
+std::optional<double> MinimizePowerNormalised(const SimNode& node,
+                                              const std::optional<double>& reading,
+                                              const std::string& prefix) {
   auto min = node.labels.find(prefix + "/min");
   auto max = node.labels.find(prefix + "/max");
   if (!reading || min == node.labels.end() || max == node.labels.end()) return std::nullopt;
@@ -24,8 +25,8 @@ std::optional<double> SeedNormalised(const SimNode& node, const std::optional<do
 }
 
 // The first container's CPU request and limit, in cores (MinimizePower reads nothing else).
-SeedPodCpu FirstContainerCpu(const WorkloadPod& pod) {
-  SeedPodCpu cpu;
+MinimizePowerPodCpu FirstContainerCpu(const WorkloadPod& pod) {
+  MinimizePowerPodCpu cpu;
   const auto& containers = pod.pod.object["spec"]["containers"];
   if (containers.empty()) return cpu;
   const auto& resources = containers[0].value("resources", nlohmann::json::object());
@@ -51,33 +52,33 @@ class DefaultScorer : public Scorer {
   }
 };
 
-class SeedScorer : public Scorer {
+class MinimizePowerScorer : public Scorer {
  public:
   std::vector<std::int64_t> Score(const WorkloadPod& pod, const std::vector<std::size_t>& feasible,
                                   const std::vector<NodeRuntime>& nodes) override {
-    SeedPodCpu cpu = FirstContainerCpu(pod);
+    MinimizePowerPodCpu cpu = FirstContainerCpu(pod);
     std::vector<std::int64_t> raw;
     for (std::size_t i : feasible) {
       const NodeRuntime& n = nodes[i];
-      SeedNodeInputs in;
+      MinimizePowerNodeInputs in;
       in.cpu_used_cores = n.cpu_used;
       in.cpu_capacity_cores = n.node->cpu_cores;
-      in.ambient_norm = SeedNormalised(*n.node, n.node->ambient, "ambient");
-      in.cpu1_norm = SeedNormalised(*n.node, n.node->cpu1, "cpu1");
-      in.cpu2_norm = SeedNormalised(*n.node, n.node->cpu2, "cpu2");
+      in.ambient_norm = MinimizePowerNormalised(*n.node, n.node->ambient, "ambient");
+      in.cpu1_norm = MinimizePowerNormalised(*n.node, n.node->cpu1, "cpu1");
+      in.cpu2_norm = MinimizePowerNormalised(*n.node, n.node->cpu2, "cpu2");
       in.model = n.belief;
-      raw.push_back(SeedRawScore(in, cpu));
+      raw.push_back(MinimizePowerRawScore(in, cpu));
     }
-    std::vector<std::int64_t> normalised = SeedNormalize(raw);
+    std::vector<std::int64_t> normalised = MinimizePowerNormalize(raw);
     for (std::size_t k = 0; k < feasible.size(); ++k) {
-      normalised[k] =
-          normalised[k] * kSeedWeight + DefaultSchedulerScore(nodes[feasible[k]].WithPod(pod));
+      normalised[k] = normalised[k] * kMinimizePowerWeight +
+                      DefaultSchedulerScore(nodes[feasible[k]].WithPod(pod));
     }
     return normalised;
   }
 
  private:
-  static constexpr std::int64_t kSeedWeight = 100;  // as MinimizePower's scheduler config
+  static constexpr std::int64_t kMinimizePowerWeight = 100;  // as MinimizePower's scheduler config
 };
 
 class PeaksScorer : public Scorer {
@@ -139,7 +140,8 @@ Result<std::unique_ptr<Scorer>> MakeScorer(std::string_view name,
                                            const ScorerOptions& options) {
   if (name == kScorerPowerctl) return MakePowerctlScorer(nodes, config, options);
   if (name == kScorerDefault) return std::unique_ptr<Scorer>(std::make_unique<DefaultScorer>());
-  if (name == kScorerMinimizePower) return std::unique_ptr<Scorer>(std::make_unique<SeedScorer>());
+  if (name == kScorerMinimizePower)
+    return std::unique_ptr<Scorer>(std::make_unique<MinimizePowerScorer>());
   if (name == kScorerPeaks) return std::unique_ptr<Scorer>(std::make_unique<PeaksScorer>(nodes));
   return MakeError(
       ErrorCode::kInvalidInput,

@@ -120,7 +120,7 @@ TEST(LabelNodesDesiredLabelsTest, ARangeSetsItsMinAndMaxLabels) {
   EXPECT_THAT(*labels, ElementsAre(Pair("ambient/max", "35"), Pair("ambient/min", "18")));
 }
 
-TEST(LabelNodesDesiredLabelsTest, EverySettingHasItsSeedLabel) {
+TEST(LabelNodesDesiredLabelsTest, EverySettingHasItsMinimizePowerLabel) {
   LabelNodesRequest request;
   request.all = true;
   request.ambient = "17.5:35.5";

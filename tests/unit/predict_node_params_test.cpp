@@ -77,18 +77,18 @@ config::PowerctlConfig Config(const std::string& backend) {
   return config;
 }
 
-const Map kSeedLabels = {{"tensorflow/host", "10.0.0.100"},
-                         {"tensorflow/port", "8500"},
-                         {"tensorflow/name", "konohana"},
-                         {"ambient/max", "36.5"},
-                         {"kubernetes.io/hostname", "n1"}};
+const Map kMinimizePowerLabels = {{"tensorflow/host", "10.0.0.100"},
+                                  {"tensorflow/port", "8500"},
+                                  {"tensorflow/name", "konohana"},
+                                  {"ambient/max", "36.5"},
+                                  {"kubernetes.io/hostname", "n1"}};
 
-TEST(NodeParamsTest, EndpointFromSeedLabels) {
-  auto ep = ModelEndpointForNode(kSeedLabels, Config("tfserving-grpc"));
+TEST(NodeParamsTest, EndpointFromMinimizePowerLabels) {
+  auto ep = ModelEndpointForNode(kMinimizePowerLabels, Config("tfserving-grpc"));
   ASSERT_TRUE(ep.ok()) << ep.error().message;
   EXPECT_EQ(ep->Key(), "tfserving-grpc|10.0.0.100:8500|konohana||");  // labels stand alone
 
-  Map full = kSeedLabels;
+  Map full = kMinimizePowerLabels;
   full["tensorflow/version"] = "1218";
   full["tensorflow/signature"] = "konohana";
   ep = ModelEndpointForNode(full, Config("tfserving-rest"));
@@ -110,7 +110,7 @@ TEST(NodeParamsTest, EndpointFromConfigWhenUnlabelled) {
 }
 
 TEST(NodeParamsTest, BuiltinIgnoresModelLabels) {
-  auto ep = ModelEndpointForNode(kSeedLabels, Config("builtin"));
+  auto ep = ModelEndpointForNode(kMinimizePowerLabels, Config("builtin"));
   ASSERT_TRUE(ep.ok());
   EXPECT_EQ(ep->Key(), ModelEndpoint{}.Key());
 }

@@ -11,40 +11,40 @@ namespace {
 
 using V = std::vector<std::int64_t>;
 
-TEST(SimulateSeedNormalizeTest, MatchesTheSeedsTestVectors) {
+TEST(SimulateMinimizePowerNormalizeTest, MatchesMinimizePowersTestVectors) {
   // TestNormalizeScore in MinimizePower's minimize_power_test.go.
-  EXPECT_EQ(SeedNormalize({-1, 1, 4, 5, 7, 9}), (V{0, 100, 63, 50, 25, 0}));
-  EXPECT_EQ(SeedNormalize({5, -1, 5}), (V{10, 0, 10}));
-  EXPECT_EQ(SeedNormalize({-1, -1, -1}), (V{0, 0, 0}));
+  EXPECT_EQ(MinimizePowerNormalize({-1, 1, 4, 5, 7, 9}), (V{0, 100, 63, 50, 25, 0}));
+  EXPECT_EQ(MinimizePowerNormalize({5, -1, 5}), (V{10, 0, 10}));
+  EXPECT_EQ(MinimizePowerNormalize({-1, -1, -1}), (V{0, 0, 0}));
 }
 
-TEST(SimulateSeedNormalizeTest, APowerDecreaseLooksLikeAnError) {
+TEST(SimulateMinimizePowerNormalizeTest, APowerDecreaseLooksLikeAnError) {
   // MinimizePower's bug, kept on purpose: a predicted -3 W gets the worst score, like a failure.
-  EXPECT_EQ(SeedNormalize({-3, 2, 6}), (V{0, 100, 0}));
+  EXPECT_EQ(MinimizePowerNormalize({-3, 2, 6}), (V{0, 100, 0}));
 }
 
-TEST(SimulateSeedRawScoreTest, RoundsInputsAndReadsOnlyTheFirstContainer) {
-  SeedNodeInputs node;
+TEST(SimulateMinimizePowerRawScoreTest, RoundsInputsAndReadsOnlyTheFirstContainer) {
+  MinimizePowerNodeInputs node;
   node.cpu_capacity_cores = 30;
   node.cpu_used_cores = 5;
   node.ambient_norm = node.cpu1_norm = node.cpu2_norm = 0.5;
   node.model = BuiltinParams{100, 400, 1.0, 0.0};
   // 1 core on 30: before 0.1667 -> 0.2, after 0.2 -> 0.2: the rounding hides the pod.
-  EXPECT_EQ(SeedRawScore(node, {1.0, 0}), 0);
+  EXPECT_EQ(MinimizePowerRawScore(node, {1.0, 0}), 0);
   // 4 cores: 0.2 -> 0.3: 10% of 300 W = 30 W.
-  EXPECT_EQ(SeedRawScore(node, {4.0, 0}), 30);
+  EXPECT_EQ(MinimizePowerRawScore(node, {4.0, 0}), 30);
   // No request: limits x 0.85: 4 x 0.85 = 3.4 -> (8.4/30 = 0.28 -> 0.3).
-  EXPECT_EQ(SeedRawScore(node, {0, 4.0}), 30);
+  EXPECT_EQ(MinimizePowerRawScore(node, {0, 4.0}), 30);
   // Neither: MinimizePower cannot score the pod.
-  EXPECT_EQ(SeedRawScore(node, {0, 0}), -1);
+  EXPECT_EQ(MinimizePowerRawScore(node, {0, 0}), -1);
   // Limits beyond the free capacity: "overload".
-  EXPECT_EQ(SeedRawScore(node, {1.0, 26.0}), -1);
+  EXPECT_EQ(MinimizePowerRawScore(node, {1.0, 26.0}), -1);
   // A missing temperature label makes the node unscorable.
   node.cpu1_norm.reset();
-  EXPECT_EQ(SeedRawScore(node, {4.0, 0}), -1);
+  EXPECT_EQ(MinimizePowerRawScore(node, {4.0, 0}), -1);
 }
 
-TEST(SimulateSeedRawScoreTest, RoundTenthIsHalfUp) {
+TEST(SimulateMinimizePowerRawScoreTest, RoundTenthIsHalfUp) {
   EXPECT_DOUBLE_EQ(RoundTenth(0.25), 0.3);
   EXPECT_DOUBLE_EQ(RoundTenth(0.24), 0.2);
   EXPECT_DOUBLE_EQ(RoundTenth(0.36), 0.4);
