@@ -53,6 +53,7 @@ std::string Allowed(const FieldSpec& field, const FieldRef& ref) {
     return fmt::format("{}", fmt::join(choices, ", "));
   }
   if (field.min < field.max) return fmt::format("{} to {}", field.min, field.max);
+  if (!field.check.accepts.empty()) return std::string(field.check.accepts);
   if (std::holds_alternative<bool*>(ref)) return "`true`, `false`";
   if (std::holds_alternative<std::vector<std::string>*>(ref)) return "one or more names";
   return "";

@@ -18,6 +18,13 @@ inline constexpr std::string_view kConfigKind = "PowerctlConfig";
 
 using FieldRef = std::variant<std::string*, int*, bool*, double*, std::vector<std::string>*>;
 
+// A check on string values, and what it accepts in words for the configuration reference.
+struct ValueCheck {
+  std::string (*fn)(const std::string&) = nullptr;  // "" when valid, else what is wrong
+  std::string_view accepts;                         // "a duration such as 30s, 5m or 1h30m"
+};
+
+// One key of powerctl.yaml. The table (config_schema.cpp) names each member it sets.
 struct FieldSpec {
   std::string_view path;  // "extender.port"
   std::string_view help;  // one line, written as a comment by `powerctl init`
@@ -25,8 +32,7 @@ struct FieldSpec {
   std::vector<std::string_view> choices;  // non-empty: the value must be one of these
   double min = 0;                         // numeric range (when min < max)
   double max = 0;
-  // Extra check on string values; returns "" when valid, else what is wrong.
-  std::string (*check)(const std::string&) = nullptr;
+  ValueCheck check;     // extra check on string values
   bool prompt = false;  // asked by the interactive `powerctl init`
   // Still read, never written: `powerctl init` and the extender's ConfigMap leave it out.
   bool deprecated = false;

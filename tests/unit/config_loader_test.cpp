@@ -215,6 +215,26 @@ TEST(ConfigSchemaTest, EnvVarNames) {
             "POWERCTL_PREDICTOR_MODEL_PERSISTENT_VOLUME_CLAIM");
 }
 
+TEST(ConfigSchemaTest, EveryCheckSaysWhatItAcceptsAndAcceptsTheDefault) {
+  PowerctlConfig defaults;
+  for (const FieldSpec& field : ConfigFields()) {
+    SCOPED_TRACE(std::string(field.path));
+    EXPECT_EQ(field.check.fn == nullptr, field.check.accepts.empty());
+    if (field.check.fn == nullptr) continue;
+    FieldRef ref = field.ref(defaults);
+    auto* value = std::get_if<std::string*>(&ref);
+    ASSERT_NE(value, nullptr) << "checks apply to string values";
+    // The default is valid, except where the key must be set (an image for the extender).
+    if (!(*value)->empty()) {
+      EXPECT_EQ(field.check.fn(**value), "");
+    }
+  }
+  const FieldSpec* duration = FindConfigField("telemetry.maxAge");
+  ASSERT_NE(duration, nullptr);
+  EXPECT_NE(duration->check.fn("soon"), "");
+  EXPECT_THAT(std::string(duration->check.accepts), HasSubstr("30s"));
+}
+
 TEST(ConfigWriterTest, WrittenConfigLoadsBackEqual) {
   PowerctlConfig config;
   config.namespace_ = "energy";
