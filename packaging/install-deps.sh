@@ -11,6 +11,8 @@ BUILD_PKGS=(
   libssl-dev libboost1.81-dev libspdlog-dev libfmt-dev libnftables-dev
   # jemalloc: the allocator of the powerctl binary (cmake/Allocator.cmake says why).
   libjemalloc-dev
+  # The servers' /metrics (core/server/metrics_registry.h); only its core library is linked.
+  prometheus-cpp-dev
 )
 TEST_PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev clang-format

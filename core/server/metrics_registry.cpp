@@ -2,34 +2,18 @@
 
 #include <fmt/format.h>
 
+#include <prometheus/check_names.h>
+#include <prometheus/text_serializer.h>
+
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 
 namespace powerctl::server {
 namespace {
 
-std::string FormatValue(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  return fmt::format("{}", v);
-}
-
-std::string EscapeLabel(const std::string& value) {
-  std::string out;
-  for (char c : value) {
-    if (c == '\\')
-      out += "\\\\";
-    else if (c == '"')
-      out += "\\\"";
-    else if (c == '\n')
-      out += "\\n";
-    else
-      out += c;
-  }
-  return out;
-}
-
+// prometheus-cpp 1.0 writes HELP text as given; the format wants '\' and newlines escaped.
 std::string EscapeHelp(const std::string& help) {
   std::string out;
   for (char c : help) {
@@ -43,30 +27,46 @@ std::string EscapeHelp(const std::string& help) {
   return out;
 }
 
-const char* KindName(MetricFamily::Kind kind) {
-  switch (kind) {
-    case MetricFamily::Kind::kCounter:
-      return "counter";
-    case MetricFamily::Kind::kGauge:
-      return "gauge";
-    case MetricFamily::Kind::kHistogram:
-      return "histogram";
+// prometheus-cpp keeps a series' labels in a std::map, so they come out sorted by name, and
+// its series in a hash map. Put the labels back in the order the family declared them (the
+// order scrapers matching a line and people reading /metrics have always seen) and the series
+// in the order of their values, so the page reads the same from one scrape to the next.
+void InDeclaredOrder(prometheus::MetricFamily& family, const std::vector<std::string>& names) {
+  for (prometheus::ClientMetric& metric : family.metric) {
+    std::vector<prometheus::ClientMetric::Label> ordered;
+    ordered.reserve(metric.label.size());
+    for (const std::string& name : names) {
+      auto it = std::find_if(metric.label.begin(), metric.label.end(),
+                             [&](const auto& label) { return label.name == name; });
+      if (it != metric.label.end()) ordered.push_back(std::move(*it));
+    }
+    metric.label = std::move(ordered);
   }
-  return "untyped";
+  std::sort(family.metric.begin(), family.metric.end(), [](const auto& a, const auto& b) {
+    return std::lexicographical_compare(
+        a.label.begin(), a.label.end(), b.label.begin(), b.label.end(),
+        [](const auto& x, const auto& y) { return x.value < y.value; });
+  });
+}
+
+// prometheus-cpp checks a metric name when the family is registered, but label names and
+// buckets only when the first series is added. Checking them before registering means a bad call
+// throws at once and leaves nothing registered.
+void CheckLabelNames(const std::string& name, const std::vector<std::string>& labels) {
+  for (const std::string& label : labels)
+    if (!prometheus::CheckLabelName(label))
+      throw std::invalid_argument(fmt::format("metric {}: invalid label name \"{}\"", name, label));
+}
+
+void CheckBuckets(const std::string& name, const std::vector<double>& buckets) {
+  if (std::adjacent_find(buckets.begin(), buckets.end(), std::greater_equal<>()) != buckets.end())
+    throw std::invalid_argument("histogram " + name + ": buckets must increase");
 }
 
 }  // namespace
 
-MetricFamily::MetricFamily(Kind kind, std::string name, std::string help,
-                           std::vector<std::string> labels)
-    : kind_(kind), name_(std::move(name)), help_(std::move(help)), labels_(std::move(labels)) {}
-
-void MetricFamily::Render(std::string& out) const {
-  out +=
-      fmt::format("# HELP {} {}\n# TYPE {} {}\n", name_, EscapeHelp(help_), name_, KindName(kind_));
-  std::lock_guard lock(mu_);
-  RenderSeries(out);
-}
+MetricFamily::MetricFamily(Kind kind, std::string name, std::vector<std::string> labels)
+    : kind_(kind), name_(std::move(name)), labels_(std::move(labels)) {}
 
 void MetricFamily::CheckLabels(const LabelValues& values) const {
   if (values.size() != labels_.size())
@@ -74,143 +74,127 @@ void MetricFamily::CheckLabels(const LabelValues& values) const {
                                             values.size(), labels_.size()));
 }
 
-std::string MetricFamily::Sample(const std::string& suffix, const LabelValues& values,
-                                 const std::string& extra, double value) const {
-  std::string labels;
-  for (std::size_t i = 0; i < values.size(); ++i)
-    labels +=
-        fmt::format("{}{}=\"{}\"", labels.empty() ? "" : ",", labels_[i], EscapeLabel(values[i]));
-  if (!extra.empty()) labels += (labels.empty() ? "" : ",") + extra;
-  return fmt::format("{}{}{} {}\n", name_, suffix, labels.empty() ? "" : "{" + labels + "}",
-                     FormatValue(value));
+prometheus::Labels MetricFamily::LabelsOf(const LabelValues& values) const {
+  CheckLabels(values);
+  prometheus::Labels labels;
+  for (std::size_t i = 0; i < values.size(); ++i) labels.emplace(labels_[i], values[i]);
+  return labels;
 }
 
-CounterFamily::CounterFamily(std::string name, std::string help, std::vector<std::string> labels)
-    : MetricFamily(Kind::kCounter, std::move(name), std::move(help), std::move(labels)) {}
+CounterFamily::CounterFamily(prometheus::Family<prometheus::Counter>& family, std::string name,
+                             std::vector<std::string> labels)
+    : SeriesFamily(Kind::kCounter, family, std::move(name), std::move(labels)) {}
 
 void CounterFamily::Inc(const LabelValues& values, double by) {
   CheckLabels(values);
   if (!(by >= 0)) return;
   std::lock_guard lock(mu_);
-  series_[values] += by;
+  SeriesLocked(values).Increment(by);
 }
 
 double CounterFamily::Value(const LabelValues& values) const {
   std::lock_guard lock(mu_);
-  auto it = series_.find(values);
-  return it == series_.end() ? 0 : it->second;
+  const prometheus::Counter* series = FindLocked(values);
+  return series == nullptr ? 0 : series->Value();
 }
 
-void CounterFamily::RenderSeries(std::string& out) const {
-  for (const auto& [values, value] : series_) out += Sample("", values, "", value);
-}
-
-GaugeFamily::GaugeFamily(std::string name, std::string help, std::vector<std::string> labels)
-    : MetricFamily(Kind::kGauge, std::move(name), std::move(help), std::move(labels)) {}
+GaugeFamily::GaugeFamily(prometheus::Family<prometheus::Gauge>& family, std::string name,
+                         std::vector<std::string> labels)
+    : SeriesFamily(Kind::kGauge, family, std::move(name), std::move(labels)) {}
 
 void GaugeFamily::Set(const LabelValues& values, double value) {
-  CheckLabels(values);
   std::lock_guard lock(mu_);
-  series_[values] = value;
+  SeriesLocked(values).Set(value);
 }
 
 void GaugeFamily::Add(const LabelValues& values, double by) {
-  CheckLabels(values);
   std::lock_guard lock(mu_);
-  series_[values] += by;
+  SeriesLocked(values).Increment(by);
 }
 
 double GaugeFamily::Value(const LabelValues& values) const {
   std::lock_guard lock(mu_);
-  auto it = series_.find(values);
-  return it == series_.end() ? 0 : it->second;
+  const prometheus::Gauge* series = FindLocked(values);
+  return series == nullptr ? 0 : series->Value();
 }
 
 void GaugeFamily::Clear() {
   std::lock_guard lock(mu_);
-  series_.clear();
+  ClearLocked();
 }
 
-void GaugeFamily::RenderSeries(std::string& out) const {
-  for (const auto& [values, value] : series_) out += Sample("", values, "", value);
-}
-
-HistogramFamily::HistogramFamily(std::string name, std::string help, std::vector<double> buckets,
+HistogramFamily::HistogramFamily(prometheus::Family<prometheus::Histogram>& family,
+                                 std::string name, std::vector<double> buckets,
                                  std::vector<std::string> labels)
-    : MetricFamily(Kind::kHistogram, std::move(name), std::move(help), std::move(labels)),
-      buckets_(std::move(buckets)) {
-  if (!std::is_sorted(buckets_.begin(), buckets_.end()) ||
-      std::adjacent_find(buckets_.begin(), buckets_.end()) != buckets_.end())
-    throw std::invalid_argument("histogram " + this->name() + ": buckets must increase");
-}
+    : SeriesFamily(Kind::kHistogram, family, std::move(name), std::move(labels)),
+      buckets_(std::move(buckets)) {}
 
 void HistogramFamily::Observe(const LabelValues& values, double value) {
   CheckLabels(values);
   if (std::isnan(value)) return;
   std::lock_guard lock(mu_);
-  Series& s = series_[values];
-  if (s.counts.empty()) s.counts.assign(buckets_.size(), 0);
-  auto it = std::lower_bound(buckets_.begin(), buckets_.end(), value);  // first bound >= value
-  if (it != buckets_.end()) ++s.counts[static_cast<std::size_t>(it - buckets_.begin())];
-  ++s.count;
-  s.sum += value;
+  SeriesLocked(values, buckets_).Observe(value);
 }
 
 std::uint64_t HistogramFamily::Count(const LabelValues& values) const {
   std::lock_guard lock(mu_);
-  auto it = series_.find(values);
-  return it == series_.end() ? 0 : it->second.count;
+  const prometheus::Histogram* series = FindLocked(values);
+  return series == nullptr ? 0 : series->Collect().histogram.sample_count;
 }
 
-void HistogramFamily::RenderSeries(std::string& out) const {
-  for (const auto& [values, s] : series_) {
-    std::uint64_t cumulative = 0;
-    for (std::size_t i = 0; i < buckets_.size(); ++i) {
-      cumulative += s.counts[i];
-      out += Sample("_bucket", values, "le=\"" + FormatValue(buckets_[i]) + "\"",
-                    static_cast<double>(cumulative));
-    }
-    out += Sample("_bucket", values, "le=\"+Inf\"", static_cast<double>(s.count));
-    out += Sample("_sum", values, "", s.sum);
-    out += Sample("_count", values, "", static_cast<double>(s.count));
-  }
-}
-
-template <typename T, typename... Args>
-T& MetricsRegistry::Add(const std::string& name, MetricFamily::Kind kind, Args&&... args) {
-  std::lock_guard lock(mu_);
-  for (const auto& family : families_) {
-    if (family->name() != name) continue;
-    if (family->kind() != kind)
-      throw std::invalid_argument("metric " + name + " is already registered as another kind");
-    return static_cast<T&>(*family);
-  }
-  families_.push_back(std::make_unique<T>(name, std::forward<Args>(args)...));
-  return static_cast<T&>(*families_.back());
+template <typename T>
+T* MetricsRegistry::Find(const std::string& name, MetricFamily::Kind kind) const {
+  auto it = families_.find(name);
+  if (it == families_.end()) return nullptr;
+  if (it->second->kind() != kind)
+    throw std::invalid_argument("metric " + name + " is already registered as another kind");
+  return static_cast<T*>(it->second.get());
 }
 
 CounterFamily& MetricsRegistry::Counter(const std::string& name, const std::string& help,
                                         std::vector<std::string> labels) {
-  return Add<CounterFamily>(name, MetricFamily::Kind::kCounter, help, std::move(labels));
+  std::lock_guard lock(mu_);
+  if (auto* existing = Find<CounterFamily>(name, MetricFamily::Kind::kCounter)) return *existing;
+  CheckLabelNames(name, labels);
+  auto& family = prometheus::BuildCounter().Name(name).Help(EscapeHelp(help)).Register(registry_);
+  auto added = std::make_unique<CounterFamily>(family, name, std::move(labels));
+  return static_cast<CounterFamily&>(*families_.emplace(name, std::move(added)).first->second);
 }
 
 GaugeFamily& MetricsRegistry::Gauge(const std::string& name, const std::string& help,
                                     std::vector<std::string> labels) {
-  return Add<GaugeFamily>(name, MetricFamily::Kind::kGauge, help, std::move(labels));
+  std::lock_guard lock(mu_);
+  if (auto* existing = Find<GaugeFamily>(name, MetricFamily::Kind::kGauge)) return *existing;
+  CheckLabelNames(name, labels);
+  auto& family = prometheus::BuildGauge().Name(name).Help(EscapeHelp(help)).Register(registry_);
+  auto added = std::make_unique<GaugeFamily>(family, name, std::move(labels));
+  return static_cast<GaugeFamily&>(*families_.emplace(name, std::move(added)).first->second);
 }
 
 HistogramFamily& MetricsRegistry::Histogram(const std::string& name, const std::string& help,
                                             std::vector<double> buckets,
                                             std::vector<std::string> labels) {
-  return Add<HistogramFamily>(name, MetricFamily::Kind::kHistogram, help, std::move(buckets),
-                              std::move(labels));
+  std::lock_guard lock(mu_);
+  if (auto* existing = Find<HistogramFamily>(name, MetricFamily::Kind::kHistogram))
+    return *existing;
+  CheckLabelNames(name, labels);
+  CheckBuckets(name, buckets);
+  auto& family = prometheus::BuildHistogram().Name(name).Help(EscapeHelp(help)).Register(registry_);
+  auto added =
+      std::make_unique<HistogramFamily>(family, name, std::move(buckets), std::move(labels));
+  return static_cast<HistogramFamily&>(*families_.emplace(name, std::move(added)).first->second);
 }
 
 std::string MetricsRegistry::Render() const {
-  std::lock_guard lock(mu_);
-  std::string out;
-  for (const auto& family : families_) family->Render(out);
-  return out;
+  std::vector<prometheus::MetricFamily> collected = registry_.Collect();
+  {
+    std::lock_guard lock(mu_);
+    for (prometheus::MetricFamily& family : collected) {
+      auto it = families_.find(family.name);
+      if (it != families_.end()) InDeclaredOrder(family, it->second->labels());
+    }
+  }
+  return prometheus::TextSerializer().Serialize(collected);
 }
 
 }  // namespace powerctl::server

@@ -1,7 +1,9 @@
 #include "core/server/metrics_registry.h"
+#include "core/telemetry/exposition.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <thread>
@@ -34,7 +36,46 @@ TEST(MetricsRegistryTest, EscapesLabelValuesAndFormatsSpecialValues) {
   std::string text = registry.Render();
   EXPECT_NE(text.find("node_watts{node=\"a\\\"b\\\\c\\nd\"} 1.5\n"), std::string::npos) << text;
   EXPECT_NE(text.find("node_watts{node=\"inf\"} +Inf\n"), std::string::npos);
-  EXPECT_NE(text.find("node_watts{node=\"nan\"} NaN\n"), std::string::npos);
+  // prometheus-cpp spells NaN "Nan"; Prometheus reads floats with Go's ParseFloat, which
+  // ignores the case of NaN and Inf.
+  EXPECT_NE(text.find("node_watts{node=\"nan\"} Nan\n"), std::string::npos);
+}
+
+TEST(MetricsRegistryTest, RenderIsTextFormatThatParsesBackToWhatWasRecorded) {
+  MetricsRegistry registry;
+  registry.Counter("requests_total", "Requests\nby \\ code", {"path", "code"})
+      .Inc({"/a\"b", "200"}, 2);
+  registry.Gauge("level", "Level", {"source"}).Set({"cpu"}, std::nan(""));
+  registry.Histogram("seconds", "Seconds", {0.5, 1}).Observe(0.75);
+  auto parsed = telemetry::ParseExposition(registry.Render());
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed->help.at("requests_total"), "Requests\nby \\ code");
+  EXPECT_EQ(parsed->types.at("requests_total"), "counter");
+  EXPECT_EQ(parsed->types.at("seconds"), "histogram");
+  auto requests = telemetry::FindSamples(*parsed, "requests_total", {{"path", "/a\"b"}});
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0]->value, 2);
+  auto level = telemetry::FindSamples(*parsed, "level", {{"source", "cpu"}});
+  ASSERT_EQ(level.size(), 1u);
+  EXPECT_TRUE(std::isnan(level[0]->value));
+  auto bucket = telemetry::FindSamples(*parsed, "seconds_bucket", {{"le", "1"}});
+  ASSERT_EQ(bucket.size(), 1u);
+  EXPECT_EQ(bucket[0]->value, 1);
+}
+
+TEST(MetricsRegistryTest, LabelsInDeclaredOrderAndSeriesSortedByValues) {
+  MetricsRegistry registry;
+  auto& c = registry.Counter("c_total", "C", {"zone", "code"});
+  for (const char* zone : {"z9", "z1", "z5", "z3"}) c.Inc({zone, "200"});
+  c.Inc({"z1", "100"});
+  EXPECT_EQ(registry.Render(),
+            "# HELP c_total C\n"
+            "# TYPE c_total counter\n"
+            "c_total{zone=\"z1\",code=\"100\"} 1\n"
+            "c_total{zone=\"z1\",code=\"200\"} 1\n"
+            "c_total{zone=\"z3\",code=\"200\"} 1\n"
+            "c_total{zone=\"z5\",code=\"200\"} 1\n"
+            "c_total{zone=\"z9\",code=\"200\"} 1\n");
 }
 
 TEST(MetricsRegistryTest, GaugesSetAddAndClear) {
@@ -46,10 +87,15 @@ TEST(MetricsRegistryTest, GaugesSetAddAndClear) {
   inflight.Add({"main"}, -1);
   EXPECT_EQ(inflight.Value({"main"}), 1);
   EXPECT_NE(registry.Render().find("up 1\n"), std::string::npos);
+  inflight.Set({"old"}, 5);
   inflight.Clear();
+  EXPECT_EQ(inflight.Value({"main"}), 0);
+  EXPECT_EQ(registry.Render().find("inflight"), std::string::npos);  // no series: left out
+  inflight.Set({"new"}, 3);
   std::string text = registry.Render();
-  EXPECT_EQ(text.find("inflight{"), std::string::npos);
-  EXPECT_NE(text.find("# TYPE inflight gauge\n"), std::string::npos);  // family stays
+  EXPECT_NE(text.find("# TYPE inflight gauge\ninflight{server=\"new\"} 3\n"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("old"), std::string::npos);
 }
 
 TEST(MetricsRegistryTest, HistogramBucketsAreCumulativeWithInfSumAndCount) {
@@ -60,12 +106,12 @@ TEST(MetricsRegistryTest, HistogramBucketsAreCumulativeWithInfSumAndCount) {
   EXPECT_EQ(registry.Render(),
             "# HELP latency_seconds Latency\n"
             "# TYPE latency_seconds histogram\n"
+            "latency_seconds_count{path=\"/f\"} 5\n"
+            "latency_seconds_sum{path=\"/f\"} 4.5\n"
             "latency_seconds_bucket{path=\"/f\",le=\"0.25\"} 2\n"
             "latency_seconds_bucket{path=\"/f\",le=\"0.5\"} 3\n"
             "latency_seconds_bucket{path=\"/f\",le=\"1\"} 4\n"
-            "latency_seconds_bucket{path=\"/f\",le=\"+Inf\"} 5\n"
-            "latency_seconds_sum{path=\"/f\"} 4.5\n"
-            "latency_seconds_count{path=\"/f\"} 5\n");
+            "latency_seconds_bucket{path=\"/f\",le=\"+Inf\"} 5\n");
 }
 
 TEST(MetricsRegistryTest, RegisteringAgainReturnsTheSameFamily) {
@@ -76,19 +122,27 @@ TEST(MetricsRegistryTest, RegisteringAgainReturnsTheSameFamily) {
   EXPECT_THROW(registry.Gauge("c_total", "C"), std::invalid_argument);
   EXPECT_THROW(a.Inc({"unexpected"}), std::invalid_argument);
   EXPECT_THROW(registry.Histogram("h", "H", {1, 0.5}), std::invalid_argument);
+  EXPECT_THROW(registry.Histogram("h", "H", {1, 1}), std::invalid_argument);
+  // A rejected registration leaves nothing behind: the name is still free.
+  EXPECT_THROW(registry.Counter("x_total", "X", {"bad-name"}), std::invalid_argument);
+  EXPECT_NO_THROW(registry.Gauge("x_total", "X").Set(1));
+  EXPECT_THROW(registry.Counter("bad-name", "X"), std::invalid_argument);
 }
 
 TEST(MetricsRegistryTest, CountsFromManyThreads) {
   MetricsRegistry registry;
   auto& c = registry.Counter("hits_total", "Hits", {"t"});
   auto& h = registry.Histogram("obs", "Obs", {1});
+  auto& g = registry.Gauge("republished", "Cleared and set again", {"node"});
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&] {
+    threads.emplace_back([&, t] {
       for (int i = 0; i < 10000; ++i) {
         c.Inc({"x"});
         h.Observe(0.5);
+        g.Set({std::to_string(i % 7)}, t);
         if (i % 1000 == 0) (void)registry.Render();
+        if (i % 100 == 0) g.Clear();  // while others set and render
       }
     });
   }
