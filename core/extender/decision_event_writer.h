@@ -14,9 +14,9 @@
 // Metric: powerctl_extender_decision_events_total{result="written|failed|dropped"}.
 
 #include "core/extender/decision_events.h"
-#include "core/server/metrics_registry.h"
 #include "core/kube/client.h"
 #include "core/scoring/decision.h"
+#include "core/server/metrics_registry.h"
 
 #include <spdlog/logger.h>
 

@@ -24,7 +24,9 @@ class UnwiredExtenderHandler : public ExtenderHandler {
   server::HttpResponse Preempt(const server::HttpRequest&) override { return Unwired(); }
 
  private:
-  static server::HttpResponse Unwired() { return server::HttpResponse::Text(503, "scheduling core not wired\n"); }
+  static server::HttpResponse Unwired() {
+    return server::HttpResponse::Text(503, "scheduling core not wired\n");
+  }
 };
 
 }  // namespace powerctl::extender

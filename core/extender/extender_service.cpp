@@ -4,8 +4,8 @@
 #include "core/common/malloc_tuning.h"
 #include "core/extender/wire.h"
 #include "core/kube/quantity.h"
-#include "core/predict/node_power_json.h"
 #include "core/predict/node_power.h"
+#include "core/predict/node_power_json.h"
 
 #include <algorithm>
 #include <charconv>

@@ -5,9 +5,9 @@
 // `powerctl predict` read through the API server's service proxy.
 
 #include "core/extender/extender_handler.h"
-#include "core/server/metrics_registry.h"
 #include "core/scoring/decision.h"
 #include "core/scoring/scheduling_core.h"
+#include "core/server/metrics_registry.h"
 
 #include <cstddef>
 #include <deque>
@@ -67,7 +67,7 @@ class ExtenderService : public ExtenderHandler {
 
  private:
   server::HttpResponse Answer(const char* verb, int status, std::string body,
-                      std::chrono::steady_clock::time_point start);
+                              std::chrono::steady_clock::time_point start);
   // "" when `count` candidates are within max_request_nodes, else why the request is refused.
   std::string TooManyNodes(std::size_t count) const;
   // Keeps a decision for the ops port; AfterSend hands it to the observer.
@@ -83,7 +83,8 @@ class ExtenderService : public ExtenderHandler {
   void KeepRejectionsOnly(const std::shared_ptr<const scoring::Decision>& recorded);
   // The answer, set to pass `recorded` to the observer, keep only what explains it, and
   // Trim, once it is sent.
-  server::HttpResponse AfterSend(server::HttpResponse response, std::shared_ptr<const scoring::Decision> recorded);
+  server::HttpResponse AfterSend(server::HttpResponse response,
+                                 std::shared_ptr<const scoring::Decision> recorded);
 
   scoring::SchedulingDeps deps_;
   scoring::SchedulingCore core_;

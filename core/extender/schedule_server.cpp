@@ -16,8 +16,8 @@ const std::vector<double> kLatencyBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 
                                              0.1,   0.25,   0.5,   1,    2.5,   5};
 
 std::function<void(const server::RequestRecord&)> Recorder(server::MetricsRegistry& metrics,
-                                                   const std::string& server,
-                                                   std::shared_ptr<spdlog::logger> log) {
+                                                           const std::string& server,
+                                                           std::shared_ptr<spdlog::logger> log) {
   auto& requests = metrics.Counter("powerctl_http_requests_total",
                                    "HTTP requests answered, by server, method, route and code",
                                    {"server", "method", "path", "code"});
@@ -71,7 +71,7 @@ server::HttpHandler JsonOnly(server::HttpHandler handler) {
     bool json = media.empty() || media == "application/json";
     if (!json)
       return server::HttpResponse::Text(415, "unsupported Content-Type \"" + media +
-                                         "\": extender requests are application/json\n");
+                                                 "\": extender requests are application/json\n");
     return handler(request);
   };
 }
@@ -79,13 +79,14 @@ server::HttpHandler JsonOnly(server::HttpHandler handler) {
 Status RunScheduleServer(const ScheduleServerOptions& options, ExtenderHandler& handler,
                          const ScheduleServerHooks& hooks) {
   POWERCTL_CHECK_OK(ValidateScheduleServerOptions(options));
-  server::StopWaiter stop(hooks.handle_signals, hooks.stop, [log = hooks.log](const std::string& signal) {
-    if (log)
-      log->warn(
-          "{} ignored: powerctl.yaml is read at start (restart the server to apply a "
-          "change); the TLS files are reloaded when they change",
-          signal);
-  });
+  server::StopWaiter stop(
+      hooks.handle_signals, hooks.stop, [log = hooks.log](const std::string& signal) {
+        if (log)
+          log->warn(
+              "{} ignored: powerctl.yaml is read at start (restart the server to apply a "
+              "change); the TLS files are reloaded when they change",
+              signal);
+      });
   server::MetricsRegistry own_metrics;
   server::MetricsRegistry& metrics = hooks.metrics ? *hooks.metrics : own_metrics;
   std::atomic<bool> draining{false};
@@ -136,7 +137,8 @@ Status RunScheduleServer(const ScheduleServerOptions& options, ExtenderHandler& 
   // decisions, predictions) on workers of their own, so they never hold a probe up.
   if (ops_options.worker_threads < 1) ops_options.worker_threads = 2;
   POWERCTL_TRY(ops, server::HttpServer::Create(ops_options));
-  ops->Route("GET", "/healthz", [](const server::HttpRequest&) { return server::HttpResponse::Text(200, "ok\n"); });
+  ops->Route("GET", "/healthz",
+             [](const server::HttpRequest&) { return server::HttpResponse::Text(200, "ok\n"); });
   ops->Route("GET", "/readyz", [&hooks, &draining](const server::HttpRequest&) {
     if (draining) return server::ReadyResponse({false, {{"server", "shutting down"}}});
     return server::ReadyResponse(hooks.ready ? hooks.ready() : server::ReadyState{});

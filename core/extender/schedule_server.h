@@ -22,7 +22,8 @@ namespace powerctl::extender {
 
 struct ScheduleServerOptions {
   server::HttpServerOptions main;  // kube-scheduler's port; main.tls absent = plain HTTP
-  server::HttpServerOptions ops;   // probes and scraping; always plain HTTP; at least one worker thread
+  server::HttpServerOptions
+      ops;  // probes and scraping; always plain HTTP; at least one worker thread
   bool allow_insecure = false;            // must be true to serve the main port without TLS
   std::string url_prefix = "/scheduler";  // "" serves /filter etc.
   std::chrono::milliseconds drain_timeout{10'000};
@@ -36,9 +37,9 @@ struct ScheduleServerEndpoints {
 };
 
 struct ScheduleServerHooks {
-  std::function<server::ReadyState()> ready;      // null = always ready, nothing degraded
-  server::MetricsRegistry* metrics = nullptr;     // null = a registry private to this run
-  std::function<void()> collect_metrics;  // refreshes gauges just before /metrics renders
+  std::function<server::ReadyState()> ready;   // null = always ready, nothing degraded
+  server::MetricsRegistry* metrics = nullptr;  // null = a registry private to this run
+  std::function<void()> collect_metrics;       // refreshes gauges just before /metrics renders
   // More read-only routes (before start). Add any that may take long, or whose work grows with
   // what the client sends, as RouteThreads::kWorker: probes must never wait for them.
   std::function<void(server::HttpServer& ops)> add_ops_routes;

@@ -110,9 +110,8 @@ Status RunLbAgent(const AgentRunOptions& options, Balancer& balancer) {
     if (log) log->error("ops port: an exception escaped a server thread: {}", what);
   };
   POWERCTL_TRY(ops, server::HttpServer::Create(std::move(ops_options)));
-  ops->Route("GET", "/healthz", [](const server::HttpRequest&) {
-    return server::HttpResponse::Text(200, "ok\n");
-  });
+  ops->Route("GET", "/healthz",
+             [](const server::HttpRequest&) { return server::HttpResponse::Text(200, "ok\n"); });
   ops->Route("GET", "/readyz", [&](const server::HttpRequest&) {
     return server::ReadyResponse(Readiness(agent, watch));
   });

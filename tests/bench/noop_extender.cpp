@@ -11,9 +11,9 @@
 // series as schedule-server (powerctl_extender_request_duration_seconds_{sum,count}{verb}),
 // so the benchmark reads both the same way. Stops on SIGTERM or SIGINT.
 
+#include "core/extender/wire.h"
 #include "core/server/http_server.h"
 #include "core/server/stop_waiter.h"
-#include "core/extender/wire.h"
 
 #include <fmt/format.h>
 
@@ -124,8 +124,9 @@ int Run(const Options& options) {
     std::fprintf(stderr, "noop_extender: %s\n", ops.error().message.c_str());
     return 1;
   }
-  (*ops)->Route("GET", "/readyz",
-                [](const server::HttpRequest&) { return server::HttpResponse::Json(200, R"({"degraded":[]})"); });
+  (*ops)->Route("GET", "/readyz", [](const server::HttpRequest&) {
+    return server::HttpResponse::Json(200, R"({"degraded":[]})");
+  });
   (*ops)->Route("GET", "/metrics", [&filter, &prioritize](const server::HttpRequest&) {
     return server::HttpResponse::Text(200, Metrics(filter, prioritize));
   });

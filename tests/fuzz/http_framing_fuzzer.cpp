@@ -100,8 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       framing::RequestMessage message = parser.release();
       const bool keep_alive = message.keep_alive();
-      server::HttpRequest request =
-          framing::TranslateRequest(message, "", "127.0.0.1:1");
+      server::HttpRequest request = framing::TranslateRequest(message, "", "127.0.0.1:1");
       if (request.body.size() > limits.body_bytes) Fail("a body over the limit was accepted");
       for (const auto& [name, value] : request.headers) {
         if (name.size() + value.size() > framing::ReadBufferLimit(limits))

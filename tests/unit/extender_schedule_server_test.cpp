@@ -19,8 +19,12 @@ using server::testing::RawClient;
 class RecordingHandler : public ExtenderHandler {
  public:
   server::HttpResponse Filter(const server::HttpRequest& r) override { return Record("filter", r); }
-  server::HttpResponse Prioritize(const server::HttpRequest& r) override { return Record("prioritize", r); }
-  server::HttpResponse Preempt(const server::HttpRequest& r) override { return Record("preempt", r); }
+  server::HttpResponse Prioritize(const server::HttpRequest& r) override {
+    return Record("prioritize", r);
+  }
+  server::HttpResponse Preempt(const server::HttpRequest& r) override {
+    return Record("preempt", r);
+  }
   std::vector<std::string> calls;
 
  private:
@@ -163,7 +167,8 @@ TEST(ScheduleServerTest, ExtraOpsRoutesAndAnEmptyPrefix) {
   RecordingHandler handler;
   ScheduleServerHooks hooks;
   hooks.add_ops_routes = [](server::HttpServer& ops) {
-    ops.Route("GET", "/v1/extra", [](const server::HttpRequest&) { return server::HttpResponse::Json(200, "{}"); });
+    ops.Route("GET", "/v1/extra",
+              [](const server::HttpRequest&) { return server::HttpResponse::Json(200, "{}"); });
   };
   ScheduleServerOptions options = InsecureOptions();
   options.url_prefix = "/";

@@ -1,7 +1,7 @@
 // HttpServer picks up TLS files replaced on disk (a renewed certificate, a Secret volume the
 // kubelet updated) for new connections, and keeps the old ones when the new files do not load.
-#include "core/server/http_server.h"
 #include "core/manifests/tls.h"
+#include "core/server/http_server.h"
 #include "tests/unit/server_http_server_test_support.h"
 
 #include <gtest/gtest.h>

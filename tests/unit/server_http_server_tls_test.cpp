@@ -1,7 +1,7 @@
 // HttpServer over TLS and mutual TLS, with the fixed test keys in tests/fixtures/tls and a
 // second CA generated in the test (a client certificate the server must not trust).
-#include "core/server/http_server.h"
 #include "core/manifests/tls.h"
+#include "core/server/http_server.h"
 #include "tests/unit/server_http_server_test_support.h"
 
 #include <gtest/gtest.h>
