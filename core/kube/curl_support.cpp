@@ -3,9 +3,8 @@
 #include "core/common/json_bounds.h"
 
 #include <algorithm>
-#include <atomic>
-#include <cctype>
-#include <system_error>
+#include <memory>
+#include <string>
 
 namespace powerctl::kube::curl {
 namespace {
@@ -49,35 +48,6 @@ Result<Target> MakeTarget(const ClusterConnection& connection) {
   return target;
 }
 
-size_t AppendBody(char* data, size_t size, size_t count, void* user) {
-  auto* body = static_cast<std::string*>(user);
-  if (body->size() + size * count > kMaxResponseBodyBytes) return 0;  // CURLE_WRITE_ERROR
-  body->append(data, size * count);
-  return size * count;
-}
-
-// Header lines of the final response; a status line (e.g. after 100 Continue) starts over.
-size_t CollectHeader(char* data, size_t size, size_t count, void* user) {
-  auto* headers = static_cast<std::map<std::string, std::string>*>(user);
-  std::string line(data, size * count);
-  size_t colon = line.find(':');
-  if (line.rfind("HTTP/", 0) == 0) {
-    headers->clear();
-    return size * count;
-  }
-  if (colon == std::string::npos) return size * count;
-  std::string name = line.substr(0, colon);
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  size_t begin = line.find_first_not_of(" \t", colon + 1);
-  size_t end = line.find_last_not_of(" \t\r\n");
-  std::string value =
-      begin == std::string::npos || end < begin ? "" : line.substr(begin, end - begin + 1);
-  auto [it, inserted] = headers->emplace(name, value);
-  if (!inserted) it->second += ", " + value;
-  return size * count;
-}
-
 bool DeliverLine(StreamState& state, std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   return line.empty() || (*state.on_line)(line);
@@ -112,40 +82,6 @@ size_t StreamWrite(char* data, size_t size, size_t count, void* user) {
     }
   }
   return n;
-}
-
-int AbortIfCancelled(void* cancel, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-  return static_cast<const std::atomic<bool>*>(cancel)->load() ? 1 : 0;
-}
-
-std::string NetworkMessage(CURLcode rc, CURL* handle, const char* error_buffer,
-                           const std::string& server) {
-  std::string detail = error_buffer[0] != '\0' ? error_buffer : curl_easy_strerror(rc);
-  switch (rc) {
-    case CURLE_COULDNT_CONNECT: {
-      long os_errno = 0;
-      curl_easy_getinfo(handle, CURLINFO_OS_ERRNO, &os_errno);
-      if (os_errno != 0) {
-        detail = std::error_code(static_cast<int>(os_errno), std::generic_category()).message();
-      }
-      return "cannot connect to " + server + ": " + detail;
-    }
-    case CURLE_COULDNT_RESOLVE_HOST:
-      return "cannot resolve the host of " + server + ": " + detail;
-    case CURLE_OPERATION_TIMEDOUT:
-      return "request to " + server + " timed out: " + detail;
-    case CURLE_PEER_FAILED_VERIFICATION:
-      return "the TLS certificate of " + server + " is not trusted: " + detail +
-             " (check certificate-authority-data and tls-server-name)";
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_SSL_CERTPROBLEM:
-    case CURLE_SSL_CIPHER:
-    case CURLE_SSL_CACERT_BADFILE:
-    case CURLE_SSL_CLIENTCERT:
-      return "TLS handshake with " + server + " failed: " + detail;
-    default:
-      return "request to " + server + " failed: " + detail;
-  }
 }
 
 }  // namespace powerctl::kube::curl

@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
+#include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace powerctl::kube::curl {
 namespace {
@@ -52,20 +54,6 @@ TEST(MakeTargetTest, RejectsWhatIsNotAnHttpUrl) {
     ASSERT_FALSE(target.ok()) << server;
     EXPECT_EQ(target.error().code, ErrorCode::kInvalidInput);
   }
-}
-
-TEST(CollectHeaderTest, LowerCasesNamesJoinsRepeatsAndStartsOverOnANewStatusLine) {
-  std::map<std::string, std::string> headers;
-  auto feed = [&](std::string line) { CollectHeader(line.data(), 1, line.size(), &headers); };
-  feed("HTTP/1.1 100 Continue\r\n");
-  feed("X-Early: 1\r\n");
-  feed("HTTP/1.1 429 Too Many Requests\r\n");
-  feed("Retry-After:  3 \r\n");
-  feed("Warning: a\r\n");
-  feed("warning: b\r\n");
-  feed("\r\n");
-  EXPECT_EQ(headers,
-            (std::map<std::string, std::string>{{"retry-after", "3"}, {"warning", "a, b"}}));
 }
 
 TEST(StreamWriteTest, SplitsLinesAcrossWritesAndStops) {
