@@ -67,15 +67,26 @@ void WorkerPool::Work() {
 
 void WorkerPool::ForEachChunk(std::size_t n, std::size_t min_chunk,
                               const std::function<void(std::size_t, std::size_t)>& chunk) {
+  // A few chunks per thread even out slow ones.
+  const std::size_t wanted = (threads_.size() + 1) * 4;
+  Run(n, std::max<std::size_t>({min_chunk, 1, (n + wanted - 1) / wanted}), chunk);
+}
+
+void WorkerPool::ForEach(std::size_t n, const std::function<void(std::size_t)>& item) {
+  Run(n, 1, [&item](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) item(i);
+  });
+}
+
+void WorkerPool::Run(std::size_t n, std::size_t chunk_size,
+                     const std::function<void(std::size_t, std::size_t)>& chunk) {
   if (n == 0) return;
-  const std::size_t helpers = threads_.size();
-  const std::size_t wanted = (helpers + 1) * 4;  // a few chunks per thread even out slow ones
   auto loop = std::make_shared<Loop>();
   loop->n = n;
-  loop->size = std::max<std::size_t>({min_chunk, 1, (n + wanted - 1) / wanted});
+  loop->size = chunk_size;
   loop->count = (n + loop->size - 1) / loop->size;
   loop->chunk = &chunk;
-  if (helpers == 0 || loop->count == 1) {
+  if (threads_.empty() || loop->count == 1) {
     chunk(0, n);
     return;
   }

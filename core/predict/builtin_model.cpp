@@ -1,7 +1,5 @@
 #include "core/predict/builtin_model.h"
 
-#include "core/common/parallel.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>

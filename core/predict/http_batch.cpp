@@ -2,7 +2,7 @@
 
 #include "core/common/encoding.h"
 #include "core/common/json_bounds.h"
-#include "core/common/parallel.h"
+#include "core/common/worker_pool.h"
 #include "core/predict/builtin_model.h"
 
 #include <algorithm>
@@ -92,22 +92,21 @@ void HttpBatchPredictor::PredictOneByOne(const std::string& url, const ModelEndp
                                          const std::vector<std::size_t>& indices, TimePoint end,
                                          std::vector<Prediction>& out) const {
   const std::string label(Label());
-  std::atomic<std::size_t> next{0};
-  // Each worker writes only the rows it claimed, so `out` needs no lock.
-  auto work = [&] {
-    for (std::size_t k = next++; k < indices.size(); k = next++) {
-      Prediction& p = out[indices[k]];
-      Attempt single = Send(url, endpoint, {rows[indices[k]].inputs}, end);
-      if (single.result.ok()) {
-        p = std::move(single.result.value()[0]);
-        if (!p.error.empty()) p.error = label + ": " + p.error;
-      } else {
-        p.error = label + ": " + single.result.error().message;
-      }
+  // Blocking requests, one row each: threads for this fallback only, the caller one of them.
+  const std::size_t threads =
+      std::min<std::size_t>(indices.size(), std::max(1, options_.single_row_parallelism));
+  WorkerPool pool(threads > 0 ? threads - 1 : 0);
+  // Each thread writes only the rows it claimed, so `out` needs no lock.
+  pool.ForEach(indices.size(), [&](std::size_t k) {
+    Prediction& p = out[indices[k]];
+    Attempt single = Send(url, endpoint, {rows[indices[k]].inputs}, end);
+    if (single.result.ok()) {
+      p = std::move(single.result.value()[0]);
+      if (!p.error.empty()) p.error = label + ": " + p.error;
+    } else {
+      p.error = label + ": " + single.result.error().message;
     }
-  };
-  RunOnWorkers(std::min<std::size_t>(indices.size(), std::max(1, options_.single_row_parallelism)),
-               work);
+  });
 }
 
 HttpBatchPredictor::Attempt HttpBatchPredictor::Send(const std::string& url,

@@ -1,6 +1,6 @@
 #include "core/predict/routing_predictor.h"
 
-#include "core/common/parallel.h"
+#include "core/common/worker_pool.h"
 
 #include <algorithm>
 #include <atomic>
@@ -130,13 +130,11 @@ std::vector<Prediction> RoutingPredictor::Predict(PredictionRows rows,
     run(groups.front());
     return out;
   }
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t g = next++; g < groups.size(); g = next++) run(groups[g]);
-  };
-  RunOnWorkers(
-      std::min<std::size_t>(groups.size(), static_cast<std::size_t>(max_parallel_endpoints_)),
-      work);
+  // Endpoints answer independently: threads for this call, the caller one of them.
+  const std::size_t threads =
+      std::min<std::size_t>(groups.size(), static_cast<std::size_t>(max_parallel_endpoints_));
+  WorkerPool pool(threads > 0 ? threads - 1 : 0);
+  pool.ForEach(groups.size(), [&](std::size_t g) { run(groups[g]); });
   return out;
 }
 

@@ -1,7 +1,6 @@
 #include "core/scoring/scheduling_core.h"
 
 #include "core/common/json_fields.h"
-#include "core/common/parallel.h"
 #include "core/common/worker_pool.h"
 #include "core/kube/pod_resources.h"
 #include "core/kube/quantity.h"

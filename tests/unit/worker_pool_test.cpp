@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -79,6 +81,59 @@ TEST(WorkerPoolTest, ConcurrentCallersShareThePool) {
   }
   for (auto& t : callers) t.join();
   EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(WorkerPoolTest, ForEachVisitsEveryIndexExactlyOnce) {
+  WorkerPool pool(3);
+  for (std::size_t n : {0u, 1u, 7u, 1000u}) {
+    std::vector<std::atomic<int>> seen(n);
+    pool.ForEach(n, [&](std::size_t i) { ++seen[i]; });
+    for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(seen[i].load(), 1) << n << " " << i;
+  }
+}
+
+TEST(WorkerPoolTest, ForEachClaimsItemsOneByOne) {
+  WorkerPool pool(1);
+  // Item 0 blocks until every other item has run. Were items chunked (64 items for two
+  // threads would make chunks of 8), those sharing its chunk could only run after it.
+  constexpr std::size_t kItems = 64;
+  std::atomic<std::size_t> others{0};
+  std::atomic<bool> waited_out{false};
+  pool.ForEach(kItems, [&](std::size_t i) {
+    if (i != 0) {
+      ++others;
+      return;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (others.load() < kItems - 1) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        waited_out = true;
+        return;
+      }
+      std::this_thread::yield();
+    }
+  });
+  EXPECT_FALSE(waited_out.load());
+  EXPECT_EQ(others.load(), kItems - 1);
+}
+
+TEST(WorkerPoolTest, ForEachWithoutHelpersRunsOnTheCaller) {
+  WorkerPool pool(0);
+  std::set<std::thread::id> threads;
+  std::size_t count = 0;
+  pool.ForEach(100, [&](std::size_t) {
+    threads.insert(std::this_thread::get_id());
+    ++count;
+  });
+  EXPECT_EQ(count, 100u);
+  EXPECT_EQ(threads, std::set<std::thread::id>{std::this_thread::get_id()});
+}
+
+TEST(DefaultWorkersTest, TheMachinesThreadsUpToTheCap) {
+  const std::size_t hardware = std::max(1u, std::thread::hardware_concurrency());
+  EXPECT_EQ(DefaultWorkers(1), 1u);
+  EXPECT_EQ(DefaultWorkers(1000), hardware);
+  EXPECT_EQ(DefaultWorkers(), std::min<std::size_t>(hardware, 4));
 }
 
 }  // namespace
