@@ -6,13 +6,11 @@
 #include "core/predict/builtin_model.h"
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <exception>
 #include <map>
 #include <system_error>
-#include <thread>
 
 namespace powerctl::predict {
 namespace {

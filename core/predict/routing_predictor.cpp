@@ -3,10 +3,8 @@
 #include "core/common/worker_pool.h"
 
 #include <algorithm>
-#include <atomic>
 #include <exception>
 #include <system_error>
-#include <thread>
 #include <unordered_map>
 
 namespace powerctl::predict {
