@@ -34,7 +34,9 @@ void AddGlobalFlags(CLI::App& app, CommandEnv& env) {
       ->type_name("FILE");
   app.add_option("--set", g.set_flags,
                  "Override a powerctl.yaml key, e.g. --set extender.weight=10 (repeatable)")
-      ->type_name("KEY=VALUE");
+      ->type_name("KEY=VALUE")
+      // One KEY=VALUE per --set, so `init --set K=V FILE` leaves FILE to the command.
+      ->allow_extra_args(false);
   env.hints.values["--output"] = {"table", "wide", "json", "yaml", "name"};
   env.hints.values["--color"] = {"auto", "always", "never"};
 }

@@ -53,6 +53,16 @@ class InitTest(TempDirTest):
         self.assertEqual(doc["scheduler"]["resourceScoring"], "pack")
         self.assertNotIn("powerFirst", doc["scheduler"])
 
+    def test_set_takes_one_pair_and_leaves_the_file_name_to_init(self):
+        path = os.path.join(self.tmp, "out.yaml")
+        r = run("init", "--defaults", "--set", "extender.weight=7", "--set",
+                "scheduler.replicas=2", path, env=clean_env())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(path, encoding="utf-8") as f:
+            doc = yaml.safe_load(f)
+        self.assertEqual(doc["extender"]["weight"], 7)
+        self.assertEqual(doc["scheduler"]["replicas"], 2)
+
     def test_deprecated_power_first_is_written_as_resource_scoring(self):
         r = run("init", "-", "--defaults", "--set", "scheduler.powerFirst=true", env=clean_env())
         self.assertEqual(r.returncode, 0, r.stderr)
