@@ -117,6 +117,7 @@ void BuildApp(CLI::App& app, CommandEnv& env) {
   RegisterLbAgent(app, env);
   RegisterCompletion(app, env);
   RegisterVersion(app, env);
+  RegisterHelp(app, env);
   RegisterDocs(app, env);
   app.footer(ExitCodesFooter());
 }
@@ -132,6 +133,10 @@ int Run(int argc, const char* const* argv, Context& ctx) {
   CLI::App app{"", "powerctl"};
   try {
     BuildApp(app, env);
+    if (argc < 2) {  // a bare `powerctl` asks what it can do: the help, not an error
+      *ctx.out << app.help();
+      return kExitOk;
+    }
     // Logging is configured before the command's callback runs (parse fills -v first).
     app.parse_complete_callback([&] { ConfigureLogging(ctx); });
     app.parse(argc, argv);

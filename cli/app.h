@@ -41,6 +41,7 @@ void RegisterScheduleServer(CLI::App& app, CommandEnv& env);
 void RegisterSimulate(CLI::App& app, CommandEnv& env);
 void RegisterCompletion(CLI::App& app, CommandEnv& env);
 void RegisterVersion(CLI::App& app, CommandEnv& env);
+void RegisterHelp(CLI::App& app, CommandEnv& env);
 void RegisterDocs(CLI::App& app, CommandEnv& env);  // hidden
 
 // The full command tree (used by Run and by the completion generator).

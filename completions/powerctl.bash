@@ -30,6 +30,7 @@ _powerctl() {
       "/lb-agent") path="lb-agent" ;;
       "/completion") path="completion" ;;
       "/version") path="version" ;;
+      "/help") path="help" ;;
       "label/nodes") path="label nodes" ;;
       "explain/pod") path="explain pod" ;;
       "lb/weights") path="lb weights" ;;
@@ -124,7 +125,7 @@ _powerctl() {
     "lb-agent|--mode") COMPREPLY=(); return ;;
   esac
   case "$path" in
-    "") words="init generate apply delete label calibrate doctor predict score explain why schedule-server simulate lb lb-agent completion version -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
+    "") words="init generate apply delete label calibrate doctor predict score explain why schedule-server simulate lb lb-agent completion version help -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "init") words="-h --help --help-all --defaults --force --kube-version --scheduler-name --extender-image --predictor --tls-mode -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "generate") words="all namespace rbac secrets policies model extender scheduler lb -h --help --help-all --kube-version --output-dir --templates --out-of-cluster --extender-url --cert-dir -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "apply") words="all namespace rbac secrets policies model extender scheduler lb -h --help --help-all --kube-version --templates --cert-dir --dry-run --force-conflicts --rotate-certs --wait --timeout -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
@@ -144,6 +145,7 @@ _powerctl() {
     "lb-agent") words="-h --help --help-all --node --ops-listen --resync --mode -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "completion") words="bash zsh fish -h --help --help-all -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "version") words="-h --help --help-all --short -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
+    "help") words="-h --help --help-all -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
   esac
   COMPREPLY=($(compgen -W "$words" -- "$cur"))
 }

@@ -17,6 +17,7 @@ complete -c powerctl -n '__fish_use_subcommand' -a lb
 complete -c powerctl -n '__fish_use_subcommand' -a lb-agent
 complete -c powerctl -n '__fish_use_subcommand' -a completion
 complete -c powerctl -n '__fish_use_subcommand' -a version
+complete -c powerctl -n '__fish_use_subcommand' -a help
 complete -c powerctl -s h -l help -d 'Print this help message and exit'
 complete -c powerctl -l help-all -d 'Show help for every command'
 complete -c powerctl -l kubeconfig -r -F -d 'Path to the kubeconfig file to use'
@@ -170,3 +171,5 @@ complete -c powerctl -n '__fish_seen_subcommand_from completion' -l help-all -d 
 complete -c powerctl -n '__fish_seen_subcommand_from version' -s h -l help -d 'Print this help message and exit'
 complete -c powerctl -n '__fish_seen_subcommand_from version' -l help-all -d 'Show help for every command'
 complete -c powerctl -n '__fish_seen_subcommand_from version' -l short -d 'Print only the version number'
+complete -c powerctl -n '__fish_seen_subcommand_from help' -s h -l help -d 'Print this help message and exit'
+complete -c powerctl -n '__fish_seen_subcommand_from help' -l help-all -d 'Show help for every command'

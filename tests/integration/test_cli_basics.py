@@ -16,10 +16,25 @@ class CliBasicsTest(TempDirTest):
             self.assertIn(command, r.stdout)
         self.assertIn("Exit codes", r.stdout)
 
-    def test_no_command_is_a_usage_error(self):
+    def test_no_command_prints_the_help(self):
         r = run()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, run("--help").stdout)
+        self.assertEqual(r.stderr, "")
+
+    def test_help_command_prints_any_commands_help(self):
+        self.assertEqual(run("help").stdout, run("--help").stdout)
+        r = run("help", "lb", "weights")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, run("lb", "weights", "--help").stdout)
+        self.assertIn("Usage: powerctl lb weights", r.stdout)
+
+    def test_help_for_an_unknown_command_suggests_one(self):
+        r = run("help", "lb", "wieghts")
         self.assertEqual(r.returncode, 2)
-        self.assertIn("error:", r.stderr)
+        self.assertIn('unknown command "wieghts" for "powerctl lb" (did you mean "weights"?)',
+                      r.stderr)
+        self.assertEqual(r.stdout, "")
 
     def test_unknown_command_is_a_usage_error(self):
         r = run("frobnicate")

@@ -1,0 +1,69 @@
+// powerctl help [COMMAND]...: the help of any command, as `powerctl COMMAND --help` prints it
+// (kubectl, helm and git users type it this way round).
+#include "cli/app.h"
+#include "cli/exit_codes.h"
+#include "core/common/edit_distance.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace powerctl::cli {
+namespace {
+
+// The visible subcommand of `parent` named `word`, or nullptr.
+CLI::App* FindCommand(CLI::App& parent, const std::string& word) {
+  for (CLI::App* sub : parent.get_subcommands({})) {
+    if (sub->get_name() == word && !sub->get_group().empty()) return sub;
+  }
+  return nullptr;
+}
+
+std::string Suggestion(CLI::App& parent, const std::string& word) {
+  std::string best;
+  std::size_t best_score = 3;
+  for (CLI::App* sub : parent.get_subcommands({})) {
+    if (sub->get_group().empty()) continue;
+    std::size_t score = EditDistance(word, sub->get_name());
+    if (score < best_score) {
+      best_score = score;
+      best = sub->get_name();
+    }
+  }
+  return best.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", best);
+}
+
+int RunHelp(CLI::App& root, const std::vector<std::string>& words, const Context& ctx) {
+  CLI::App* command = &root;
+  std::string path = "powerctl";
+  for (const std::string& word : words) {
+    CLI::App* sub = FindCommand(*command, word);
+    if (sub == nullptr) {
+      ctx.PrintError(fmt::format("unknown command \"{}\" for \"{}\"{}", word, path,
+                                 Suggestion(*command, word)));
+      *ctx.err << "Run 'powerctl help' for the list of commands.\n";
+      return kExitUsage;
+    }
+    command = sub;
+    path += " " + word;
+  }
+  // The formatter directly: App::help() would describe the selected `help` command itself.
+  *ctx.out << command->get_formatter()->make_help(command, path, CLI::AppFormatMode::Normal);
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterHelp(CLI::App& app, CommandEnv& env) {
+  auto words = std::make_shared<std::vector<std::string>>();
+  CLI::App* cmd =
+      app.add_subcommand("help", "Print the help of any command: powerctl help lb weights");
+  cmd->add_option("command", *words, "The command, and its subcommands, to describe")
+      ->type_name("COMMAND");
+  cmd->callback([&app, &env, words] { env.exit_code = RunHelp(app, *words, env.ctx); });
+}
+
+}  // namespace powerctl::cli
