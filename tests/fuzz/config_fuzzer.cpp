@@ -19,19 +19,19 @@
 
 namespace {
 
-using config::ConfigStyle;
-using config::PowerctlConfig;
+using powerctl::config::ConfigStyle;
+using powerctl::config::PowerctlConfig;
 
 void CheckRoundTrip(const PowerctlConfig& config, ConfigStyle style) {
-  const std::string written = config::WriteConfigYaml(config, style);
+  const std::string written = powerctl::config::WriteConfigYaml(config, style);
   PowerctlConfig reread;
-  const auto status = config::ApplyConfigText(reread, written, "written.yaml");
+  const auto status = powerctl::config::ApplyConfigText(reread, written, "written.yaml");
   if (!status.ok()) {
     std::fprintf(stderr, "config_fuzzer: WriteConfigYaml output is rejected: %s\n---\n%s---\n",
                  status.error().message.c_str(), written.c_str());
     __builtin_trap();
   }
-  const std::string rewritten = config::WriteConfigYaml(reread, style);
+  const std::string rewritten = powerctl::config::WriteConfigYaml(reread, style);
   if (rewritten != written) {
     std::fprintf(stderr,
                  "config_fuzzer: config changed in the round trip\n--- written ---\n%s"
@@ -46,9 +46,9 @@ void CheckRoundTrip(const PowerctlConfig& config, ConfigStyle style) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   PowerctlConfig config;
-  const auto status = config::ApplyConfigText(config, text, "powerctl.yaml");
+  const auto status = powerctl::config::ApplyConfigText(config, text, "powerctl.yaml");
   if (!status.ok()) return 0;
-  (void)config::ValidateConfig(config);
+  (void)powerctl::config::ValidateConfig(config);
   CheckRoundTrip(config, ConfigStyle::kPlain);
   CheckRoundTrip(config, ConfigStyle::kCommented);
   return 0;

@@ -34,8 +34,9 @@ namespace {
 
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace server = powerctl::server;
 using server::HttpServerLimits;
-namespace framing = powerctl::extender::internal;
+namespace framing = powerctl::server::internal;
 
 [[noreturn]] void Fail(const char* what) {
   std::fprintf(stderr, "http_framing_fuzzer: %s\n", what);

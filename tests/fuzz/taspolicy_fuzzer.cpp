@@ -25,6 +25,7 @@
 
 namespace {
 
+namespace config = powerctl::config;
 namespace scoring = powerctl::scoring;
 using config::Policy;
 using powerctl::ErrorCode;
