@@ -19,6 +19,7 @@ struct GenerateFlags {
   bool out_of_cluster = false;
   std::string extender_url;
   std::string cert_dir;
+  std::string export_templates_dir;
 };
 
 Result<manifests::GenerateRequest> BuildRequest(const Context& ctx, const GenerateFlags& flags) {
@@ -43,21 +44,29 @@ Result<manifests::GenerateRequest> BuildRequest(const Context& ctx, const Genera
   } else if (flags.out_of_cluster && !flags.output_dir.empty()) {
     request.cert_dir = std::filesystem::path(flags.output_dir) / "tls";
   }
-  if (!flags.templates_dir.empty()) {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(flags.templates_dir, ec)) {
-      return MakeError(ErrorCode::kInvalidInput,
-                       fmt::format("--templates {}: not a directory", flags.templates_dir));
-    }
-    request.templates_dir = flags.templates_dir;
-  }
+  if (!flags.templates_dir.empty()) request.templates_dir = flags.templates_dir;
   if (!flags.out_of_cluster && !flags.extender_url.empty()) {
     return MakeError(ErrorCode::kInvalidInput, "--extender-url is only used with --out-of-cluster");
   }
   return request;
 }
 
+int RunExportTemplates(const Context& ctx, const std::string& dir) {
+  auto written = manifests::ExportTemplates(dir);
+  if (!written.ok()) return Fail(ctx, written.error());
+  ctx.Note(fmt::format("wrote {} templates to {}; edit them and pass --templates {}",
+                       written->size(), dir, dir));
+  return kExitOk;
+}
+
 int RunGenerate(const Context& ctx, const GenerateFlags& flags) {
+  if (!flags.export_templates_dir.empty()) {
+    if (!flags.components.empty()) {
+      return Fail(ctx, MakeError(ErrorCode::kInvalidInput,
+                                 "--export-templates writes the templates; name no components"));
+    }
+    return RunExportTemplates(ctx, flags.export_templates_dir);
+  }
   auto format = ctx.Output(OutputFormat::kYaml, {OutputFormat::kYaml, OutputFormat::kJson});
   if (!format.ok()) return Fail(ctx, format.error());
   auto request = BuildRequest(ctx, flags);
@@ -122,6 +131,9 @@ void RegisterGenerate(CLI::App& app, CommandEnv& env) {
       ->type_name("DIR");
   cmd->add_option("--templates", flags->templates_dir,
                   "Directory whose templates replace the embedded ones")
+      ->type_name("DIR");
+  cmd->add_option("--export-templates", flags->export_templates_dir,
+                  "Write the embedded templates here, to start a --templates directory from")
       ->type_name("DIR");
   cmd->add_flag("--out-of-cluster", flags->out_of_cluster,
                 "Render the scheduler configuration for a kube-scheduler run outside the cluster");

@@ -43,6 +43,7 @@ complete -c powerctl -n '__fish_seen_subcommand_from generate' -l help-all -d 'S
 complete -c powerctl -n '__fish_seen_subcommand_from generate' -l kube-version -x -a '1.20 1.21 1.22 1.23 1.24 1.25 1.26 1.27 1.28 1.29 1.30 1.31 1.32 1.33 1.34' -d 'Target Kubernetes version, 1.20 to 1.34'
 complete -c powerctl -n '__fish_seen_subcommand_from generate' -l output-dir -r -F -d 'Write one file per component here (key files 0600)'
 complete -c powerctl -n '__fish_seen_subcommand_from generate' -l templates -r -F -d 'Directory whose templates replace the embedded ones'
+complete -c powerctl -n '__fish_seen_subcommand_from generate' -l export-templates -r -F -d 'Write the embedded templates here, to start a --templates directory from'
 complete -c powerctl -n '__fish_seen_subcommand_from generate' -l out-of-cluster -d 'Render the scheduler configuration for a kube-scheduler run outside the cluster'
 complete -c powerctl -n '__fish_seen_subcommand_from generate' -l extender-url -x -d 'Out of cluster: the extender\'s URL prefix'
 complete -c powerctl -n '__fish_seen_subcommand_from generate' -l cert-dir -r -F -d 'TLS material directory: reused when present, else written (out of cluster)'

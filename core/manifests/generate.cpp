@@ -123,25 +123,6 @@ Status CheckObject(const json& object, const std::string& file, std::size_t inde
 
 }  // namespace
 
-Result<std::string> LoadTemplate(const std::string& name,
-                                 const std::optional<std::filesystem::path>& dir) {
-  if (dir) {
-    std::filesystem::path path = *dir / name;
-    std::error_code ec;
-    if (std::filesystem::exists(path, ec)) {
-      std::ifstream in(path, std::ios::binary);
-      if (!in) return MakeError(ErrorCode::kIo, "cannot read template " + path.string());
-      std::ostringstream text;
-      text << in.rdbuf();
-      return text.str();
-    }
-  }
-  for (const EmbeddedTemplate& t : EmbeddedTemplates()) {
-    if (t.name == name) return std::string(t.text);
-  }
-  return MakeError(ErrorCode::kInternal, "no embedded template " + name);
-}
-
 void AddStandardLabels(json& object, Component component, const std::string& instance) {
   json& labels = object["metadata"]["labels"];
   if (!labels.is_object()) labels = json::object();
@@ -154,6 +135,7 @@ void AddStandardLabels(json& object, Component component, const std::string& ins
 }
 
 Result<GenerateResult> Generate(const GenerateRequest& request) {
+  if (request.templates_dir) POWERCTL_CHECK_OK(CheckTemplateOverrides(*request.templates_dir));
   POWERCTL_TRY(components, ResolveComponents(request.components, request.config));
   POWERCTL_CHECK_OK(CheckRequiredFields(request, components));
 

@@ -5,6 +5,7 @@
 #include "core/common/result.h"
 #include "core/config/config.h"
 #include "core/manifests/components.h"
+#include "core/manifests/template_files.h"
 #include "core/manifests/tls.h"
 
 #include <nlohmann/json.hpp>
@@ -41,10 +42,6 @@ struct GenerateResult {
 };
 
 Result<GenerateResult> Generate(const GenerateRequest& request);
-
-// Loads a template by file name: from `dir` when it holds that file, else embedded.
-Result<std::string> LoadTemplate(const std::string& name,
-                                 const std::optional<std::filesystem::path>& dir);
 
 // Labels every object powerctl makes carries. `instance` is powerctl's namespace: it
 // tells installs apart, also on cluster-scoped objects, so `delete` removes only its own.

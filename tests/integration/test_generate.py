@@ -337,6 +337,34 @@ class TemplatesAndOutOfClusterTest(TempDirTest):
         self.assertEqual(objects[0]["metadata"]["labels"]["app.kubernetes.io/managed-by"], "powerctl")
         self.assertTrue(any(o["kind"] == "ClusterRole" for o in objects))  # rbac still embedded
 
+    def test_an_override_that_matches_no_template_is_an_error(self):
+        tdir = os.path.join(self.tmp, "templates")
+        os.makedirs(tdir)
+        with open(os.path.join(tdir, "namespaces.yaml"), "w") as f:
+            f.write("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n")
+        r = run("generate", "namespace", "--templates", tdir)
+        self.assertUsageError(r, '"namespaces.yaml" (did you mean "namespace.yaml"?) matches no '
+                                 "template")
+        self.assertEqual(r.stdout, "")
+
+    def test_exported_templates_render_what_the_embedded_ones_do(self):
+        tdir = os.path.join(self.tmp, "exported")
+        r = run("generate", "--export-templates", tdir)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        names = sorted(os.listdir(tdir))
+        self.assertEqual(names, sorted(os.path.basename(p) for p in os.listdir(
+            os.path.join(SOURCE_DIR, "templates"))))
+        args = ("generate", "namespace", "rbac", "scheduler", "--set", "extender.tlsMode=insecure")
+        self.assertEqual(run(*args, "--templates", tdir).stdout, run(*args).stdout)
+        # A second export would overwrite edits: refused, nothing touched.
+        with open(os.path.join(tdir, "namespace.yaml"), "a") as f:
+            f.write("# edited\n")
+        again = run("generate", "--export-templates", tdir)
+        self.assertEqual(again.returncode, 1)
+        self.assertIn("not overwriting", again.stderr)
+        with open(os.path.join(tdir, "namespace.yaml")) as f:
+            self.assertTrue(f.read().endswith("# edited\n"))
+
     def test_broken_template_names_template_and_line(self):
         tdir = os.path.join(self.tmp, "templates")
         os.makedirs(tdir)

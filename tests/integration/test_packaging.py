@@ -22,7 +22,8 @@ class PackagingTest(TempDirTest):
         listing = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True, check=True).stdout
         for path in ("./usr/bin/powerctl", "./usr/share/bash-completion/completions/powerctl",
                      "./usr/share/zsh/vendor-completions/_powerctl",
-                     "./usr/share/fish/vendor_completions.d/powerctl.fish", "./usr/share/man/man1/powerctl.1"):
+                     "./usr/share/fish/vendor_completions.d/powerctl.fish", "./usr/share/man/man1/powerctl.1",
+                     "./usr/share/powerctl/templates/scheduler-config.yaml"):
             self.assertIn(path, listing)
         info = subprocess.run(["dpkg-deb", "-I", deb], capture_output=True, text=True, check=True).stdout
         self.assertIn("Package: powerctl", info)
