@@ -29,8 +29,9 @@ void AddGlobalFlags(CLI::App& app, CommandEnv& env) {
   app.add_option("--color", g.color, "Colour messages: auto|always|never (NO_COLOR is honoured)")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->type_name("WHEN");
-  app.add_option("-c,--config", g.config_file,
-                 "powerctl.yaml to read (default: $POWERCTL_CONFIG, else built-in)")
+  app.add_option(
+         "-c,--config", g.config_file,
+         "powerctl.yaml to read (default: $POWERCTL_CONFIG, else ./powerctl.yaml, else built-in)")
       ->type_name("FILE");
   app.add_option("--set", g.set_flags,
                  "Override a powerctl.yaml key, e.g. --set extender.weight=10 (repeatable)")

@@ -71,11 +71,8 @@ int RunGenerate(const Context& ctx, const GenerateFlags& flags) {
   if (!format.ok()) return Fail(ctx, format.error());
   auto request = BuildRequest(ctx, flags);
   if (!request.ok()) return Fail(ctx, request.error());
-  ctx.log->debug("config: {}",
-                 ctx.globals.config_file.empty() && ctx.Env("POWERCTL_CONFIG").empty()
-                     ? "built-in defaults"
-                     : "file " + (ctx.globals.config_file.empty() ? ctx.Env("POWERCTL_CONFIG")
-                                                                  : ctx.globals.config_file));
+  const std::string config_file = ctx.ConfigFile();
+  ctx.log->debug("config: {}", config_file.empty() ? "built-in defaults" : "file " + config_file);
   ctx.log->info(
       "rendering {} for Kubernetes {}{}",
       flags.components.empty() ? "all" : fmt::format("{}", fmt::join(flags.components, ", ")),

@@ -101,7 +101,8 @@ std::string ConfigurationMarkdown() {
       "keeps the\n"
       "default below. Each layer overrides the one before it:\n\n"
       "1. the built-in defaults (what `powerctl init --defaults` writes),\n"
-      "2. the file given with `-c FILE`, else the one in `$POWERCTL_CONFIG`,\n"
+      "2. the file given with `-c FILE`, else the one in `$POWERCTL_CONFIG`, else\n"
+      "   `./powerctl.yaml` when the working directory has one (what `powerctl init` writes),\n"
       "3. environment variables, one per key: `" +
       example_env +
       "=10` sets `extender.weight`,\n"

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <ostream>
 
 namespace powerctl::cli {
@@ -59,9 +60,27 @@ void Context::Note(const std::string& message) const {
   *err << message << "\n";
 }
 
+namespace {
+// The file `powerctl init` writes by default, read from the working directory.
+constexpr const char* kWorkingDirConfig = "powerctl.yaml";
+}  // namespace
+
+std::string Context::ConfigFile() const {
+  // -c, else $POWERCTL_CONFIG, else ./powerctl.yaml when there (what `init` writes), else the
+  // built-in defaults.
+  if (!globals.config_file.empty()) return globals.config_file;
+  if (std::string file = Env("POWERCTL_CONFIG"); !file.empty()) return file;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(kWorkingDirConfig, ec)) return kWorkingDirConfig;
+  return "";
+}
+
 Result<config::PowerctlConfig> Context::LoadConfig() const {
   config::ConfigSources sources;
-  std::string file = !globals.config_file.empty() ? globals.config_file : Env("POWERCTL_CONFIG");
+  std::string file = ConfigFile();
+  if (file == kWorkingDirConfig && globals.config_file.empty() && log) {
+    log->info("reading ./{} (give -c FILE to read another)", kWorkingDirConfig);
+  }
   if (!file.empty()) sources.file = file;
   sources.environment = environment;
   sources.set_flags = globals.set_flags;

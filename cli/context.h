@@ -50,6 +50,9 @@ struct Context {
   void Note(const std::string& message) const;
 
   // powerctl.yaml after defaults < file (-c or $POWERCTL_CONFIG) < POWERCTL_* < --set < -n.
+  // The powerctl.yaml LoadConfig reads: -c, else $POWERCTL_CONFIG, else ./powerctl.yaml when
+  // present; "" for the built-in defaults.
+  std::string ConfigFile() const;
   Result<config::PowerctlConfig> LoadConfig() const;
 
   // -o parsed against what the command supports; `fallback` when -o is not given.

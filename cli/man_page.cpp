@@ -153,8 +153,8 @@ std::string ManPage(const std::vector<CommandDoc>& commands, const std::string& 
   }
   out += ".SH FILES\n.TP\n" + Italic("powerctl.yaml") + "\n";
   out += RoffText(
-             "powerctl's configuration (written by powerctl init; read with -c or "
-             "$POWERCTL_CONFIG).") +
+             "powerctl's configuration (written by powerctl init; read from -c, else "
+             "$POWERCTL_CONFIG, else ./powerctl.yaml when present).") +
          "\n";
   out += ".TP\n" + Italic("~/.kube/config") + "\n";
   out += RoffText("The kubeconfig used when neither --kubeconfig nor KUBECONFIG is set.") + "\n";

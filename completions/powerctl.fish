@@ -26,7 +26,7 @@ complete -c powerctl -s n -l namespace -x -d 'Namespace of powerctl\'s objects (
 complete -c powerctl -s o -l output -x -a 'table wide json yaml name' -d 'Output format: table|wide|json|yaml|name (commands list what they support)'
 complete -c powerctl -s v -l v -x -d 'Log verbosity, 0 (quiet) to 10 (everything but secrets)'
 complete -c powerctl -l color -x -a 'auto always never' -d 'Colour messages: auto|always|never (NO_COLOR is honoured)'
-complete -c powerctl -s c -l config -r -F -d 'powerctl.yaml to read (default: $POWERCTL_CONFIG, else built-in)'
+complete -c powerctl -s c -l config -r -F -d 'powerctl.yaml to read (default: $POWERCTL_CONFIG, else ./powerctl.yaml, else built-in)'
 complete -c powerctl -l set -x -d 'Override a powerctl.yaml key, e.g. --set extender.weight=10 (repeatable)'
 complete -c powerctl -n '__fish_seen_subcommand_from init' -s h -l help -d 'Print this help message and exit'
 complete -c powerctl -n '__fish_seen_subcommand_from init' -l help-all -d 'Show help for every command'

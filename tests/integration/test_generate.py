@@ -323,6 +323,28 @@ class ConfigErrorTest(TempDirTest):
         self.assertUsageError(run("generate", "schedular"), 'unknown component "schedular"')
 
 
+class ConfigFileTest(TempDirTest):
+    """Which powerctl.yaml a command reads: -c, else $POWERCTL_CONFIG, else ./powerctl.yaml."""
+
+    def image(self, *args, env=None):
+        r = run("generate", "extender", *args, env=env, cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        images = [c["image"] for o in docs(r.stdout) if o["kind"] == "Deployment"
+                  for c in o["spec"]["template"]["spec"]["containers"]]
+        return images[0], r.stderr
+
+    def test_the_working_directorys_file_is_read_unless_another_is_named(self):
+        for name, image in (("powerctl.yaml", "cwd"), ("env.yaml", "env"), ("flag.yaml", "flag")):
+            self.write(name, f"extender:\n  image: registry.example.com/{image}:1\n")
+        image, stderr = self.image("-v", "2")
+        self.assertEqual(image, "registry.example.com/cwd:1")
+        self.assertIn("reading ./powerctl.yaml", stderr)
+        env = clean_env(POWERCTL_CONFIG=self.path("env.yaml"))
+        self.assertEqual(self.image(env=env)[0], "registry.example.com/env:1")
+        self.assertEqual(self.image("-c", self.path("flag.yaml"), env=env)[0],
+                         "registry.example.com/flag:1")
+
+
 class TemplatesAndOutOfClusterTest(TempDirTest):
     def test_templates_dir_overrides_one_template(self):
         tdir = os.path.join(self.tmp, "templates")
