@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ostream>
 
 namespace powerctl::cli {
@@ -87,11 +88,16 @@ int RunGenerate(const Context& ctx, const GenerateFlags& flags) {
                                                   ? manifests::ManifestFormat::kJson
                                                   : manifests::ManifestFormat::kYaml;
   if (!flags.output_dir.empty()) {
-    auto written = manifests::WriteManifestFiles(flags.output_dir, *result, manifest_format,
-                                                 flags.out_of_cluster);
-    if (!written.ok()) return Fail(ctx, written.error());
-    for (const auto& path : *written) ctx.Note("wrote " + path.string());
-    ctx.log->debug("{} files in {}", written->size(), flags.output_dir);
+    const bool every_component =
+        flags.components.empty() || std::find(flags.components.begin(), flags.components.end(),
+                                              "all") != flags.components.end();
+    auto files = manifests::WriteManifestFiles(flags.output_dir, *result, manifest_format,
+                                               flags.out_of_cluster, every_component);
+    if (!files.ok()) return Fail(ctx, files.error());
+    for (const auto& path : files->written) ctx.Note("wrote " + path.string());
+    for (const auto& path : files->removed) {
+      ctx.Note("removed " + path.string() + " (powerctl wrote it before; it no longer applies)");
+    }
     return kExitOk;
   }
   std::vector<nlohmann::ordered_json> all;

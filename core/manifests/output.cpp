@@ -8,8 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 namespace powerctl::manifests {
 
@@ -60,31 +62,80 @@ Status WriteFileAtomically(const std::filesystem::path& path, const std::string&
   return OkStatus();
 }
 
-Result<std::vector<std::filesystem::path>> WriteManifestFiles(const std::filesystem::path& dir,
-                                                              const GenerateResult& result,
-                                                              ManifestFormat format,
-                                                              bool out_of_cluster) {
+namespace {
+
+constexpr Component kAllComponents[] = {
+    Component::kNamespace, Component::kRbac,     Component::kSecrets,   Component::kPolicies,
+    Component::kModel,     Component::kExtender, Component::kScheduler, Component::kLb};
+
+std::string FileName(Component c, const char* ext, bool out_of_cluster) {
+  if (out_of_cluster && c == Component::kScheduler) return fmt::format("scheduler-config.{}", ext);
+  return fmt::format("{:02}-{}.{}", static_cast<int>(c) * 10, ComponentName(c), ext);
+}
+
+// What powerctl writes: objects with its managed-by label, or the out-of-cluster scheduler
+// configuration. Anything else under one of its file names is the user's and stays.
+bool WrittenByPowerctl(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::string text(1 << 20, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  const bool labelled = text.find("app.kubernetes.io/managed-by") != std::string::npos &&
+                        text.find("powerctl") != std::string::npos;
+  return labelled || text.find("KubeSchedulerConfiguration") != std::string::npos;
+}
+
+}  // namespace
+
+Result<ManifestFiles> WriteManifestFiles(const std::filesystem::path& dir,
+                                         const GenerateResult& result, ManifestFormat format,
+                                         bool out_of_cluster, bool every_component) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec)
     return MakeError(ErrorCode::kIo,
                      fmt::format("cannot create {}: {}", dir.string(), ec.message()));
   const char* ext = format == ManifestFormat::kYaml ? "yaml" : "json";
-  std::vector<std::filesystem::path> written;
+  const char* other_ext = format == ManifestFormat::kYaml ? "json" : "yaml";
+  ManifestFiles files;
+  std::vector<std::string> stale;
+  std::vector<Component> written_components;
   for (const GeneratedComponent& c : result.components) {
-    std::string name;
-    if (out_of_cluster && c.component == Component::kScheduler) {
-      name = fmt::format("scheduler-config.{}", ext);
-    } else {
-      name = fmt::format("{:02}-{}.{}", static_cast<int>(c.component) * 10,
-                         ComponentName(c.component), ext);
-    }
-    std::filesystem::path path = dir / name;
+    std::filesystem::path path = dir / FileName(c.component, ext, out_of_cluster);
     POWERCTL_CHECK_OK(
         WriteFileAtomically(path, FormatManifests(c.objects, format), c.holds_keys ? 0600 : 0644));
-    written.push_back(path);
+    files.written.push_back(path);
+    written_components.push_back(c.component);
+    stale.push_back(FileName(c.component, other_ext, out_of_cluster));
+    if (c.component == Component::kScheduler) {
+      stale.push_back(FileName(c.component, ext, !out_of_cluster));
+      stale.push_back(FileName(c.component, other_ext, !out_of_cluster));
+    }
   }
-  return written;
+  if (every_component) {
+    for (Component c : kAllComponents) {
+      if (c == Component::kLb || std::find(written_components.begin(), written_components.end(),
+                                           c) != written_components.end()) {
+        continue;
+      }
+      for (bool ooc : {false, true}) {
+        for (const char* e : {"yaml", "json"}) stale.push_back(FileName(c, e, ooc));
+      }
+    }
+  }
+  std::sort(stale.begin(), stale.end());
+  stale.erase(std::unique(stale.begin(), stale.end()), stale.end());
+  for (const std::string& name : stale) {
+    std::filesystem::path path = dir / name;
+    if (!std::filesystem::is_regular_file(path, ec) || !WrittenByPowerctl(path)) continue;
+    if (!std::filesystem::remove(path, ec) || ec) {
+      return MakeError(ErrorCode::kIo,
+                       fmt::format("cannot remove the stale {}: {}", path.string(), ec.message()));
+    }
+    files.removed.push_back(path);
+  }
+  return files;
 }
 
 }  // namespace powerctl::manifests

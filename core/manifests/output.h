@@ -20,11 +20,20 @@ std::string FormatManifests(const std::vector<nlohmann::ordered_json>& objects,
 
 // One file per component, prefixed so `kubectl apply -f DIR` applies them in dependency
 // order ("00-namespace.yaml", ...). Files holding keys are created 0600, others 0644.
-// Returns the paths written.
-Result<std::vector<std::filesystem::path>> WriteManifestFiles(const std::filesystem::path& dir,
-                                                              const GenerateResult& result,
-                                                              ManifestFormat format,
-                                                              bool out_of_cluster);
+//
+// `kubectl apply -f DIR` applies whatever is there, so files powerctl wrote before and would not
+// write now are removed: a written component's twin in the other format, the scheduler's file
+// under the other naming (in or out of cluster), and, when `every_component` (`generate all`),
+// the files of components `all` no longer renders (the model once the predictor needs no model
+// server). `lb` is never removed (`all` never renders it). Only files with powerctl's names and
+// powerctl's content (its managed-by label, or a KubeSchedulerConfiguration) are touched.
+struct ManifestFiles {
+  std::vector<std::filesystem::path> written;
+  std::vector<std::filesystem::path> removed;
+};
+Result<ManifestFiles> WriteManifestFiles(const std::filesystem::path& dir,
+                                         const GenerateResult& result, ManifestFormat format,
+                                         bool out_of_cluster, bool every_component);
 
 // Writes `content` to `path` atomically (temp file + rename) with `mode` from creation on.
 Status WriteFileAtomically(const std::filesystem::path& path, const std::string& content,

@@ -84,6 +84,28 @@ class GenerateTest(TempDirTest):
         self.assertIn(f"wrote {out}/20-secrets.yaml", r.stderr)
         self.assertEqual(r.stdout, "")
 
+    def test_output_dir_removes_only_what_powerctl_wrote_and_no_longer_writes(self):
+        out = self.path("out")
+        model = ("--set", "predictor.backend=tfserving-grpc", "--set", "predictor.model.image=m/m:1")
+        r = run("generate", "all", "--output-dir", out, *model)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("40-model.yaml", os.listdir(out))
+        self.write("out/notes.yaml", "kept: true\n")            # the user's file
+        self.write("out/70-lb.json", '{"kind": "ConfigMap"}\n')  # powerctl's name, not its content
+        # The model turned off and the format changed: the YAML files and 40-model go.
+        r = run("generate", "all", "--output-dir", out, "-o", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sorted(os.listdir(out)),
+                         ["00-namespace.json", "10-rbac.json", "20-secrets.json", "30-policies.json",
+                          "50-extender.json", "60-scheduler.json", "70-lb.json", "notes.yaml"])
+        self.assertIn(f"removed {out}/40-model.yaml", r.stderr)
+        # Naming some components leaves the others' files alone.
+        r = run("generate", "namespace", "--output-dir", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("60-scheduler.json", os.listdir(out))
+        self.assertIn("00-namespace.yaml", os.listdir(out))
+        self.assertNotIn("00-namespace.json", os.listdir(out))
+
     def test_scheduler_config_api_version_per_kubernetes_version(self):
         expected = {20: "v1beta1", 21: "v1beta1", 22: "v1beta2", 23: "v1beta3", 24: "v1beta3"}
         for minor in range(20, 35):
