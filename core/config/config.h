@@ -114,6 +114,7 @@ struct TelemetrySettings {
   std::string cpu_source = "metrics-api";            // metrics-api | prometheus
   std::string temperature_source = "ipmi-exporter";  // ipmi-exporter | prometheus
   std::string prometheus_url = "http://prometheus.monitoring.svc:9090";
+  std::string prometheus_cpu_query;  // "" = node_exporter's busy CPU (telemetry/sources.h)
   int ipmi_exporter_port = 9290;
   std::string max_age = "2m";  // older readings count as missing
   std::string refresh_interval = "15s";

@@ -70,6 +70,13 @@ std::string CheckHost(const std::string& v) {
   }
   return ipv6 ? "" : ValidateDnsSubdomain(v);
 }
+// A query sent to Prometheus as is: bounded, and one line (it is also written into the
+// extender's ConfigMap).
+std::string CheckPromQl(const std::string& v) {
+  if (v.size() > 4096) return "must be at most 4096 characters";
+  if (v.find_first_of("\r\n") != std::string::npos) return "must be one line";
+  return "";
+}
 // Tensor names travel inside JSON request bodies and must match the model's signature.
 std::string CheckTensorName(const std::string& v) {
   if (v.empty() || v.size() > 128) return "must be 1 to 128 characters";
@@ -97,6 +104,7 @@ constexpr ValueCheck kUrlPath{CheckUrlPath, "a URL path starting with /"};
 constexpr ValueCheck kBoolText{CheckBoolText, "true or false"};
 constexpr ValueCheck kUrl{CheckUrl, "an http:// or https:// URL"};
 constexpr ValueCheck kHost{CheckHost, "empty, or a host name or IP address"};
+constexpr ValueCheck kPromQl{CheckPromQl, "empty, or one line of PromQL, at most 4096 characters"};
 constexpr ValueCheck kTensorName{CheckTensorName, "1 to 128 letters, digits and _-./:"};
 
 template <typename T>
@@ -303,6 +311,11 @@ const std::vector<FieldSpec>& Fields() {
        .ref = [](C& c) { return Ref(&c.telemetry.cpu_source); },
        .choices = {"metrics-api", "prometheus"},
        .prompt = true},
+      {.path = "telemetry.prometheusCpuQuery",
+       .help = "With cpuSource prometheus: PromQL giving each node's busy CPU in cores, one "
+               "series per node; empty = node_exporter's node_cpu_seconds_total",
+       .ref = [](C& c) { return Ref(&c.telemetry.prometheus_cpu_query); },
+       .check = kPromQl},
       {.path = "telemetry.temperatureSource",
        .help = "Temperatures from ipmi-exporter (scraped per node) or prometheus",
        .ref = [](C& c) { return Ref(&c.telemetry.temperature_source); },

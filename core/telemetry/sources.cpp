@@ -73,7 +73,13 @@ Result<TelemetrySources> MakeTelemetrySources(const config::TelemetrySettings& s
     out.metrics_api = std::make_unique<MetricsApiClient>(*deps.kube);
     out.cpu = MakeMetricsApiCpuSource(*out.metrics_api, deps.time);
   } else {
-    out.cpu = MakePrometheusCpuSource(*out.prometheus, PrometheusCpuOptions{}, deps.time);
+    PrometheusCpuOptions options;
+    if (!settings.prometheus_cpu_query.empty()) {
+      // A query of the user's: its grouping is unknown, so readings age from the evaluation.
+      options.query = settings.prometheus_cpu_query;
+      options.timestamp_query.clear();
+    }
+    out.cpu = MakePrometheusCpuSource(*out.prometheus, std::move(options), deps.time);
   }
   if (temperature == "ipmi-exporter") {
     IpmiExporterOptions options;

@@ -44,10 +44,14 @@ class TemperatureSource {
 };
 
 // node_exporter's busy CPU per scrape target, and the time of the newest CPU sample behind it.
+// Grouped by every label the node mapping reads (NodeMappingOptions), so a series that names its
+// node in a `node` label keeps it through the sum.
 inline constexpr char kDefaultCpuQuery[] =
-    "sum by (instance) (rate(node_cpu_seconds_total{mode!=\"idle\"}[1m]))";
+    "sum by (instance, node, kubernetes_node, nodename) "
+    "(rate(node_cpu_seconds_total{mode!=\"idle\"}[1m]))";
 inline constexpr char kDefaultCpuTimestampQuery[] =
-    "max by (instance) (timestamp(node_cpu_seconds_total{mode=\"idle\"}))";
+    "max by (instance, node, kubernetes_node, nodename) "
+    "(timestamp(node_cpu_seconds_total{mode=\"idle\"}))";
 inline constexpr char kTemperatureMetric[] = "ipmi_temperature_celsius";
 
 struct PrometheusCpuOptions {

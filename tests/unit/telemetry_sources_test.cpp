@@ -270,6 +270,43 @@ TEST_F(TelemetrySourcesTest, PrometheusCpu) {
   EXPECT_EQ(&cpu->at("a").source.str(), &cpu->at("d").source.str());  // shared, not copied
 }
 
+TEST_F(TelemetrySourcesTest, PrometheusCpuKeepsTheNodeLabelThroughTheSum) {
+  // The default query groups by every label the mapping reads, so a series whose instance is a
+  // scrape address no node has still maps by its `node` label.
+  EXPECT_THAT(std::string(kDefaultCpuQuery),
+              HasSubstr("by (instance, node, kubernetes_node, nodename)"));
+  EXPECT_THAT(std::string(kDefaultCpuTimestampQuery),
+              HasSubstr("by (instance, node, kubernetes_node, nodename)"));
+  FakeHttp http([](const HttpClientRequest& r) -> Result<HttpClientResponse> {
+    if (QueryOf(r) == kDefaultCpuTimestampQuery) return Reply(200, Vector({}));
+    return Reply(200, Vector({{R"({"instance":"10.9.9.9:9100","node":"a"})", "3"}}));
+  });
+  PrometheusClient prometheus(http, PrometheusOptions{"http://prom:9090", seconds(5), nullptr});
+  auto cpu = MakePrometheusCpuSource(prometheus, {}, time_)->Fetch({Node("a", {"10.0.0.1"})});
+  ASSERT_TRUE(cpu.ok()) << cpu.error().message;
+  EXPECT_EQ(cpu->at("a").value, 3);
+}
+
+TEST_F(TelemetrySourcesTest, PrometheusCpuQueryFromTheConfigIsSentAsIs) {
+  std::vector<std::string> queries;
+  FakeHttp http([&queries](const HttpClientRequest& r) -> Result<HttpClientResponse> {
+    queries.push_back(QueryOf(r));
+    return Reply(200, Vector({{R"({"node":"a"})", "1.5"}}));
+  });
+  config::TelemetrySettings settings;
+  settings.cpu_source = "prometheus";
+  settings.temperature_source = "prometheus";
+  settings.prometheus_url = "http://prom:9090";
+  settings.prometheus_cpu_query = "sum by (node) (my_cpu_cores)";
+  auto sources = MakeTelemetrySources(settings, SourceDependencies{&http, nullptr, time_, nullptr});
+  ASSERT_TRUE(sources.ok()) << sources.error().message;
+  auto cpu = sources->cpu->Fetch({Node("a", {})});
+  ASSERT_TRUE(cpu.ok()) << cpu.error().message;
+  EXPECT_EQ(cpu->at("a").value, 1.5);
+  // Only the user's query: its grouping is unknown, so no timestamp query is derived from it.
+  EXPECT_EQ(queries, std::vector<std::string>{"sum by (node) (my_cpu_cores)"});
+}
+
 TEST_F(TelemetrySourcesTest, PrometheusDownFailsTheWholeSource) {
   FakeHttp http([](const HttpClientRequest&) -> Result<HttpClientResponse> {
     return MakeError(ErrorCode::kNetwork, "cannot connect to http://prom:9090: Connection refused");
