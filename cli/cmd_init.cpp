@@ -4,6 +4,8 @@
 #include "core/config/config_loader.h"
 #include "core/config/config_schema.h"
 #include "core/config/config_writer.h"
+#include "core/manifests/components.h"
+#include "core/manifests/generate.h"
 #include "core/manifests/output.h"
 
 #include <fmt/format.h>
@@ -106,6 +108,17 @@ int RunInit(Context& ctx, const InitFlags& flags) {
   }
   Status written = manifests::WriteFileAtomically(flags.file, text, 0644);
   if (!written.ok()) return Fail(ctx, written.error());
+  // A file `generate all` would reject is still worth writing (the rest is chosen), but the
+  // next step must say what is missing rather than suggest a command that fails.
+  std::vector<std::string> missing;
+  if (auto components = manifests::ResolveComponents({"all"}, *config); components.ok()) {
+    missing = manifests::MissingSettings(*config, *components);
+  }
+  if (!missing.empty()) {
+    ctx.Warn(fmt::format("wrote {}; before `powerctl generate all -c {}` set: {}", flags.file,
+                         flags.file, fmt::join(missing, "; ")));
+    return kExitOk;
+  }
   ctx.Note(fmt::format("wrote {}; next: powerctl generate all -c {}", flags.file, flags.file));
   return kExitOk;
 }

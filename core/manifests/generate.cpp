@@ -19,24 +19,9 @@ using json = nlohmann::ordered_json;
 Status CheckRequiredFields(const GenerateRequest& request,
                            const std::vector<Component>& components) {
   const config::PowerctlConfig& c = request.config;
-  auto has = [&](Component x) {
-    return std::find(components.begin(), components.end(), x) != components.end();
-  };
-  if (has(Component::kExtender) && c.extender.image.empty()) {
-    return MakeError(ErrorCode::kInvalidInput,
-                     "extender.image is required to generate the extender component");
-  }
-  if (has(Component::kLb) && c.extender.image.empty()) {
-    return MakeError(ErrorCode::kInvalidInput,
-                     "extender.image is required to generate the lb component (the lb-agent runs "
-                     "the same powerctl image)");
-  }
-  if (has(Component::kModel) && c.predictor.model.image.empty() &&
-      c.predictor.model.persistent_volume_claim.empty()) {
-    return MakeError(ErrorCode::kInvalidInput,
-                     "predictor.model.image or predictor.model.persistentVolumeClaim is required "
-                     "to generate the "
-                     "model component (the SavedModel to serve)");
+  if (std::vector<std::string> missing = MissingSettings(c, components);
+      !missing.empty()) {
+    return MakeError(ErrorCode::kInvalidInput, missing.front());
   }
   if (request.out_of_cluster) {
     if (request.kubeconfig_path.empty()) {
@@ -132,6 +117,29 @@ void AddStandardLabels(json& object, Component component, const std::string& ins
     labels["app.kubernetes.io/instance"] = instance;
   labels["app.kubernetes.io/managed-by"] = "powerctl";
   labels["app.kubernetes.io/component"] = std::string(ComponentName(component));
+}
+
+std::vector<std::string> MissingSettings(const config::PowerctlConfig& c,
+                                         const std::vector<Component>& components) {
+  auto has = [&](Component x) {
+    return std::find(components.begin(), components.end(), x) != components.end();
+  };
+  std::vector<std::string> missing;
+  if (has(Component::kExtender) && c.extender.image.empty()) {
+    missing.push_back("extender.image is required to generate the extender component");
+  }
+  if (has(Component::kLb) && c.extender.image.empty()) {
+    missing.push_back(
+        "extender.image is required to generate the lb component (the lb-agent runs the same "
+        "powerctl image)");
+  }
+  if (has(Component::kModel) && c.predictor.model.image.empty() &&
+      c.predictor.model.persistent_volume_claim.empty()) {
+    missing.push_back(
+        "predictor.model.image or predictor.model.persistentVolumeClaim is required to generate "
+        "the model component (the SavedModel to serve)");
+  }
+  return missing;
 }
 
 Result<GenerateResult> Generate(const GenerateRequest& request) {

@@ -43,6 +43,12 @@ struct GenerateResult {
 
 Result<GenerateResult> Generate(const GenerateRequest& request);
 
+// What the config still lacks to generate these components, one sentence each naming the key
+// ("extender.image is required to generate the extender component"); empty when nothing.
+// Generate fails with the first; `init` lists them all for `generate all`.
+std::vector<std::string> MissingSettings(const config::PowerctlConfig& config,
+                                         const std::vector<Component>& components);
+
 // Labels every object powerctl makes carries. `instance` is powerctl's namespace: it
 // tells installs apart, also on cluster-scoped objects, so `delete` removes only its own.
 void AddStandardLabels(nlohmann::ordered_json& object, Component component,

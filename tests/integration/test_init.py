@@ -63,6 +63,21 @@ class InitTest(TempDirTest):
         self.assertEqual(doc["extender"]["weight"], 7)
         self.assertEqual(doc["scheduler"]["replicas"], 2)
 
+    def test_says_what_generate_all_still_needs_instead_of_next(self):
+        path = os.path.join(self.tmp, "model.yaml")
+        r = run("init", "--defaults", "--predictor", "tfserving-grpc", path, env=clean_env())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("before `powerctl generate all", r.stderr)
+        self.assertIn("predictor.model.image or predictor.model.persistentVolumeClaim", r.stderr)
+        self.assertNotIn("next:", r.stderr)
+        # ... and that is exactly what generate asks for.
+        g = run("generate", "all", "-c", path, env=clean_env())
+        self.assertEqual(g.returncode, 2)
+        self.assertIn("predictor.model.image or predictor.model.persistentVolumeClaim", g.stderr)
+        fixed = run("generate", "all", "-c", path, "--set", "predictor.model.image=m/m:1",
+                    env=clean_env())
+        self.assertEqual(fixed.returncode, 0, fixed.stderr)
+
     def test_deprecated_power_first_is_written_as_resource_scoring(self):
         r = run("init", "-", "--defaults", "--set", "scheduler.powerFirst=true", env=clean_env())
         self.assertEqual(r.returncode, 0, r.stderr)
