@@ -208,7 +208,12 @@ std::vector<FitFailure> CheckResources(const kube::PodResources& requests, const
                    fmt::format("requests {}m CPU; {}m of {}m allocatable is free",
                                requests.cpu_request_millis,
                                std::max<std::int64_t>(0, *cpu - load.cpu_millis), *cpu),
-                   "lower the pod's CPU request or free CPU on " + name});
+                   requests.cpu_request_millis > *cpu
+                       // Freeing CPU cannot help a pod larger than the whole node.
+                       ? fmt::format("lower the pod's CPU request to at most {}m (all of {}) or "
+                                     "add a node with more CPU",
+                                     *cpu, name)
+                       : "lower the pod's CPU request or free CPU on " + name});
   }
   if (auto memory = Allocatable(node, "memory", false);
       memory && requests.memory_request_bytes > 0 &&
@@ -218,7 +223,11 @@ std::vector<FitFailure> CheckResources(const kube::PodResources& requests, const
          fmt::format("requests {} memory; {} of {} allocatable is free",
                      Mebi(requests.memory_request_bytes),
                      Mebi(std::max<std::int64_t>(0, *memory - load.memory_bytes)), Mebi(*memory)),
-         "lower the pod's memory request or free memory on " + name});
+         requests.memory_request_bytes > *memory
+             ? fmt::format("lower the pod's memory request to at most {} (all of {}) or add a "
+                           "node with more memory",
+                           Mebi(*memory), name)
+             : "lower the pod's memory request or free memory on " + name});
   }
   return out;
 }

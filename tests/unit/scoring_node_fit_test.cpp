@@ -1,11 +1,14 @@
 #include "core/scoring/node_fit.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace powerctl::scoring {
 namespace {
 
 using json = nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 json Node(json labels = json::object(), json taints = json::array(), bool cordoned = false) {
   json node = {{"metadata", {{"name", "n1"}, {"labels", labels}}},
@@ -167,6 +170,24 @@ TEST(NodeFitResources, CpuMemoryAndPodCount) {
   EXPECT_EQ(pods[0].reason, kReasonTooManyPods);
   // A pod that requests nothing needs only a slot, however full the node is.
   EXPECT_TRUE(CheckResources(kube::PodResources{}, Node(), NodeLoad{999999, 0, 0}).empty());
+}
+
+TEST(NodeFitResources, APodLargerThanTheNodeIsNotToldToFreeResources) {
+  kube::PodResources huge;
+  huge.cpu_request_millis = 1'000'000;  // 1000 CPU on a 4-CPU node
+  huge.memory_request_bytes = 64LL * 1024 * 1024 * 1024;
+  auto failures = CheckResources(huge, Node(), NodeLoad{});
+  ASSERT_EQ(failures.size(), 2u);
+  EXPECT_THAT(failures[0].fix, HasSubstr("to at most 4000m"));
+  EXPECT_THAT(failures[0].fix, HasSubstr("add a node with more CPU"));
+  EXPECT_THAT(failures[0].fix, Not(HasSubstr("free CPU")));
+  EXPECT_THAT(failures[1].fix, HasSubstr("add a node with more memory"));
+  // A pod that fits an empty node but not this one's free room: free some.
+  kube::PodResources fits;
+  fits.cpu_request_millis = 1500;
+  auto busy = CheckResources(fits, Node(), NodeLoad{3000, 0, 3});
+  ASSERT_EQ(busy.size(), 1u);
+  EXPECT_THAT(busy[0].fix, HasSubstr("free CPU on"));
 }
 
 TEST(NodeFitResources, EffectiveRequestsCountInitContainersAndOverhead) {
