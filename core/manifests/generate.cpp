@@ -19,8 +19,7 @@ using json = nlohmann::ordered_json;
 Status CheckRequiredFields(const GenerateRequest& request,
                            const std::vector<Component>& components) {
   const config::PowerctlConfig& c = request.config;
-  if (std::vector<std::string> missing = MissingSettings(c, components);
-      !missing.empty()) {
+  if (std::vector<std::string> missing = MissingSettings(c, components); !missing.empty()) {
     return MakeError(ErrorCode::kInvalidInput, missing.front());
   }
   if (request.out_of_cluster) {
