@@ -54,9 +54,61 @@ void ConfigureLogging(Context& ctx) {
   ctx.log->set_pattern(v >= 4 ? "%Y-%m-%dT%H:%M:%S.%e %L %v" : "%v");
 }
 
+// The command a parse stopped in: the last selected subcommand, or the root.
+CLI::App* DeepestCommand(CLI::App& app) {
+  CLI::App* command = &app;
+  for (auto subs = command->get_subcommands(); !subs.empty(); subs = command->get_subcommands()) {
+    command = subs.front();
+  }
+  return command;
+}
+
+// "powerctl lb weights" for the command a parse stopped in.
+std::string CommandPath(CLI::App& app) {
+  std::string path;
+  for (CLI::App* c = DeepestCommand(app); c != nullptr; c = c->get_parent()) {
+    path = path.empty() ? c->get_name() : c->get_name() + " " + path;
+  }
+  return path;
+}
+
+// CLI11 says "The following argument was not expected: --ouput-dir"; name the command and the
+// closest flag it or its parents (global flags fall through) take.
+std::string DescribeUnknownFlag(CLI::App& app, int argc, const char* const* argv) {
+  std::vector<std::string> flags;
+  const std::string path = CommandPath(app);
+  for (CLI::App* c = DeepestCommand(app); c != nullptr; c = c->get_parent()) {
+    for (const CLI::Option* option : c->get_options()) {
+      for (const std::string& l : option->get_lnames()) flags.push_back("--" + l);
+    }
+  }
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.size() < 3 || word.rfind("--", 0) != 0) continue;
+    const std::string name = word.substr(0, word.find('='));
+    if (std::find(flags.begin(), flags.end(), name) != flags.end()) continue;
+    std::string best;
+    std::size_t best_score = 3;
+    for (const std::string& flag : flags) {
+      if (std::size_t score = EditDistance(name, flag); score < best_score) {
+        best_score = score;
+        best = flag;
+      }
+    }
+    return fmt::format("unknown flag \"{}\" for \"{}\"{}", name, path,
+                       best.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", best));
+  }
+  return "";
+}
+
 // CLI11 reports an unknown command as "A subcommand is required"; name the word instead.
 std::string DescribeParseError(CLI::App& app, const CLI::ParseError& e, int argc,
                                const char* const* argv) {
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    if (std::string unknown = DescribeUnknownFlag(app, argc, argv); !unknown.empty()) {
+      return unknown;
+    }
+  }
   bool in_subcommand = !app.get_subcommands().empty();
   if (in_subcommand || argc < 2) return e.what();
   for (int i = 1; i < argc; ++i) {
@@ -154,7 +206,7 @@ int Run(int argc, const char* const* argv, Context& ctx) {
       return kExitOk;
     }
     ctx.PrintError(DescribeParseError(app, e, argc, argv));
-    *ctx.err << "Run 'powerctl --help' for usage.\n";
+    *ctx.err << "Run '" << CommandPath(app) << " --help' for usage.\n";
     return kExitUsage;
   } catch (const std::exception& e) {
     // The one top-level catch: a library threw where a module edge should have caught it.

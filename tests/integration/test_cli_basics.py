@@ -41,6 +41,17 @@ class CliBasicsTest(TempDirTest):
         self.assertEqual(r.returncode, 2)
         self.assertIn("frobnicate", r.stderr)
 
+    def test_unknown_flag_names_the_command_and_the_closest_flag(self):
+        r = run("generate", "--ouput-dir", "out")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn('unknown flag "--ouput-dir" for "powerctl generate" (did you mean '
+                      '"--output-dir"?)', r.stderr)
+        self.assertIn("Run 'powerctl generate --help' for usage.", r.stderr)
+        # Global flags fall through to every command, so they are suggested there too.
+        r = run("version", "--kubeconfg", "x")
+        self.assertIn('(did you mean "--kubeconfig"?)', r.stderr)
+        self.assertNotIn("did you mean", run("version", "--bogus").stderr)
+
     def test_unknown_flag_is_a_usage_error(self):
         r = run("version", "--bogus")
         self.assertEqual(r.returncode, 2)
