@@ -24,13 +24,6 @@ std::string Seconds(std::chrono::seconds d) {
   return std::to_string(d.count()) + "s";
 }
 
-// instance plus the node labels the mapper looks at, so grouping keeps what maps a series.
-std::string GroupBy(const telemetry::NodeMappingOptions& mapping) {
-  std::string labels = mapping.instance_label;
-  for (const std::string& l : mapping.node_labels) labels += ", " + l;
-  return labels;
-}
-
 // node -> sample time (ms) -> value. When several series map to one node (two scrape jobs)
 // the one with the most samples wins: averaging a BMC's reading with another is no better.
 using ByNode = std::map<std::string, std::map<std::int64_t, double>>;
@@ -124,11 +117,11 @@ Status ValidateCalibrateRequest(const CalibrateRequest& request) {
 
 std::string UtilisationQuery(const CalibrateRequest& request) {
   return fmt::format("1 - avg by ({}) (rate(node_cpu_seconds_total{{mode=\"idle\"}}[{}]))",
-                     GroupBy(request.mapping), Seconds(request.step));
+                     request.mapping.GroupBy(), Seconds(request.step));
 }
 
 std::string PowerQuery(const CalibrateRequest& request) {
-  return fmt::format("avg by ({}) (avg_over_time({}[{}]))", GroupBy(request.mapping),
+  return fmt::format("avg by ({}) (avg_over_time({}[{}]))", request.mapping.GroupBy(),
                      request.power_metric, Seconds(request.step));
 }
 

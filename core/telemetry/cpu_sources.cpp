@@ -2,6 +2,8 @@
 
 #include "core/telemetry/sources.h"
 
+#include <fmt/format.h>
+
 #include <utility>
 
 namespace powerctl::telemetry {
@@ -111,6 +113,16 @@ class PrometheusCpuSource : public CpuSource {
 
 std::unique_ptr<CpuSource> MakeMetricsApiCpuSource(MetricsApiClient& client, TimeBase time) {
   return std::make_unique<MetricsApiCpuSource>(client, std::move(time));
+}
+
+std::string DefaultCpuQuery(const NodeMappingOptions& mapping) {
+  return fmt::format("sum by ({}) (rate(node_cpu_seconds_total{{mode!=\"idle\"}}[1m]))",
+                     mapping.GroupBy());
+}
+
+std::string DefaultCpuTimestampQuery(const NodeMappingOptions& mapping) {
+  return fmt::format("max by ({}) (timestamp(node_cpu_seconds_total{{mode=\"idle\"}}))",
+                     mapping.GroupBy());
 }
 
 std::unique_ptr<CpuSource> MakePrometheusCpuSource(PrometheusClient& prometheus,

@@ -36,6 +36,14 @@ struct NodeMappingOptions {
   std::vector<std::string> node_labels{"node", "kubernetes_node", "nodename"};
   std::string instance_label = "instance";
 
+  // "instance, node, kubernetes_node, nodename": a PromQL `by` list that keeps every label Map
+  // reads, so a sum or average never drops what maps its series to a node.
+  std::string GroupBy() const {
+    std::string labels = instance_label;
+    for (const std::string& l : node_labels) labels += ", " + l;
+    return labels;
+  }
+
   // Every label Map reads, plus `extra` (for PrometheusClient::Query's KeepLabels).
   std::vector<std::string> LabelsRead(std::vector<std::string> extra = {}) const {
     extra.insert(extra.end(), node_labels.begin(), node_labels.end());

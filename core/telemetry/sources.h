@@ -44,22 +44,18 @@ class TemperatureSource {
 };
 
 // node_exporter's busy CPU per scrape target, and the time of the newest CPU sample behind it.
-// Grouped by every label the node mapping reads (NodeMappingOptions), so a series that names its
-// node in a `node` label keeps it through the sum.
-inline constexpr char kDefaultCpuQuery[] =
-    "sum by (instance, node, kubernetes_node, nodename) "
-    "(rate(node_cpu_seconds_total{mode!=\"idle\"}[1m]))";
-inline constexpr char kDefaultCpuTimestampQuery[] =
-    "max by (instance, node, kubernetes_node, nodename) "
-    "(timestamp(node_cpu_seconds_total{mode=\"idle\"}))";
+// Grouped by every label `mapping` reads, so a series that names its node in a `node` label
+// keeps it through the sum.
+std::string DefaultCpuQuery(const NodeMappingOptions& mapping);
+std::string DefaultCpuTimestampQuery(const NodeMappingOptions& mapping);
 inline constexpr char kTemperatureMetric[] = "ipmi_temperature_celsius";
 
 struct PrometheusCpuOptions {
-  std::string query = kDefaultCpuQuery;  // one series per node, value in cores
+  NodeMappingOptions mapping;
+  std::string query = DefaultCpuQuery(mapping);  // one series per node, value in cores
   // Same grouping as `query`; "" uses the evaluation time as the time of each reading
   // (which hides up to the rate window of staleness).
-  std::string timestamp_query = kDefaultCpuTimestampQuery;
-  NodeMappingOptions mapping;
+  std::string timestamp_query = DefaultCpuTimestampQuery(mapping);
 };
 
 struct IpmiExporterOptions {

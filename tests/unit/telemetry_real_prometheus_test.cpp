@@ -121,7 +121,7 @@ class TelemetryRealPrometheusTest : public ::testing::Test {
     // rate() needs two scrapes; the ipmi series need one.
     ASSERT_TRUE(WaitFor(seconds(60),
                         [&] {
-                          auto cpu = client.Query(kDefaultCpuQuery);
+                          auto cpu = client.Query(DefaultCpuQuery({}));
                           auto temps = client.Query("ipmi_temperature_celsius");
                           return cpu.ok() && cpu->series.size() == 1 && temps.ok() &&
                                  temps->series.size() == 5;

@@ -241,10 +241,10 @@ TEST_F(TelemetrySourcesTest, PrometheusTemperatures) {
 TEST_F(TelemetrySourcesTest, PrometheusCpu) {
   FakeHttp http([](const HttpClientRequest& r) -> Result<HttpClientResponse> {
     std::string q = QueryOf(r);
-    if (q == kDefaultCpuTimestampQuery) {
+    if (q == DefaultCpuTimestampQuery({})) {
       return Reply(200, Vector({{R"({"instance":"10.0.0.1:9100"})", "1700000070.5"}}));
     }
-    EXPECT_EQ(q, kDefaultCpuQuery);
+    EXPECT_EQ(q, DefaultCpuQuery({}));
     return Reply(200, Vector({{R"({"instance":"10.0.0.1:9100"})", "1.25"},
                               {R"({"instance":"node-b:9100"})", "-1"},
                               {R"({"instance":"10.0.0.3:9100"})", "2"},
@@ -273,12 +273,11 @@ TEST_F(TelemetrySourcesTest, PrometheusCpu) {
 TEST_F(TelemetrySourcesTest, PrometheusCpuKeepsTheNodeLabelThroughTheSum) {
   // The default query groups by every label the mapping reads, so a series whose instance is a
   // scrape address no node has still maps by its `node` label.
-  EXPECT_THAT(std::string(kDefaultCpuQuery),
-              HasSubstr("by (instance, node, kubernetes_node, nodename)"));
-  EXPECT_THAT(std::string(kDefaultCpuTimestampQuery),
+  EXPECT_THAT(DefaultCpuQuery({}), HasSubstr("by (instance, node, kubernetes_node, nodename)"));
+  EXPECT_THAT(DefaultCpuTimestampQuery({}),
               HasSubstr("by (instance, node, kubernetes_node, nodename)"));
   FakeHttp http([](const HttpClientRequest& r) -> Result<HttpClientResponse> {
-    if (QueryOf(r) == kDefaultCpuTimestampQuery) return Reply(200, Vector({}));
+    if (QueryOf(r) == DefaultCpuTimestampQuery({})) return Reply(200, Vector({}));
     return Reply(200, Vector({{R"({"instance":"10.9.9.9:9100","node":"a"})", "3"}}));
   });
   PrometheusClient prometheus(http, PrometheusOptions{"http://prom:9090", seconds(5), nullptr});
