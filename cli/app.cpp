@@ -54,6 +54,24 @@ void ConfigureLogging(Context& ctx) {
   ctx.log->set_pattern(v >= 4 ? "%Y-%m-%dT%H:%M:%S.%e %L %v" : "%v");
 }
 
+}  // namespace
+
+std::string DidYouMean(const std::string& closest) {
+  return closest.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", closest);
+}
+
+std::string ClosestSubcommand(const CLI::App& parent, std::string_view word) {
+  std::vector<std::string> names;
+  // Hidden commands (group "") are not suggested.
+  for (const CLI::App* sub :
+       parent.get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); })) {
+    names.push_back(sub->get_name());
+  }
+  return ClosestMatch(word, names, 3);
+}
+
+namespace {
+
 // The command a parse stopped in: the last selected subcommand, or the root.
 CLI::App* DeepestCommand(CLI::App& app) {
   CLI::App* command = &app;
@@ -87,16 +105,8 @@ std::string DescribeUnknownFlag(CLI::App& app, int argc, const char* const* argv
     if (word.size() < 3 || word.rfind("--", 0) != 0) continue;
     const std::string name = word.substr(0, word.find('='));
     if (std::find(flags.begin(), flags.end(), name) != flags.end()) continue;
-    std::string best;
-    std::size_t best_score = 3;
-    for (const std::string& flag : flags) {
-      if (std::size_t score = EditDistance(name, flag); score < best_score) {
-        best_score = score;
-        best = flag;
-      }
-    }
     return fmt::format("unknown flag \"{}\" for \"{}\"{}", name, path,
-                       best.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", best));
+                       DidYouMean(ClosestMatch(name, flags, 3)));
   }
   return "";
 }
@@ -126,19 +136,7 @@ std::string DescribeParseError(CLI::App& app, const CLI::ParseError& e, int argc
         ++i;
       continue;
     }
-    std::string best;
-    std::size_t best_score = 3;
-    // Hidden commands (group "") are not suggested.
-    for (const CLI::App* sub :
-         app.get_subcommands([](CLI::App* s) { return !s->get_group().empty(); })) {
-      std::size_t score = EditDistance(word, sub->get_name());
-      if (score < best_score) {
-        best_score = score;
-        best = sub->get_name();
-      }
-    }
-    return fmt::format("unknown command \"{}\"{}", word,
-                       best.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", best));
+    return fmt::format("unknown command \"{}\"{}", word, DidYouMean(ClosestSubcommand(app, word)));
   }
   return e.what();
 }

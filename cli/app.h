@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace powerctl::cli {
@@ -52,5 +53,10 @@ int Run(int argc, const char* const* argv, Context& ctx);
 
 // Maps a failed Result to its message on stderr and its exit code.
 int Fail(const Context& ctx, const Error& error);
+
+// The visible subcommand of `parent` closest to a mistyped `word`, or "".
+std::string ClosestSubcommand(const CLI::App& parent, std::string_view word);
+// ` (did you mean "closest"?)`, or "" when there is nothing to suggest.
+std::string DidYouMean(const std::string& closest);
 
 }  // namespace powerctl::cli

@@ -2,7 +2,6 @@
 // (kubectl, helm and git users type it this way round).
 #include "cli/app.h"
 #include "cli/exit_codes.h"
-#include "core/common/edit_distance.h"
 
 #include <fmt/format.h>
 
@@ -22,20 +21,6 @@ CLI::App* FindCommand(CLI::App& parent, const std::string& word) {
   return nullptr;
 }
 
-std::string Suggestion(CLI::App& parent, const std::string& word) {
-  std::string best;
-  std::size_t best_score = 3;
-  for (CLI::App* sub : parent.get_subcommands({})) {
-    if (sub->get_group().empty()) continue;
-    std::size_t score = EditDistance(word, sub->get_name());
-    if (score < best_score) {
-      best_score = score;
-      best = sub->get_name();
-    }
-  }
-  return best.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", best);
-}
-
 int RunHelp(CLI::App& root, const std::vector<std::string>& words, const Context& ctx) {
   CLI::App* command = &root;
   std::string path = "powerctl";
@@ -43,7 +28,7 @@ int RunHelp(CLI::App& root, const std::vector<std::string>& words, const Context
     CLI::App* sub = FindCommand(*command, word);
     if (sub == nullptr) {
       ctx.PrintError(fmt::format("unknown command \"{}\" for \"{}\"{}", word, path,
-                                 Suggestion(*command, word)));
+                                 DidYouMean(ClosestSubcommand(*command, word))));
       *ctx.err << "Run 'powerctl help' for the list of commands.\n";
       return kExitUsage;
     }

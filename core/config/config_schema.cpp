@@ -548,16 +548,9 @@ std::string FieldValueText(PowerctlConfig& config, const FieldSpec& field) {
 }
 
 std::string SuggestField(std::string_view unknown_path) {
-  std::string best;
-  std::size_t best_distance = 4;  // farther than this is no suggestion
-  for (const FieldSpec& f : ConfigFields()) {
-    std::size_t d = EditDistance(unknown_path, f.path);
-    if (d < best_distance) {
-      best_distance = d;
-      best = f.path;
-    }
-  }
-  return best;
+  std::vector<std::string_view> paths;
+  for (const FieldSpec& f : ConfigFields()) paths.push_back(f.path);
+  return ClosestMatch(unknown_path, paths, 4);  // farther than 3 is no suggestion
 }
 
 }  // namespace powerctl::config

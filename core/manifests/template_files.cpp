@@ -37,21 +37,14 @@ Status CheckTemplateOverrides(const std::filesystem::path& dir) {
     return MakeError(ErrorCode::kInvalidInput,
                      fmt::format("--templates {}: not a directory", dir.string()));
   }
+  std::vector<std::string_view> names;
+  for (const EmbeddedTemplate& t : EmbeddedTemplates()) names.push_back(t.name);
   std::vector<std::string> unknown;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || name[0] == '.') continue;
-    bool known = false;
-    std::string closest;
-    std::size_t best = 4;
-    for (const EmbeddedTemplate& t : EmbeddedTemplates()) {
-      if (t.name == name) known = true;
-      if (std::size_t d = EditDistance(name, std::string(t.name)); d < best) {
-        best = d;
-        closest = std::string(t.name);
-      }
-    }
-    if (known) continue;
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    const std::string closest = ClosestMatch(name, names, 4);
     unknown.push_back(closest.empty()
                           ? fmt::format("\"{}\"", name)
                           : fmt::format("\"{}\" (did you mean \"{}\"?)", name, closest));
