@@ -31,8 +31,9 @@ Result<setup::ApplyRequest> BuildRequest(const Context& ctx, const ApplyFlags& f
   setup::ApplyRequest request;
   request.config = std::move(config);
   if (!flags.kube_version.empty()) {
-    auto version = KubeVersion::Parse(flags.kube_version);
+    auto version = KubeVersion::ParseRelease(flags.kube_version);
     if (!version.ok()) return WithContext(version.error(), "--kube-version");
+    if (std::string warning = version->UnknownPatchWarning(); !warning.empty()) ctx.Warn(warning);
     request.kube_version = *version;
   }
   request.components = flags.components;

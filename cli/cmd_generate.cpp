@@ -29,11 +29,12 @@ Result<manifests::GenerateRequest> BuildRequest(const Context& ctx, const Genera
   manifests::GenerateRequest request;
   std::string version_text =
       flags.kube_version.empty() ? config.kubernetes_version : flags.kube_version;
-  auto version = KubeVersion::Parse(version_text);
+  auto version = KubeVersion::ParseRelease(version_text);
   if (!version.ok()) {
     return WithContext(version.error(),
                        flags.kube_version.empty() ? "kubernetesVersion" : "--kube-version");
   }
+  if (std::string warning = version->UnknownPatchWarning(); !warning.empty()) ctx.Warn(warning);
   request.config = std::move(config);
   request.version = *version;
   request.components = flags.components;

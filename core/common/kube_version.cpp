@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <iterator>
 
 namespace powerctl {
 namespace {
@@ -15,6 +16,25 @@ int ReadNumber(std::string_view text, std::size_t& pos) {
   int value = 0;
   std::from_chars(text.data() + start, text.data() + pos, value);
   return value;
+}
+
+// Newest patch release of each supported minor line known to this build, from
+// https://kubernetes.io/releases/ (docs/reference/kubernetes-releases.md). `ended`: the line is
+// past end of life and this is its final patch, so no higher patch exists.
+struct ReleaseLine {
+  int minor;
+  int newest_patch;
+  bool ended;
+};
+constexpr ReleaseLine kReleaseLines[] = {
+    {20, 15, true}, {21, 14, true}, {22, 17, true}, {23, 17, true},  {24, 17, true},
+    {25, 16, true}, {26, 15, true}, {27, 16, true}, {28, 15, true},  {29, 14, true},
+    {30, 14, true}, {31, 14, true}, {32, 13, true}, {33, 10, false}, {34, 9, false},
+};
+static_assert(std::size(kReleaseLines) == KubeVersion::kMaxMinor - KubeVersion::kMinMinor + 1);
+
+const ReleaseLine& LineOf(int minor) {
+  return kReleaseLines[minor - KubeVersion::kMinMinor];  // Parse bounds minor to the table
 }
 
 }  // namespace
@@ -46,12 +66,40 @@ Result<KubeVersion> KubeVersion::Parse(std::string_view text) {
   return v;
 }
 
+Result<KubeVersion> KubeVersion::ParseRelease(std::string_view text) {
+  POWERCTL_TRY(v, Parse(text));
+  if (v.patch >= 0 && v.LineEnded() && v.patch > v.NewestKnownPatch()) {
+    return MakeError(
+        ErrorCode::kInvalidInput,
+        fmt::format("Kubernetes {} does not exist: the {} line ended with {}.{}; "
+                    "give {} for its newest patch",
+                    text, v.MinorString(), v.MinorString(), v.NewestKnownPatch(), v.MinorString()));
+  }
+  return v;
+}
+
+int KubeVersion::NewestKnownPatch() const {
+  return LineOf(minor).newest_patch;
+}
+
+bool KubeVersion::LineEnded() const {
+  return LineOf(minor).ended;
+}
+
+std::string KubeVersion::UnknownPatchWarning() const {
+  if (patch <= NewestKnownPatch()) return "";
+  return fmt::format(
+      "Kubernetes {}.{} is newer than the newest {} release this powerctl knows ({}.{}); make "
+      "sure the kube-scheduler image v{}.{} exists",
+      MinorString(), patch, MinorString(), MinorString(), NewestKnownPatch(), MinorString(), patch);
+}
+
 std::string KubeVersion::MinorString() const {
   return fmt::format("{}.{}", major, minor);
 }
 
 std::string KubeVersion::ImageTag() const {
-  return fmt::format("v{}.{}.{}", major, minor, patch < 0 ? 0 : patch);
+  return fmt::format("v{}.{}.{}", major, minor, patch < 0 ? NewestKnownPatch() : patch);
 }
 
 }  // namespace powerctl

@@ -224,6 +224,18 @@ class DocsTest(unittest.TestCase):
         missing = [p for p in pages if p not in linked]
         self.assertEqual(missing, [], f"README.md does not link {missing}")
 
+    def test_kubernetes_release_table_matches_the_code(self):
+        code = read("core/common/kube_version.cpp")
+        body = code[code.index("kReleaseLines[] = {"):]
+        body = body[:body.index("};")]
+        in_code = {(f"1.{m}", f"1.{m}.{p}", ended == "true")
+                   for m, p, ended in re.findall(r"\{(\d+), (\d+), (true|false)\}", body)}
+        rows = re.findall(r"^\| (1\.\d+) \| (1\.\d+\.\d+) \| (yes|not confirmed) \|$",
+                          read("docs/reference/kubernetes-releases.md"), re.MULTILINE)
+        in_docs = {(minor, patch, final == "yes") for minor, patch, final in rows}
+        self.assertTrue(in_code)
+        self.assertEqual(in_docs, in_code)
+
     def test_code_and_docs_cite_only_the_repository(self):
         reference_pages = {os.path.basename(p)
                            for p in glob.glob(os.path.join(ROOT, "docs", "reference", "*.md"))}
