@@ -1,18 +1,22 @@
 // powerctl init [FILE]: writes a commented powerctl.yaml, asking on a terminal.
 #include "cli/app.h"
 #include "cli/exit_codes.h"
+#include "cli/kube_context.h"
 #include "core/config/config_loader.h"
 #include "core/config/config_schema.h"
 #include "core/config/config_writer.h"
 #include "core/manifests/components.h"
 #include "core/manifests/generate.h"
 #include "core/manifests/output.h"
+#include "core/setup/cluster_facts.h"
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <filesystem>
 #include <istream>
 #include <ostream>
+#include <variant>
 
 namespace powerctl::cli {
 namespace {
@@ -21,6 +25,7 @@ struct InitFlags {
   std::string file = "powerctl.yaml";
   bool defaults = false;
   bool force = false;
+  bool from_cluster = false;  // ask the cluster even with --defaults (and fail if unreachable)
   // Convenience flags for CI; each is a --set of the named key.
   std::string kube_version, scheduler_name, extender_image, predictor, tls_mode;
 };
@@ -31,10 +36,16 @@ Status Prompt(const Context& ctx, config::PowerctlConfig& config,
   for (const config::FieldSpec& field : config::ConfigFields()) {
     if (!field.prompt) continue;
     if (std::find(preset.begin(), preset.end(), std::string(field.path)) != preset.end()) continue;
+    if (field.ask_if && !field.ask_if(config)) continue;
+    const bool yes_no = std::holds_alternative<bool*>(field.ref(config));
     for (int attempt = 0;; ++attempt) {
       std::string current = config::FieldValueText(config, field);
       std::string choices =
           field.choices.empty() ? "" : fmt::format(" ({})", fmt::join(field.choices, "|"));
+      if (yes_no) {
+        choices = " (yes|no)";
+        current = current == "true" ? "yes" : "no";
+      }
       *ctx.err << fmt::format("{}{} [{}]: ", field.help, choices, current);
       ctx.err->flush();
       std::string answer;
@@ -49,6 +60,27 @@ Status Prompt(const Context& ctx, config::PowerctlConfig& config,
       if (attempt >= 4) return s;
     }
   }
+  return OkStatus();
+}
+
+// Defaults from the cluster: interactive init asks it when a kubeconfig names one (a failure
+// is a note); --from-cluster asks it always and fails when it cannot.
+Status AskCluster(Context& ctx, const InitFlags& flags, bool interactive,
+                  const std::vector<std::string>& preset, config::PowerctlConfig& config) {
+  if (!interactive && !flags.from_cluster) return OkStatus();
+  auto facts = [&]() -> Result<setup::ClusterFacts> {
+    POWERCTL_TRY(client, ConnectToCluster(
+                             ctx, {.max_attempts = 1, .connect_timeout = std::chrono::seconds(3)}));
+    return setup::DetectClusterFacts(*client);
+  }();
+  if (!facts.ok()) {
+    if (flags.from_cluster) return WithContext(facts.error(), "--from-cluster");
+    ctx.Note("Not asking the cluster for defaults: " + facts.error().message);
+    return OkStatus();
+  }
+  ctx.Note(fmt::format("From the cluster: {}.", fmt::join(facts->notes, "; ")));
+  std::vector<std::string> set = setup::ApplyClusterFacts(*facts, preset, config);
+  if (!set.empty()) ctx.Note(fmt::format("Defaults from the cluster: {}", fmt::join(set, ", ")));
   return OkStatus();
 }
 
@@ -87,6 +119,9 @@ int RunInit(Context& ctx, const InitFlags& flags) {
   for (const std::string& warning : config->warnings) ctx.Warn(warning);
 
   bool interactive = !flags.defaults && ctx.stdin_is_tty;
+  if (Status asked = AskCluster(ctx, flags, interactive, preset, *config); !asked.ok()) {
+    return Fail(ctx, asked.error());
+  }
   if (interactive) {
     ctx.Note("Answer each question or press Enter to keep the value in brackets.");
     Status s = Prompt(ctx, *config, preset);
@@ -132,15 +167,23 @@ void RegisterInit(CLI::App& app, CommandEnv& env) {
   cmd->footer(
       "On a terminal, init asks for the main settings; with --defaults, or when standard input\n"
       "is not a terminal, it uses defaults, POWERCTL_* variables and flags without asking.\n"
+      "On a terminal, or with --from-cluster, it first asks the cluster of the current kubeconfig\n"
+      "context for its Kubernetes version and whether metrics-server or a Prometheus Service\n"
+      "is there, and offers those as the defaults.\n"
       "Examples:\n"
       "  powerctl init\n"
       "  powerctl init --defaults --kube-version 1.29 --extender-image "
       "registry.example.com/powerctl:0.1.0\n"
-      "  powerctl init - --defaults --set extender.weight=10 > powerctl.yaml");
+      "  powerctl init - --defaults --set extender.weight=10 > powerctl.yaml\n"
+      "  powerctl init --defaults --from-cluster --extender-image "
+      "registry.example.com/powerctl:0.1.0");
   cmd->add_option("file", flags->file, "File to write, or - for standard output")
       ->type_name("FILE");
   cmd->add_flag("--defaults", flags->defaults, "Do not ask; use defaults, environment and flags");
   cmd->add_flag("--force", flags->force, "Overwrite an existing file");
+  cmd->add_flag("--from-cluster", flags->from_cluster,
+                "Take the Kubernetes version and telemetry source from the cluster, even with "
+                "--defaults (fails if it is unreachable)");
   cmd->add_option("--kube-version", flags->kube_version, "Sets kubernetesVersion")
       ->type_name("VERSION");
   cmd->add_option("--scheduler-name", flags->scheduler_name, "Sets scheduler.name")

@@ -5,7 +5,8 @@
 
 namespace powerctl::cli {
 
-Result<std::unique_ptr<kube::Client>> ConnectToCluster(const Context& ctx) {
+Result<std::unique_ptr<kube::Client>> ConnectToCluster(const Context& ctx,
+                                                       const ConnectOptions& connect) {
   kube::ConnectionRequest request;
   request.kubeconfig_flag = ctx.globals.kubeconfig;
   request.context_flag = ctx.globals.context;
@@ -15,9 +16,11 @@ Result<std::unique_ptr<kube::Client>> ConnectToCluster(const Context& ctx) {
   kube::TransportOptions transport_options;
   transport_options.log = ctx.log;
   transport_options.environment = ctx.environment;
+  transport_options.connect_timeout = connect.connect_timeout;
   POWERCTL_TRY(transport, kube::MakeCurlTransport(connection, transport_options));
   kube::ClientOptions options;
   options.log = ctx.log;
+  options.max_attempts = connect.max_attempts;
   options.connection_description = connection.description;
   return std::make_unique<kube::Client>(std::move(transport), options);
 }

@@ -4,12 +4,21 @@
 #include "cli/context.h"
 #include "core/kube/client.h"
 
+#include <chrono>
 #include <memory>
 #include <string>
 
 namespace powerctl::cli {
 
-Result<std::unique_ptr<kube::Client>> ConnectToCluster(const Context& ctx);
+// How hard to try: commands that must reach the cluster retry; a probe for defaults
+// (`init` asking the cluster) gives up at once.
+struct ConnectOptions {
+  int max_attempts = 5;
+  std::chrono::milliseconds connect_timeout{10000};
+};
+
+Result<std::unique_ptr<kube::Client>> ConnectToCluster(const Context& ctx,
+                                                       const ConnectOptions& connect = {});
 
 // The namespace of a named object: -n, else the kubeconfig context's namespace (as kubectl),
 // else "default".

@@ -151,7 +151,7 @@ struct LbSettings {
 
 struct PowerctlConfig {
   std::string namespace_ = "powerctl";
-  std::string kubernetes_version = "1.30";
+  std::string kubernetes_version = "1.34";  // the newest supported minor
   SchedulerSettings scheduler;
   ExtenderSettings extender;
   PredictorSettings predictor;
@@ -162,5 +162,12 @@ struct PowerctlConfig {
   // What LoadConfig noticed but accepted (deprecated keys), for the commands to show.
   std::vector<std::string> warnings;
 };
+
+// The tfserving backends are served by the model component (TensorFlow Serving); builtin and
+// v2 need no model server of powerctl's.
+inline bool PredictorNeedsModelServer(const PowerctlConfig& config) {
+  return config.predictor.backend == "tfserving-grpc" ||
+         config.predictor.backend == "tfserving-rest";
+}
 
 }  // namespace powerctl::config

@@ -20,7 +20,7 @@ std::string CheckDuration(const std::string& v) {
   return d.ok() ? "" : d.error().message;
 }
 std::string CheckKubeVersion(const std::string& v) {
-  auto k = KubeVersion::Parse(v);
+  auto k = KubeVersion::ParseRelease(v);
   return k.ok() ? "" : k.error().message;
 }
 std::string CheckDnsLabel(const std::string& v) {
@@ -91,7 +91,8 @@ std::string CheckTensorName(const std::string& v) {
 
 // What each check accepts, in the words the configuration reference shows.
 constexpr ValueCheck kDuration{CheckDuration, "a duration such as 30s, 5m or 1h30m"};
-constexpr ValueCheck kKubeVersion{CheckKubeVersion, "a Kubernetes version such as 1.30"};
+constexpr ValueCheck kKubeVersion{CheckKubeVersion,
+                                  "a Kubernetes release: 1.34 (its newest patch) or 1.34.2"};
 constexpr ValueCheck kDnsLabel{CheckDnsLabel,
                                "a DNS label: lower-case letters, digits and -, at most 63"};
 constexpr ValueCheck kDnsSubdomain{
@@ -222,7 +223,8 @@ const std::vector<FieldSpec>& Fields() {
        .check = kDuration},
       {.path = "extender.ignorable",
        .help = "Keep scheduling when the extender is unreachable or fails",
-       .ref = [](C& c) { return Ref(&c.extender.ignorable); }},
+       .ref = [](C& c) { return Ref(&c.extender.ignorable); },
+       .prompt = true},
       {.path = "extender.nodeCacheCapable",
        .help = "Send node names instead of full Node objects (faster)",
        .ref = [](C& c) { return Ref(&c.extender.node_cache_capable); }},
@@ -277,11 +279,18 @@ const std::vector<FieldSpec>& Fields() {
        .help = "Image holding the SavedModel at /models/<name>/<version> (or set "
                "persistentVolumeClaim)",
        .ref = [](C& c) { return Ref(&c.predictor.model.image); },
-       .check = kImage},
+       .check = kImage,
+       .prompt = true,
+       .ask_if = [](const C& c) { return PredictorNeedsModelServer(c); }},
       {.path = "predictor.model.persistentVolumeClaim",
        .help = "PVC holding the SavedModel at <name>/<version> (or set image)",
        .ref = [](C& c) { return Ref(&c.predictor.model.persistent_volume_claim); },
-       .check = kOptionalDnsSubdomain},
+       .check = kOptionalDnsSubdomain,
+       .prompt = true,
+       .ask_if =
+           [](const C& c) {
+             return PredictorNeedsModelServer(c) && c.predictor.model.image.empty();
+           }},
       {.path = "predictor.model.grpcPort",
        .help = "TensorFlow Serving gRPC port",
        .ref = [](C& c) { return Ref(&c.predictor.model.grpc_port); },
@@ -324,7 +333,13 @@ const std::vector<FieldSpec>& Fields() {
       {.path = "telemetry.prometheusUrl",
        .help = "Prometheus base URL",
        .ref = [](C& c) { return Ref(&c.telemetry.prometheus_url); },
-       .check = kUrl},
+       .check = kUrl,
+       .prompt = true,
+       .ask_if =
+           [](const C& c) {
+             return c.telemetry.cpu_source == "prometheus" ||
+                    c.telemetry.temperature_source == "prometheus";
+           }},
       {.path = "telemetry.ipmiExporterPort",
        .help = "ipmi_exporter port on each node",
        .ref = [](C& c) { return Ref(&c.telemetry.ipmi_exporter_port); },
@@ -490,13 +505,9 @@ Status SetFieldFromText(PowerctlConfig& config, const FieldSpec& field, std::str
     }
     **d = value;
   } else if (auto* b = std::get_if<bool*>(&ref)) {
-    if (text == "true" || text == "True" || text == "TRUE") {
-      **b = true;
-    } else if (text == "false" || text == "False" || text == "FALSE") {
-      **b = false;
-    } else {
-      return fail(fmt::format("\"{}\" is not true or false", text));
-    }
+    std::optional<bool> value = ParseBoolWord(text);
+    if (!value) return fail(fmt::format("\"{}\" is not true or false (or yes or no)", text));
+    **b = *value;
   } else if (std::holds_alternative<std::vector<std::string>*>(ref)) {
     std::vector<std::string> items;
     std::size_t start = 0;
@@ -545,6 +556,19 @@ std::string FieldValueText(PowerctlConfig& config, const FieldSpec& field) {
   if (auto* l = std::get_if<std::vector<std::string>*>(&ref))
     return fmt::format("{}", fmt::join(**l, ","));
   return "";
+}
+
+std::optional<bool> ParseBoolWord(std::string_view text) {
+  if (text.size() > 5) return std::nullopt;  // "false" is the longest word
+  std::string lower;
+  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* yes : {"true", "yes", "y", "on"}) {
+    if (lower == yes) return true;
+  }
+  for (const char* no : {"false", "no", "n", "off"}) {
+    if (lower == no) return false;
+  }
+  return std::nullopt;
 }
 
 std::string SuggestField(std::string_view unknown_path) {

@@ -6,6 +6,7 @@
 #include "core/common/result.h"
 #include "core/config/config.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -34,6 +35,9 @@ struct FieldSpec {
   double max = 0;
   ValueCheck check;     // extra check on string values
   bool prompt = false;  // asked by the interactive `powerctl init`
+  // A follow-up question: with `prompt`, asked only when this holds for the answers so far
+  // (the Prometheus URL once prometheus is chosen). nullptr: always asked.
+  bool (*ask_if)(const PowerctlConfig&) = nullptr;
   // Still read, never written: `powerctl init` and the extender's ConfigMap leave it out.
   bool deprecated = false;
 };
@@ -49,6 +53,10 @@ std::string EnvVarName(std::string_view path);
 Status SetFieldFromText(PowerctlConfig& config, const FieldSpec& field, std::string_view text);
 Status SetFieldFromList(PowerctlConfig& config, const FieldSpec& field,
                         const std::vector<std::string>& items);
+
+// true/false as YAML 1.1 and Kubernetes' own YAML read them: also yes/no, y/n and on/off, in
+// any case. nullopt for anything else.
+std::optional<bool> ParseBoolWord(std::string_view text);
 
 // The current value as YAML-ready text (used by init and for display).
 std::string FieldValueText(PowerctlConfig& config, const FieldSpec& field);

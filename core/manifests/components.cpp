@@ -41,11 +41,6 @@ std::vector<std::string_view> ComponentNames() {
   return names;
 }
 
-bool PredictorNeedsModelServer(const config::PowerctlConfig& config) {
-  return config.predictor.backend == "tfserving-grpc" ||
-         config.predictor.backend == "tfserving-rest";
-}
-
 Result<std::vector<Component>> ResolveComponents(const std::vector<std::string>& names,
                                                  const config::PowerctlConfig& config) {
   std::vector<Component> wanted;
@@ -53,7 +48,7 @@ Result<std::vector<Component>> ResolveComponents(const std::vector<std::string>&
   for (const std::string& name : effective) {
     if (name == "all") {
       for (Component c : kOrder) {
-        if (c == Component::kModel && !PredictorNeedsModelServer(config)) continue;
+        if (c == Component::kModel && !config::PredictorNeedsModelServer(config)) continue;
         // The lb-agent programs every node's nftables: the admin asks for it by name.
         if (c == Component::kLb) continue;
         // Without TLS there is no key material to hold.

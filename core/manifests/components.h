@@ -22,6 +22,4 @@ std::vector<std::string_view> ComponentNames();  // without "all"
 Result<std::vector<Component>> ResolveComponents(const std::vector<std::string>& names,
                                                  const config::PowerctlConfig& config);
 
-bool PredictorNeedsModelServer(const config::PowerctlConfig& config);
-
 }  // namespace powerctl::manifests

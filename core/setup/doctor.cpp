@@ -296,7 +296,7 @@ DoctorReport RunDoctor(const DoctorInput& in) {
   report.checks.push_back(CheckLease(client, in));
   report.checks.push_back(CheckDeployment(client, "extender-ready", "Extender is running",
                                           config.namespace_, names.extender, "extender"));
-  if (manifests::PredictorNeedsModelServer(config)) {
+  if (config::PredictorNeedsModelServer(config)) {
     report.checks.push_back(CheckDeployment(client, "model-ready", "Model server is running",
                                             config.namespace_, names.model, "model"));
   } else {

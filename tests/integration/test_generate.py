@@ -132,12 +132,13 @@ class GenerateTest(TempDirTest):
                                  ("filter", "prioritize", "preempt"))
 
     def test_scheduler_deployment_image_and_insecure_port(self):
-        for version in ("1.20.2", "1.22", "1.23", "1.34"):
+        # A minor alone gets its newest patch release (the most-fixed), not ".0".
+        for version, tag in (("1.20.2", "1.20.2"), ("1.22", "1.22.17"), ("1.23", "1.23.17"),
+                             ("1.30", "1.30.14"), ("1.34", "1.34.9")):
             with self.subTest(version=version):
                 objects = self.generate("scheduler", "--kube-version", version)
                 dep = next(o for o in objects if o["kind"] == "Deployment")
                 c = dep["spec"]["template"]["spec"]["containers"][0]
-                tag = version if version.count(".") == 2 else version + ".0"
                 self.assertEqual(c["image"], f"registry.k8s.io/kube-scheduler:v{tag}")
                 # with --config, --port is ignored by 1.20-1.22 and rejected later: never passed
                 self.assertFalse(any(a.startswith("--port") for a in c["command"]))
@@ -313,6 +314,26 @@ class ConfigErrorTest(TempDirTest):
     def test_bad_kube_version_flag(self):
         self.assertUsageError(run("generate", "--kube-version", "1.35"), "--kube-version", "1.20 to 1.34")
         self.assertUsageError(run("generate", "--kube-version", "banana"), "--kube-version")
+
+    def test_patch_releases_must_exist(self):
+        # 1.30 ended with 1.30.14: there is no image for 1.30.99.
+        self.assertUsageError(run("generate", "scheduler", "--kube-version", "1.30.99"),
+                              "--kube-version", "ended with 1.30.14")
+        cfg = self.write("powerctl.yaml", "kubernetesVersion: 1.30.99\n")
+        self.assertUsageError(run("generate", "scheduler", "-c", cfg), "kubernetesVersion",
+                              "ended with 1.30.14")
+        # A line that may still get releases: a newer patch than known is a warning.
+        r = run("generate", "scheduler", "--kube-version", "1.34.40")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("newer than the newest 1.34 release this powerctl knows", r.stderr)
+        self.assertIn("kube-scheduler:v1.34.40", r.stdout)
+
+    def test_default_version_is_the_newest_supported(self):
+        r = run("generate", "scheduler", env=clean_env())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        dep = next(o for o in docs(r.stdout) if o["kind"] == "Deployment")
+        image = dep["spec"]["template"]["spec"]["containers"][0]["image"]
+        self.assertEqual(image, "registry.k8s.io/kube-scheduler:v1.34.9")
 
     def test_yaml_syntax_error_has_line(self):
         cfg = self.write("powerctl.yaml", "namespace: a\nextender: [1, 2\n")

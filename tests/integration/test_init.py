@@ -1,14 +1,122 @@
 """powerctl init: commented file, CI flags, refusal to overwrite, interactive prompts."""
+import http.server
+import json
 import os
 import pty
 import select
 import subprocess
+import threading
 import time
 import unittest
+import urllib.parse
 
 import yaml
 
 from support import BINARY, TempDirTest, clean_env, run
+
+
+class FakeApiServer:
+    """A plain-HTTP API server answering what `init` asks: /version, metrics.k8s.io, Services."""
+
+    def __init__(self, git_version="v1.29.3", metrics_api=False, services=()):
+        outer = self
+        self.requests = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                url = urllib.parse.urlparse(self.path)
+                outer.requests.append(self.path)
+                query = urllib.parse.parse_qs(url.query)
+                if url.path == "/version":
+                    body = {"major": "1", "minor": git_version.split(".")[1],
+                            "gitVersion": git_version}
+                elif url.path == "/apis/metrics.k8s.io/v1beta1" and metrics_api:
+                    body = {"kind": "APIResourceList", "groupVersion": "metrics.k8s.io/v1beta1",
+                            "resources": []}
+                elif url.path == "/api/v1/services":
+                    selector = query.get("labelSelector", [""])[0]
+                    key, _, value = selector.partition("=")
+                    items = [s for s in services
+                             if s["metadata"].get("labels", {}).get(key) == value]
+                    body = {"kind": "ServiceList", "apiVersion": "v1",
+                            "metadata": {"resourceVersion": "1"}, "items": items}
+                else:
+                    self.send_response(404)
+                    self.send_header("Content-Type", "application/json")
+                    self.end_headers()
+                    self.wfile.write(b'{"kind":"Status","status":"Failure","code":404}')
+                    return
+                data = json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def kubeconfig(self, directory):
+        path = os.path.join(directory, "kubeconfig")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(f"""apiVersion: v1
+kind: Config
+clusters:
+- name: fake
+  cluster: {{server: "http://127.0.0.1:{self.server.server_address[1]}"}}
+users:
+- name: me
+  user: {{token: t}}
+contexts:
+- name: fake
+  context: {{cluster: fake, user: me}}
+current-context: fake
+""")
+        return path
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+PROMETHEUS_SERVICE = {
+    "metadata": {"name": "prometheus-k8s", "namespace": "monitoring",
+                 "labels": {"app.kubernetes.io/name": "prometheus"}},
+    "spec": {"ports": [{"name": "reloader-web", "port": 8080},
+                       {"name": "web", "port": 9090}]},
+}
+
+
+def answer_prompts(test, args, env, answer):
+    """Runs powerctl on a pseudo-terminal; `answer(question)` gives each reply. Returns the
+    exit code and the transcript."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(BINARY, [BINARY, *args], env)
+    transcript = ""
+    answered = 0
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        if fd not in ready:
+            continue
+        try:
+            chunk = os.read(fd, 4096).decode(errors="replace")
+        except OSError:
+            break
+        if not chunk:
+            break
+        transcript += chunk
+        prompts = transcript.split("]: ")[:-1]
+        while answered < len(prompts):
+            os.write(fd, (answer(prompts[answered].splitlines()[-1]) + "\n").encode())
+            answered += 1
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), transcript
 
 
 class InitTest(TempDirTest):
@@ -100,39 +208,18 @@ class InitTest(TempDirTest):
     def test_interactive_prompts_on_a_terminal(self):
         """Runs init on a pseudo-terminal and answers its questions."""
         target = self.path("answers.yaml")
-        pid, fd = pty.fork()
-        if pid == 0:
-            os.execve(BINARY, [BINARY, "init", target], clean_env(TERM="dumb"))
-        # Each prompt ends with "]: "; answer them in order, by words in the question.
+        # Answer by words in the question.
         answers = [("Namespace", "energy"), ("Resource scores of the generated profile", "none"),
                    ("powerctl image", "registry.example.com/powerctl:9")]
         version_answers = ["1.99", "1.25"]  # the invalid one is asked again
-        transcript = ""
-        answered = 0
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            ready, _, _ = select.select([fd], [], [], 0.5)
-            if fd not in ready:
-                continue
-            try:
-                chunk = os.read(fd, 4096).decode(errors="replace")
-            except OSError:
-                break
-            if not chunk:
-                break
-            transcript += chunk
-            prompts = transcript.split("]: ")[:-1]
-            while answered < len(prompts):
-                question = prompts[answered].splitlines()[-1]
-                answer = ""
-                if "Kubernetes version" in question:
-                    answer = version_answers.pop(0) if version_answers else ""
-                else:
-                    answer = next((v for k, v in answers if k in question), "")
-                os.write(fd, (answer + "\n").encode())
-                answered += 1
-        _, status = os.waitpid(pid, 0)
-        self.assertEqual(os.waitstatus_to_exitcode(status), 0, transcript)
+
+        def answer(question):
+            if "Kubernetes version" in question:
+                return version_answers.pop(0) if version_answers else ""
+            return next((v for k, v in answers if k in question), "")
+
+        code, transcript = answer_prompts(self, ["init", target], clean_env(TERM="dumb"), answer)
+        self.assertEqual(code, 0, transcript)
         self.assertIn("invalid Kubernetes version", transcript)
         doc = yaml.safe_load(open(target))
         self.assertEqual(doc["namespace"], "energy")
@@ -140,6 +227,95 @@ class InitTest(TempDirTest):
         self.assertEqual(doc["scheduler"]["resourceScoring"], "none", transcript)
         self.assertEqual(doc["extender"]["image"], "registry.example.com/powerctl:9")
         self.assertEqual(doc["scheduler"]["name"], "powerctl-scheduler")  # Enter keeps the default
+
+    def test_interactive_follow_ups_and_yes_no(self):
+        """Choosing prometheus asks for its URL; a tfserving model asks for the SavedModel;
+        a yes/no question takes yes and no."""
+        target = self.path("answers.yaml")
+        questions = []
+
+        def answer(question):
+            questions.append(question)
+            if "Node CPU usage" in question:
+                return "prometheus"
+            if "Prometheus base URL" in question:
+                return "http://prom.example:9090"
+            if "Power model" in question:
+                return "tfserving-grpc"
+            if "Image holding the SavedModel" in question:
+                return ""
+            if "PVC holding the SavedModel" in question:
+                return "models"
+            if "Keep scheduling when the extender" in question:
+                return "no"
+            return ""
+
+        code, transcript = answer_prompts(self, ["init", target], clean_env(TERM="dumb"), answer)
+        self.assertEqual(code, 0, transcript)
+        self.assertTrue(any(q.endswith("(yes|no) [yes") for q in questions), questions)
+        doc = yaml.safe_load(open(target))
+        self.assertEqual(doc["telemetry"]["cpuSource"], "prometheus")
+        self.assertEqual(doc["telemetry"]["prometheusUrl"], "http://prom.example:9090")
+        self.assertEqual(doc["predictor"]["model"]["persistentVolumeClaim"], "models")
+        self.assertIs(doc["extender"]["ignorable"], False)
+        # The follow-ups come right after the answer that needs them, and only then.
+        cpu = next(i for i, q in enumerate(questions) if "Node CPU usage" in q)
+        self.assertIn("Prometheus base URL", questions[cpu + 2])  # after the temperature source
+
+        asked = []
+        code, transcript = answer_prompts(self, ["init", self.path("plain.yaml")],
+                                          clean_env(TERM="dumb"),
+                                          lambda q: asked.append(q) or "")
+        self.assertEqual(code, 0, transcript)
+        self.assertFalse(any("Prometheus base URL" in q or "SavedModel" in q for q in asked),
+                         asked)
+
+    def test_defaults_come_from_the_cluster(self):
+        api = FakeApiServer(git_version="v1.29.3", metrics_api=False,
+                            services=[PROMETHEUS_SERVICE])
+        self.addCleanup(api.close)
+        kubeconfig = api.kubeconfig(self.tmp)
+        r = run("init", "-", "--defaults", "--from-cluster", "--kubeconfig", kubeconfig,
+                env=clean_env())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = yaml.safe_load(r.stdout)
+        self.assertEqual(str(doc["kubernetesVersion"]), "1.29")
+        self.assertEqual(doc["telemetry"]["cpuSource"], "prometheus")
+        self.assertEqual(doc["telemetry"]["prometheusUrl"],
+                         "http://prometheus-k8s.monitoring.svc:9090")
+        self.assertIn("the cluster runs Kubernetes v1.29.3", r.stderr)
+        # A flag wins over what the cluster suggests.
+        r = run("init", "-", "--defaults", "--from-cluster", "--kubeconfig", kubeconfig,
+                "--kube-version", "1.27", env=clean_env())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(str(yaml.safe_load(r.stdout)["kubernetesVersion"]), "1.27")
+        # Without --from-cluster, --defaults does not ask the cluster.
+        before = len(api.requests)
+        r = run("init", "-", "--defaults", "--kubeconfig", kubeconfig, env=clean_env())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(len(api.requests), before)
+        self.assertEqual(str(yaml.safe_load(r.stdout)["kubernetesVersion"]), "1.34")
+
+    def test_metrics_server_keeps_the_metrics_api_source(self):
+        api = FakeApiServer(git_version="v1.33.2", metrics_api=True,
+                            services=[PROMETHEUS_SERVICE])
+        self.addCleanup(api.close)
+        r = run("init", "-", "--defaults", "--from-cluster", "--kubeconfig",
+                api.kubeconfig(self.tmp), env=clean_env())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = yaml.safe_load(r.stdout)
+        self.assertEqual(str(doc["kubernetesVersion"]), "1.33")
+        self.assertEqual(doc["telemetry"].get("cpuSource", "metrics-api"), "metrics-api")
+
+    def test_unreachable_cluster_fails_from_cluster_and_writes_nothing(self):
+        api = FakeApiServer()
+        kubeconfig = api.kubeconfig(self.tmp)
+        api.close()  # nothing listens on its port now
+        r = run("init", "--defaults", "--from-cluster", "--kubeconfig", kubeconfig,
+                cwd=self.tmp, env=clean_env())
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("--from-cluster", r.stderr)
+        self.assertFalse(os.path.exists(self.path("powerctl.yaml")))
 
 
 if __name__ == "__main__":
