@@ -127,7 +127,7 @@ _powerctl() {
   esac
   case "$path" in
     "") words="init generate apply delete label calibrate doctor predict score explain why schedule-server simulate lb lb-agent completion version help -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
-    "init") words="-h --help --help-all --defaults --force --kube-version --scheduler-name --extender-image --predictor --tls-mode -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
+    "init") words="-h --help --help-all --defaults --force --from-cluster --kube-version --scheduler-name --extender-image --predictor --tls-mode -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "generate") words="all namespace rbac secrets policies model extender scheduler lb -h --help --help-all --kube-version --output-dir --templates --export-templates --out-of-cluster --extender-url --cert-dir -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "apply") words="all namespace rbac secrets policies model extender scheduler lb -h --help --help-all --kube-version --templates --cert-dir --dry-run --force-conflicts --rotate-certs --wait --timeout -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;
     "delete") words="all namespace rbac secrets policies model extender scheduler lb -h --help --help-all --dry-run --include-crds --wait --timeout -h --help --help-all --kubeconfig --context -n --namespace -o --output -v --v --color -c --config --set" ;;

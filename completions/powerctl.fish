@@ -32,6 +32,7 @@ complete -c powerctl -n '__fish_seen_subcommand_from init' -s h -l help -d 'Prin
 complete -c powerctl -n '__fish_seen_subcommand_from init' -l help-all -d 'Show help for every command'
 complete -c powerctl -n '__fish_seen_subcommand_from init' -l defaults -d 'Do not ask; use defaults, environment and flags'
 complete -c powerctl -n '__fish_seen_subcommand_from init' -l force -d 'Overwrite an existing file'
+complete -c powerctl -n '__fish_seen_subcommand_from init' -l from-cluster -d 'Take the Kubernetes version and telemetry source from the cluster, even with --defaults (fails if it is unreachable)'
 complete -c powerctl -n '__fish_seen_subcommand_from init' -l kube-version -x -d 'Sets kubernetesVersion'
 complete -c powerctl -n '__fish_seen_subcommand_from init' -l scheduler-name -x -d 'Sets scheduler.name'
 complete -c powerctl -n '__fish_seen_subcommand_from init' -l extender-image -x -d 'Sets extender.image'
