@@ -36,13 +36,25 @@ std::string Age(const std::optional<std::chrono::milliseconds>& age) {
   return fmt::format("{}h", s / 3600);
 }
 
+// What the prediction counts as in use: measured plus the requests of pods not yet measured.
 std::string Cpu(const NodePower& p) {
-  const auto& used = p.reading.cpu_cores_used.value;
+  const std::optional<double> used = p.cpu_cores_used();
   if (!used) return "-";
   std::string text = fmt::format("{:.2f}", *used);
   if (p.reading.cpu_capacity) text += fmt::format("/{:g}", *p.reading.cpu_capacity);
   if (p.cpu_fraction_now) text += fmt::format(" ({:.0f}%)", *p.cpu_fraction_now * 100);
   return text;
+}
+
+// -o wide: the two parts of CPU.
+std::string Measured(const NodePower& p) {
+  return Fixed(p.reading.cpu_cores_used.value, 2);
+}
+std::string Unmeasured(const NodePower& p) {
+  if (!p.reading.cpu_cores_used.value) return "-";
+  if (p.unmeasured.pods == 0) return "0";
+  return fmt::format("{:.2f} ({} pod{})", p.unmeasured.cores, p.unmeasured.pods,
+                     p.unmeasured.pods == 1 ? "" : "s");
 }
 
 std::string Temperature(const predict::ModelTemperature& t, bool wide) {
@@ -82,22 +94,22 @@ std::string ModelDetail(const NodePower& p) {
 void PrintTable(const Context& ctx, const report::PowerReport& report, bool wide) {
   *ctx.out << "Answered by: " << report.answered_by << "\n";
   std::string after = fmt::format("+{:g} CPU", report.cpu_added);
-  std::vector<std::string> headers = {"NODE", "CPU",   "AMBIENT°C",   "CPU1°C", "CPU2°C", "WATTS",
-                                      after,  "DELTA", "FILL W/CORE", "MODEL",  "AGE"};
+  std::vector<std::string> headers = {"NODE", "CPU"};
+  if (wide) headers.insert(headers.end(), {"MEASURED", "NOT YET MEASURED"});
+  headers.insert(headers.end(), {"AMBIENT°C", "CPU1°C", "CPU2°C", "WATTS", after, "DELTA",
+                                 "FILL W/CORE", "MODEL", "AGE"});
   if (wide) headers.push_back("NOTES");
   Table table(headers);
+  bool unmeasured = false;
   for (const NodePower& p : report.nodes) {
-    std::vector<std::string> row = {p.node,
-                                    Cpu(p),
-                                    Temperature(p.ambient, wide),
-                                    Temperature(p.cpu1, wide),
-                                    Temperature(p.cpu2, wide),
-                                    Fixed(p.watts_now),
-                                    Fixed(p.watts_after),
-                                    p.delta() ? fmt::format("{:+.1f}", *p.delta()) : "-",
-                                    Fixed(p.fill_watts_per_core, 2),
-                                    wide ? ModelDetail(p) : ModelForm(p),
-                                    Age(p.telemetry_age)};
+    unmeasured = unmeasured || p.unmeasured.pods > 0;
+    std::vector<std::string> row = {p.node, Cpu(p)};
+    if (wide) row.insert(row.end(), {Measured(p), Unmeasured(p)});
+    row.insert(row.end(), {Temperature(p.ambient, wide), Temperature(p.cpu1, wide),
+                           Temperature(p.cpu2, wide), Fixed(p.watts_now), Fixed(p.watts_after),
+                           p.delta() ? fmt::format("{:+.1f}", *p.delta()) : "-",
+                           Fixed(p.fill_watts_per_core, 2), wide ? ModelDetail(p) : ModelForm(p),
+                           Age(p.telemetry_age)});
     if (wide) {
       std::string notes;
       for (const auto& n : p.notes) notes += (notes.empty() ? "" : "; ") + n;
@@ -106,6 +118,10 @@ void PrintTable(const Context& ctx, const report::PowerReport& report, bool wide
     table.AddRow(std::move(row));
   }
   table.Print(*ctx.out);
+  if (unmeasured && !wide) {
+    *ctx.out << "CPU counts the requests of pods bound but not yet in the usage metrics, as the "
+                "scores do (-o wide shows both parts).\n";
+  }
   bool header = false;
   for (const NodePower& p : report.nodes) {
     if (p.error.empty()) continue;
@@ -156,8 +172,10 @@ void RegisterPredict(CLI::App& app, CommandEnv& env) {
   CLI::App* cmd =
       app.add_subcommand("predict", "Show each node's CPU, temperatures and predicted watts");
   cmd->footer(
-      "Per node: CPU in use, temperatures (raw; -o wide adds the values normalised with the\n"
-      "node's ambient|cpu1|cpu2/min|max labels), predicted watts now and after adding --cpu,\n"
+      "Per node: CPU in use as the scores count it (measured, plus the requests of pods bound\n"
+      "but not yet in the usage metrics; -o wide shows both parts), temperatures (raw; -o wide\n"
+      "adds the values normalised with the node's ambient|cpu1|cpu2/min|max labels), predicted\n"
+      "watts now and after adding --cpu,\n"
       "the difference (what scoring.objective=marginal ranks by), the fill cost (FILL W/CORE:\n"
       "the cheapest average watts per core of raising the node's load by --cpu or more, what\n"
       "scoring.objective=fill ranks by), the node's model (curve: its measured power-curve\n"

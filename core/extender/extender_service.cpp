@@ -6,6 +6,8 @@
 #include "core/kube/quantity.h"
 #include "core/predict/node_power.h"
 #include "core/predict/node_power_json.h"
+#include "core/scoring/node_cpu.h"
+#include "core/telemetry/telemetry_service.h"
 
 #include <algorithm>
 #include <charconv>
@@ -259,28 +261,31 @@ server::HttpResponse ExtenderService::Predictions(const server::HttpRequest& req
   auto cpu = kube::ParseCpuCores(cpu_text);
   if (!cpu.ok() || *cpu < 0) return BadRequest("cpu: not a CPU quantity");
   auto snapshot = deps_.snapshot ? deps_.snapshot() : nullptr;
-  std::vector<predict::NodeFacts> facts;
   if (nodes.empty() && snapshot != nullptr) {
     for (const cluster::NodePtr& node : snapshot->nodes) nodes.push_back(node->name);
   }
-  for (const std::string& name : nodes) {
-    predict::NodeFacts f;
-    f.name = name;
-    if (snapshot != nullptr) {
-      if (const cluster::NodeState* node = snapshot->FindNode(name)) f = node->facts;
-    }
-    facts.push_back(std::move(f));
-  }
-  std::map<std::string, telemetry::NodeReading> readings;
-  if (deps_.telemetry != nullptr) {
-    auto cached = deps_.telemetry->Readings(telemetry::Wait::kNever, nodes);
-    if (cached.ok()) readings = std::move(*cached);
-  }
-  std::vector<predict::NodePower> power;
+  std::optional<telemetry::TelemetryView> view;
+  if (deps_.telemetry != nullptr) view = deps_.telemetry->View(telemetry::Wait::kNever);
   predict::PowerQuery query;
   query.extra_cpu_cores = *cpu;
   query.deadline = deps_.deadline;
   query.now = deps_.clock.now();
+  // Each node's CPU as prioritize reads it: the reading (allocatable standing in for a missing
+  // capacity) and the pods bound but not yet in the usage metrics.
+  const auto wall_now = deps_.wall_now();
+  std::vector<predict::NodeFacts> facts;
+  std::map<std::string, telemetry::NodeReading> readings;
+  for (const std::string& name : nodes) {
+    const cluster::NodeState* cached = snapshot != nullptr ? snapshot->FindNode(name) : nullptr;
+    cluster::NodeState unknown;
+    unknown.name = unknown.facts.name = name;
+    const cluster::NodeState& node = cached != nullptr ? *cached : unknown;
+    scoring::NodeCpu inputs = scoring::NodeCpuOf(node, view ? &*view : nullptr, wall_now);
+    facts.push_back(node.facts);
+    readings[name] = std::move(inputs.reading);
+    query.unmeasured.push_back(inputs.unmeasured);
+  }
+  std::vector<predict::NodePower> power;
   if (deps_.predictor != nullptr) {
     // With the model's parameters and the fill cost, as `predict --source local` shows them.
     power =

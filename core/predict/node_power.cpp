@@ -327,8 +327,12 @@ std::vector<NodePower> PredictNodePower(
   }
   std::vector<const PreparedNode*> pointers;
   for (const PreparedNode& p : prepared) pointers.push_back(&p);
-  std::vector<PowerEstimate> estimates = EstimatePower(
-      pointers, {}, query.extra_cpu_cores, predictor, query.deadline, nullptr, query.fill_cost);
+  std::vector<double> unmeasured_cores(nodes.size(), 0.0);
+  for (std::size_t i = 0; i < nodes.size() && i < query.unmeasured.size(); ++i)
+    unmeasured_cores[i] = query.unmeasured[i].cores;
+  std::vector<PowerEstimate> estimates =
+      EstimatePower(pointers, unmeasured_cores, query.extra_cpu_cores, predictor, query.deadline,
+                    nullptr, query.fill_cost);
 
   std::vector<NodePower> results(nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -342,6 +346,9 @@ std::vector<NodePower> PredictNodePower(
       *to = ModelTemperature{*reading, from->range, from->normalized, std::move(from->note)};
     }
     out.reading = std::move(p.reading);
+    // EstimatePower adds it to a measured usage only; so is it shown.
+    if (i < query.unmeasured.size() && out.reading.cpu_cores_used.ok())
+      out.unmeasured = query.unmeasured[i];
     out.error = std::move(e.error);
     if (p.model != nullptr) out.model = *p.model;
     out.cpu_fraction_now = e.cpu_fraction_now;

@@ -51,9 +51,18 @@ std::optional<TemperatureRange> TemperatureRangeFromLabels(
     const std::map<std::string, std::string>& labels, const std::string& prefix,
     std::string* error);
 
+// CPU requested by pods bound to a node that its usage metrics cannot show yet (just bound, or
+// not started): added to the measured usage. Which pods count is the scoring's rule
+// (scoring/node_cpu.h); models only add the cores.
+struct UnmeasuredCpu {
+  double cores = 0;
+  int pods = 0;
+};
+
 struct NodePower {
   std::string node;
   telemetry::NodeReading reading;  // as read, staleness applied
+  UnmeasuredCpu unmeasured;        // added to reading.cpu_cores_used (fractions include it)
   std::optional<double> cpu_fraction_now;
   std::optional<double> cpu_fraction_after;
   bool overcommitted = false;  // usage + the added CPU exceeds capacity
@@ -68,6 +77,11 @@ struct NodePower {
   std::optional<double> delta() const {
     if (!watts_now || !watts_after) return std::nullopt;
     return *watts_after - *watts_now;
+  }
+  // The CPU the prediction counts as in use: measured plus unmeasured; nullopt when unmeasured.
+  std::optional<double> cpu_cores_used() const {
+    if (!reading.cpu_cores_used.value) return std::nullopt;
+    return *reading.cpu_cores_used.value + unmeasured.cores;
   }
 
   // What `predict` shows beyond the watts (set with PowerQuery::fill_cost):
@@ -149,6 +163,9 @@ struct PowerQuery {
   // Also each node's fill cost and built-in model (NodePower::fill_watts_per_core, builtin):
   // what `predict` shows; one more row per node on a model server.
   bool fill_cost = false;
+  // By node of the call's `nodes`: CPU of pods the usage metrics cannot show yet, added to
+  // the measured usage as scoring adds it (scoring::UnmeasuredCpuOf). Empty: none.
+  std::vector<UnmeasuredCpu> unmeasured;
 };
 
 // One result per node of `nodes`, in order. Readings missing from `readings` count as "no

@@ -167,6 +167,10 @@ struct Reader {
 
 json NodePowerToJson(const NodePower& p, telemetry::SteadyTime now) {
   json cpu = ReadingToJson(p.reading.cpu_cores_used, now);
+  // "value" is the measurement; "usedCores" what the prediction (and the score) counts.
+  cpu["unmeasuredRequestCores"] = p.unmeasured.cores;
+  cpu["unmeasuredPods"] = p.unmeasured.pods;
+  cpu["usedCores"] = Number(p.cpu_cores_used());
   cpu["capacityCores"] = Number(p.reading.cpu_capacity);
   cpu["fractionNow"] = Number(p.cpu_fraction_now);
   cpu["fractionAfter"] = Number(p.cpu_fraction_after);
@@ -207,6 +211,10 @@ Result<NodePower> NodePowerFromJson(const json& object, telemetry::SteadyTime no
   if (const json* cpu = r.Field(object, "cpu", at)) {
     p.reading.cpu_cores_used = r.ReadingAt(*cpu, at + ".cpu", now);
     p.reading.cpu_capacity = r.OptNumber(*cpu, "capacityCores", at + ".cpu");
+    // Absent from older extenders, which added nothing.
+    p.unmeasured.cores = r.OptNumber(*cpu, "unmeasuredRequestCores", at + ".cpu").value_or(0);
+    p.unmeasured.pods =
+        static_cast<int>(r.OptNumber(*cpu, "unmeasuredPods", at + ".cpu").value_or(0));
     p.cpu_fraction_now = r.OptNumber(*cpu, "fractionNow", at + ".cpu");
     p.cpu_fraction_after = r.OptNumber(*cpu, "fractionAfter", at + ".cpu");
   }

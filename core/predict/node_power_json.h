@@ -4,7 +4,10 @@
 // extender answers. Times travel as ages in seconds, so clocks of the two sides never mix.
 // Besides the watts, each node carries "fillWattsPerCore" and, for the built-in model, its
 // form in "model": {"form": "curve", "curve": [11 watts]} or {"form": "exponent",
-// "idleWatts", "maxWatts", "exponent"}, both with "temperatureFactor".
+// "idleWatts", "maxWatts", "exponent"}, both with "temperatureFactor". "cpu" holds the
+// measurement ("value"), the requests of pods not yet in the usage metrics
+// ("unmeasuredRequestCores", "unmeasuredPods") and their sum ("usedCores"), which the
+// fractions and the watts are computed from.
 
 #include "core/common/result.h"
 #include "core/predict/node_power.h"

@@ -1,11 +1,14 @@
 #include "core/report/power_report.h"
 
+#include "core/cluster/node_cache.h"
+#include "core/cluster/pod_info.h"
 #include "core/common/names.h"
 #include "core/config/names.h"
 #include "core/kube/quantity.h"
 #include "core/predict/node_params.h"
 #include "core/predict/node_power_json.h"
 #include "core/predict/predictor_factory.h"
+#include "core/scoring/node_cpu.h"
 #include "core/telemetry/node_mapping.h"
 #include "core/telemetry/sources.h"
 #include "core/telemetry/telemetry_service.h"
@@ -73,19 +76,43 @@ Result<PowerReport> AskExtender(const std::vector<std::string>& names, const std
   return report;
 }
 
+// The pods bound to each of `nodes`, as the cluster cache keeps them (terminal ones left out).
+void AddBoundPods(const std::vector<json>& pods, std::vector<cluster::NodeState>& nodes) {
+  std::map<std::string, cluster::NodeState*, std::less<>> by_name;
+  for (cluster::NodeState& node : nodes) by_name[node.name] = &node;
+  for (const json& object : pods) {
+    auto pod = std::make_shared<const cluster::PodInfo>(cluster::PodInfoFromJson(object));
+    auto node = by_name.find(pod->node_name);
+    if (pod->node_name.empty() || pod->Terminal() || node == by_name.end()) continue;
+    node->second->requested.cpu_cores += pod->requests.cpu_cores;
+    node->second->requested.memory_bytes += pod->requests.memory_bytes;
+    node->second->pods.push_back(std::move(pod));
+  }
+}
+
+// The cluster's pods that may hold resources (not Succeeded or Failed).
+Result<std::vector<json>> ListLivePods(kube::Client& kube) {
+  kube::ListOptions options;
+  options.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
+  return kube.List("/api/v1/pods", options);
+}
+
 }  // namespace
 
 Result<PowerReport> PredictLocally(const std::vector<json>& node_objects, double cpu_added,
                                    const config::PowerctlConfig& config,
-                                   const PredictDependencies& deps) {
+                                   const PredictDependencies& deps, const std::vector<json>* pods) {
   std::vector<telemetry::NodeInfo> infos;
   std::vector<predict::NodeFacts> facts;
   std::vector<std::string> names;
+  std::vector<cluster::NodeState> states;
   for (const json& node : node_objects) {
     infos.push_back(telemetry::NodeInfoFromJson(node));
     facts.push_back(predict::NodeFactsFromJson(node));
     names.push_back(facts.back().name);
+    states.push_back(cluster::NodeStateFromJson(node));
   }
+  if (pods != nullptr) AddBoundPods(*pods, states);
   telemetry::SourceDependencies source_deps;
   source_deps.http = deps.http;
   source_deps.kube = deps.kube;
@@ -101,7 +128,9 @@ Result<PowerReport> PredictLocally(const std::vector<json>& node_objects, double
   options.log = deps.log;
   telemetry::TelemetryService service(
       *sources.cpu, *sources.temperature, [infos] { return infos; }, options);
-  POWERCTL_TRY(readings, service.Readings(telemetry::Wait::kIfEmpty, names));
+  // Fetched once here; read below node by node, as the scoring path reads it.
+  if (auto fetched = service.Readings(telemetry::Wait::kIfEmpty, names); !fetched.ok())
+    return fetched.error();
 
   PowerReport report;
   report.answered_by = Describe(config, sources);
@@ -111,6 +140,16 @@ Result<PowerReport> PredictLocally(const std::vector<json>& node_objects, double
   query.extra_cpu_cores = cpu_added;
   query.deadline = predictor.deadline;
   query.now = report.now;
+  // Each node's CPU as the scores count it: the reading as prioritize reads it, plus the pods
+  // bound to the node that its usage metrics cannot show yet.
+  telemetry::TelemetryView view = service.View(telemetry::Wait::kNever);
+  const auto wall_now = deps.wall_now();
+  std::map<std::string, telemetry::NodeReading> readings;
+  for (const cluster::NodeState& state : states) {
+    scoring::NodeCpu cpu = scoring::NodeCpuOf(state, &view, wall_now);
+    readings[state.name] = std::move(cpu.reading);
+    query.unmeasured.push_back(cpu.unmeasured);
+  }
   report.nodes =
       predict::PredictNodePowerWithFill(facts, readings, config, *predictor.predictor, query);
   return report;
@@ -161,7 +200,15 @@ Result<PowerReport> ReportPower(const PredictRequest& request, const config::Pow
     if (answer.ok() || request.source == PredictSource::kExtender) return answer;
     extender_failure = answer.error().message;
   }
-  POWERCTL_TRY(report, PredictLocally(node_objects, *cores, config, deps));
+  auto pods = ListLivePods(*deps.kube);
+  POWERCTL_TRY(report,
+               PredictLocally(node_objects, *cores, config, deps, pods.ok() ? &*pods : nullptr));
+  if (!pods.ok()) {
+    report.warnings.push_back(
+        "pods could not be listed (" + pods.error().message +
+        "): CPU requested by pods not yet in the usage metrics is not counted, which the "
+        "scores count");
+  }
   if (!extender_failure.empty()) {
     report.warnings.push_back("the extender did not answer (" + extender_failure +
                               "); computed locally");

@@ -12,6 +12,8 @@
 
 #include <spdlog/logger.h>
 
+#include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -47,6 +49,10 @@ struct PredictDependencies {
   kube::Client* kube = nullptr;  // required
   HttpClient* http = nullptr;    // required for local predictions
   Clock clock;
+  // When a pod started, against which it is judged to be in the usage metrics yet.
+  std::function<std::chrono::system_clock::time_point()> wall_now = [] {
+    return std::chrono::system_clock::now();
+  };
   std::shared_ptr<spdlog::logger> log;
 };
 
@@ -58,11 +64,15 @@ Result<PowerReport> ReportPower(const PredictRequest& request, const config::Pow
 
 // Computes here, from powerctl.yaml's telemetry and predictor settings, for these Node
 // objects: what `predict --source local` does, also used by `lb weights` for the nodes behind
-// a Service. Fails when the telemetry sources or the predictor cannot be set up or no
-// readings come back; per-node problems are in each NodePower's error.
+// a Service. Each node's CPU is read as the scores read it (scoring/node_cpu.h): with
+// `pods` (the cluster's Pod objects), the requests of the pods bound to a node but not yet in
+// its usage metrics are added to its measured usage; null: nothing is added. Fails when the
+// telemetry sources or the predictor cannot be set up or no readings come back; per-node
+// problems are in each NodePower's error.
 Result<PowerReport> PredictLocally(const std::vector<nlohmann::json>& node_objects,
                                    double cpu_added, const config::PowerctlConfig& config,
-                                   const PredictDependencies& deps);
+                                   const PredictDependencies& deps,
+                                   const std::vector<nlohmann::json>* pods = nullptr);
 
 // The service proxy path to the extender's ops JSON (exposed for tests and `explain`).
 std::string ExtenderPredictionsPath(const config::PowerctlConfig& config,

@@ -6,6 +6,7 @@
 #include "core/kube/quantity.h"
 #include "core/predict/node_power.h"
 #include "core/scoring/combine.h"
+#include "core/scoring/node_cpu.h"
 #include "core/scoring/pod_groups.h"
 #include "core/scoring/policies.h"
 #include "core/scoring/power_score.h"
@@ -146,21 +147,6 @@ Decision NewDecision(const char* verb, const json& pod, const SchedulingDeps& de
   return d;
 }
 
-// CPU requested on the node by pods the usage metrics cannot include yet.
-double PendingCpu(const cluster::NodeState& node, std::chrono::system_clock::time_point now,
-                  int* count) {
-  double cores = 0;
-  for (const std::shared_ptr<const cluster::PodInfo>& pod : node.pods) {
-    bool recent =
-        pod->phase == "Pending" || !pod->started || now - *pod->started < kUsageMetricsLag;
-    if (recent) {
-      cores += pod->requests.cpu_cores;
-      ++*count;
-    }
-  }
-  return cores;
-}
-
 MetricValues PolicyValues(const config::Policy& policy, const std::vector<Candidate>& candidates,
                           MetricSource* source) {
   std::vector<telemetry::NodeInfo> infos;
@@ -259,9 +245,10 @@ Decision SchedulingCore::Prioritize(const json& pod, std::vector<std::string> no
         FillCandidate(c, nodes[i], items, snapshot.get());
         prepared[i] = batch.Get(c.source);
         inputs[i] = prepared[i].get();
-        int pending = 0;
-        if (c.cached != nullptr && prepared[i]->reading.cpu_cores_used.ok())
-          unseen_cpu[i] = PendingCpu(*c.cached, wall_now, &pending);
+        if (c.cached != nullptr) {
+          unseen_cpu[i] =
+              UnmeasuredCpuOf(c.cached->pods, prepared[i]->reading.cpu_cores_used, wall_now).cores;
+        }
       }
     });
     prepared_now = batch.misses();

@@ -45,10 +45,8 @@ struct SchedulingDeps {
   };
 };
 
-// Pods bound to a node within this long (or still Pending) are assumed not to be in usage
-// metrics yet (metrics-server's window is 15-30 s, plus its scrape delay); their CPU requests
-// are added to the node's measured usage.
-inline constexpr std::chrono::seconds kUsageMetricsLag{60};
+// A node's CPU is its measured usage plus the requests of pods not yet in the usage metrics
+// (node_cpu.h), for the power and the real-usage scores alike.
 
 // What a prioritize did, for the server's metrics.
 struct PrioritizeStats {

@@ -72,7 +72,9 @@ telemetry:
         if cores_expected is not None:
             self.assertAlmostEqual(cpu["value"], cores_expected, places=6)
         self.assertGreaterEqual(cpu["value"], 0)
-        self.assertAlmostEqual(cpu["fractionAfter"], min((cpu["value"] + 0.5) / 4, 1), places=6)
+        # What the model gets: the measurement plus the requests of pods not yet measured.
+        self.assertAlmostEqual(cpu["usedCores"], cpu["value"] + cpu["unmeasuredRequestCores"], places=6)
+        self.assertAlmostEqual(cpu["fractionAfter"], min((cpu["usedCores"] + 0.5) / 4, 1), places=6)
         norm = [temps[k]["normalized"] for k in ("ambient", "cpu1", "cpu2")]
         # The model's inputs are float32, hence the tolerance.
         self.assertAlmostEqual(item["wattsNow"], builtin_watts(100, 300, cpu["fractionNow"], norm), delta=0.01)
@@ -125,13 +127,31 @@ telemetry:
 
     def test_cpu_from_metrics_api_through_the_aggregator(self):
         self.wait_for_telemetry()
+        # A pod bound to the node but not started: metrics.k8s.io cannot show it, and its
+        # request is counted as the scores count it.
+        name = f"{self.node}-bound"
+        self.cluster.request("POST", "/api/v1/namespaces/default/pods", {
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"nodeName": self.node, "automountServiceAccountToken": False,
+                     "containers": [{"name": "c", "image": "powerctl",
+                                     "resources": {"requests": {"cpu": "1"}}}]}})
+        self.addCleanup(self.cluster.api, "DELETE", f"/api/v1/namespaces/default/pods/{name}")
         with MetricsApiService(self.cluster, nodes={self.node: {"cpu": "1500m", "memory": "2Gi"}}) as metrics:
             r = powerctl("predict", self.node, "--cpu", "500m", "--source", "local", "-o", "json", *self.kc,
                          *self.config("metrics-api"))
             doc = json.loads(r.stdout)
             self.assertIn("metrics.k8s.io", doc["answeredBy"]["description"])
             self.check_node(doc["nodes"][0], cores_expected=1.5)
+            cpu = doc["nodes"][0]["cpu"]
+            self.assertEqual((cpu["unmeasuredRequestCores"], cpu["unmeasuredPods"]), (1, 1), cpu)
+            self.assertAlmostEqual(cpu["usedCores"], 2.5, places=6)
+            self.assertAlmostEqual(cpu["fractionNow"], 2.5 / 4, places=6)
             self.assertTrue(metrics.requests(path_prefix="/apis/metrics.k8s.io/v1beta1/nodes"))
+            wide = powerctl("predict", self.node, "--cpu", "500m", "--source", "local", "-o", "wide", *self.kc,
+                            *self.config("metrics-api"))
+            header, row = wide.stdout.splitlines()[1:3]
+            self.assertEqual(header.split()[:6], ["NODE", "CPU", "MEASURED", "NOT", "YET", "MEASURED"])
+            self.assertEqual(row.split()[1:6], ["2.50/4", "(62%)", "1.50", "1.00", "(1"], wide.stdout)
 
     def predict_json(self, *args, **kw):
         r = powerctl("predict", self.node, "--source", "local", "-o", "json", *self.kc, *self.config(**kw),

@@ -21,7 +21,7 @@ ALLOWED = {
     "manifests": {"common", "config"},
     "cluster": {"common", "config", "kube", "telemetry", "predict"},
     "scoring": {"common", "config", "kube", "telemetry", "predict", "cluster"},
-    "report": {"common", "config", "kube", "telemetry", "predict"},
+    "report": {"common", "config", "kube", "telemetry", "predict", "cluster", "scoring"},
     "simulate": {"common", "config", "kube", "telemetry", "predict", "cluster", "scoring"},
     "lb": {"common", "config", "kube", "server", "telemetry", "predict", "cluster", "report"},
     "extender": {"common", "config", "kube", "server", "telemetry", "predict", "cluster",

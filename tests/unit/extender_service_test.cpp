@@ -302,5 +302,56 @@ TEST_F(ExtenderServiceTest, ReadingDecisionsDoesNotHoldUpScheduling) {
   EXPECT_GE(finished_while_reading, 10);
 }
 
+TEST_F(ExtenderServiceTest, PredictionsCountTheCpuOfPodsNotYetMeasuredAsPrioritizeDoes) {
+  // Node a measures 1 of its 4 cores; a 3-core pod was just bound to it (not started).
+  auto snapshot = std::make_shared<cluster::ClusterSnapshot>();
+  for (const json& item : nodes_) snapshot->PutNode(cluster::NodeStateFromJson(item));
+  cluster::NodeState a = *snapshot->FindNode("a");
+  cluster::PodInfo bound;
+  bound.namespace_ = "shop";
+  bound.name = "batch-1";
+  bound.node_name = "a";
+  bound.phase = "Pending";
+  bound.requests.cpu_cores = 3;
+  a.requested.cpu_cores += 3;
+  a.pods.push_back(std::make_shared<const cluster::PodInfo>(bound));
+  snapshot->PutNode(std::move(a));
+  snapshot->IndexNodes();
+  deps_.snapshot = [snapshot] { return std::shared_ptr<const cluster::ClusterSnapshot>(snapshot); };
+  ExtenderService service(deps_, metrics_);
+
+  server::HttpRequest get;
+  get.method = "GET";
+  get.query = "cpu=1&node=a&node=b";
+  server::HttpResponse predictions = service.Predictions(get);
+  ASSERT_EQ(predictions.status, 200) << predictions.body;
+  json document = json::parse(predictions.body);
+  const json& cpu_a = document["nodes"][0]["cpu"];
+  EXPECT_EQ(cpu_a["value"], 1.0);  // the measurement
+  EXPECT_EQ(cpu_a["unmeasuredRequestCores"], 3.0);
+  EXPECT_EQ(cpu_a["unmeasuredPods"], 1);
+  EXPECT_EQ(cpu_a["usedCores"], 4.0);
+  EXPECT_EQ(cpu_a["fractionNow"], 1.0);
+  EXPECT_TRUE(document["nodes"][0]["overcommitted"].get<bool>());
+  EXPECT_EQ(document["nodes"][1]["cpu"]["usedCores"], 1.0);
+
+  // Prioritize of a 1-core pod reads the same CPU: the same watts, and a is overcommitted.
+  server::HttpResponse scored =
+      service.Score(Post({{"pod", kPod}, {"nodes", json::array({"a", "b"})}}));
+  ASSERT_EQ(scored.status, 200) << scored.body;
+  json decision = json::parse(scored.body)["prioritize"];
+  ASSERT_TRUE(decision.is_object()) << scored.body;
+  for (std::size_t i = 0; i < 2; ++i) {
+    const json& predicted = document["nodes"][i];
+    const json* node = nullptr;
+    for (const json& n : decision["nodes"]) {
+      if (n["node"] == predicted["node"]) node = &n;
+    }
+    ASSERT_NE(node, nullptr) << decision.dump();
+    EXPECT_EQ((*node)["wattsNow"], predicted["wattsNow"]) << predicted["node"];
+    EXPECT_EQ((*node)["wattsAfter"], predicted["wattsAfter"]) << predicted["node"];
+  }
+}
+
 }  // namespace
 }  // namespace powerctl::extender
