@@ -41,7 +41,41 @@ std::string GateFix(const std::string& id, const CauseInputs& in) {
                      in.pod_namespace);
 }
 
+bool Contains(const std::string& text, std::string_view part) {
+  return text.find(part) != std::string::npos;
+}
+
+// What to check for the way the extender call failed (Go's net/http and crypto/tls wording).
+std::string ExtenderCallFix(const std::string& message) {
+  const std::string doctor =
+      "check the extender: powerctl doctor checks its Deployment, Service, /readyz and "
+      "certificates";
+  if (Contains(message, "x509:") || Contains(message, "tls:") ||
+      Contains(message, "remote error")) {
+    return doctor +
+           "; the scheduler refused the extender's TLS (its certificate must be signed by the CA "
+           "in the scheduler's configuration and name the URL's host: powerctl apply renews "
+           "both)";
+  }
+  if (Contains(message, " with extender at URL ")) {
+    return doctor + "; the extender answered with an HTTP error: read its log (kubectl logs)";
+  }
+  return doctor +
+         "; the URL in the message (extender.urlPrefix in the scheduler's configuration) must "
+         "reach a ready extender pod through its Service";
+}
+
 }  // namespace
+
+bool IsExtenderCallFailure(const std::string& message) {
+  // net/http's *url.Error: Op, quoted URL, the cause (Go 1.14 and later quote the URL).
+  if (message.rfind("Post \"http", 0) == 0 && Contains(message, "\": ")) return true;
+  if (message.rfind("failed ", 0) == 0 && Contains(message, " with extender at URL ") &&
+      Contains(message, ", code ")) {
+    return true;
+  }
+  return message.rfind("extender \"", 0) == 0 && Contains(message, " claims a filtered node ");
+}
 
 std::string ClassifyGateReason(const std::string& reason) {
   if (reason.rfind("pod group ", 0) == 0) return kCausePodGroup;
@@ -67,6 +101,14 @@ std::vector<Cause> RankCauses(const CauseInputs& in) {
                    {},
                    in.extender_error,
                    "check the extender: powerctl doctor, and its /readyz"});
+  } else if (IsExtenderCallFailure(in.scheduler_message)) {
+    // With extender.ignorable false, a failed call fails the whole attempt: kube-scheduler
+    // retries with back-off and no node is ever tried.
+    out.push_back({kCauseExtenderError,
+                   "the scheduler could not call the extender, which is not ignorable",
+                   {},
+                   in.scheduler_message,
+                   ExtenderCallFix(in.scheduler_message)});
   }
   // A node that passes every check and gate could take the pod: then no per-node failure is
   // why it waits (the table still shows them all).

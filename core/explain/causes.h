@@ -62,6 +62,13 @@ struct CauseInputs {
 // The causes of a Pending pod, most likely first.
 std::vector<Cause> RankCauses(const CauseInputs& inputs);
 
+// Whether `message` (the scheduler's FailedScheduling message or PodScheduled condition) is
+// kube-scheduler 1.20 failing to call an extender that is not ignorable. It then reports the
+// call's Go error verbatim: `Post "URL": <transport error>` (unreachable, refused, TLS,
+// timeout), `failed <verb> with extender at URL <url>, code <status>`, or `extender "<url>"
+// claims a filtered node ...`.
+bool IsExtenderCallFailure(const std::string& message);
+
 // Why a scheduled pod is misplaced on `node` (the Node object): its node carries the
 // `<policy>=violating` label of the pod's telemetry policy (a deschedule strategy), or a
 // NoExecute taint it does not tolerate. Empty: it is where it may stay.

@@ -201,6 +201,11 @@ Result<ExplainReport> ExplainPod(const ExplainRequest& request,
   causes.nodes = &report.nodes;
   causes.extender_error = report.filter.error;
   causes.scheduler_message = summary.pod_scheduled_message;
+  if (causes.scheduler_message.empty()) {
+    for (const PodEvent& e : report.events) {
+      if (e.reason == "FailedScheduling") causes.scheduler_message = e.message;  // the newest
+    }
+  }
   report.causes = RankCauses(causes);
   return report;
 }

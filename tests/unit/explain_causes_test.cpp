@@ -143,6 +143,53 @@ TEST(RankCauses, AFailedExtenderFilterIsACause) {
   EXPECT_EQ(causes[0].id, kCauseExtenderError);
 }
 
+// kube-scheduler 1.20.2 with `ignorable: false` puts the extender call's Go error in the
+// FailedScheduling Event and the PodScheduled condition verbatim (generic_scheduler.go
+// findNodesThatPassExtenders returns it; scheduler.go recordSchedulingFailure writes
+// err.Error()).
+constexpr const char* kRefused =
+    "Post \"https://powerctl-extender.powerctl.svc:8443/scheduler/filter\": dial tcp "
+    "10.96.0.12:8443: connect: connection refused";
+
+TEST(RankCauses, TheSchedulerFailingToCallTheExtenderIsAnExtenderError) {
+  std::vector<NodeScore> nodes = {Row("a"), Row("b")};
+  CauseInputs in = Inputs(nodes);
+  in.scheduler_message = kRefused;
+  auto causes = RankCauses(in);
+  ASSERT_EQ(Ids(causes), (std::vector<std::string>{kCauseExtenderError}));
+  EXPECT_EQ(causes[0].detail, kRefused);
+  EXPECT_NE(causes[0].fix.find("powerctl doctor"), std::string::npos) << causes[0].fix;
+  EXPECT_NE(causes[0].fix.find("extender.urlPrefix"), std::string::npos) << causes[0].fix;
+
+  in.scheduler_message =
+      "Post \"https://powerctl-extender.powerctl.svc:8443/scheduler/filter\": x509: "
+      "certificate signed by unknown authority";
+  causes = RankCauses(in);
+  ASSERT_EQ(causes[0].id, kCauseExtenderError);
+  EXPECT_NE(causes[0].fix.find("TLS"), std::string::npos) << causes[0].fix;
+
+  // The scheduler still running comes first.
+  in.scheduler_running = false;
+  EXPECT_EQ(Ids(RankCauses(in)),
+            (std::vector<std::string>{kCauseSchedulerNotRunning, kCauseExtenderError}));
+}
+
+TEST(IsExtenderCallFailure, ReadsKubeSchedulersWordsOnly) {
+  EXPECT_TRUE(IsExtenderCallFailure(kRefused));
+  EXPECT_TRUE(IsExtenderCallFailure(
+      "Post \"https://x.svc:8443/scheduler/filter\": context deadline exceeded (Client.Timeout "
+      "exceeded while awaiting headers)"));
+  EXPECT_TRUE(IsExtenderCallFailure(
+      "failed filter with extender at URL https://x.svc:8443/scheduler/filter, code 413"));
+  EXPECT_TRUE(IsExtenderCallFailure(
+      "extender \"https://x.svc:8443/scheduler\" claims a filtered node \"n9\" which is not "
+      "found in the input node list"));
+  EXPECT_FALSE(IsExtenderCallFailure(
+      "0/3 nodes are available: 1 node(s) had taint {dedicated: gpu}, that the pod didn't "
+      "tolerate, 2 Insufficient cpu."));
+  EXPECT_FALSE(IsExtenderCallFailure(""));
+}
+
 TEST(MisplacedCauses, ADeschedulePolicyViolationOrAnUntoleratedNoExecuteTaint) {
   nlohmann::json pod = {{"metadata", {{"labels", {{"telemetry-policy", "hot"}}}}},
                         {"spec", {{"tolerations", {{{"key", "ok"}, {"operator", "Exists"}}}}}}};

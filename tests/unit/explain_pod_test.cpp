@@ -249,6 +249,31 @@ TEST_F(ExplainPodTest, AStaleLeaseIsNotARunningScheduler) {
   EXPECT_NE(report->causes[0].fix.find("powerctl apply scheduler"), std::string::npos);
 }
 
+TEST_F(ExplainPodTest, AnUnreachableExtenderThatIsNotIgnorableIsTheCause) {
+  PutPod(config_.scheduler.name, "");
+  PutLease("2026-11-25T07:59:58Z");
+  const std::string refused =
+      "Post \"https://powerctl-extender.powerctl.svc:8443/scheduler/filter\": dial tcp "
+      "10.96.0.12:8443: connect: connection refused";
+  json pod = server_.Object("/api/v1/namespaces/shop/pods/web-1");
+  pod["status"]["conditions"] = {{{"type", "PodScheduled"},
+                                  {"status", "False"},
+                                  {"reason", "Unschedulable"},
+                                  {"message", refused}}};
+  server_.Put(pod);
+  PutEvent("web-1.sched", {{"type", "Warning"},
+                           {"reason", "FailedScheduling"},
+                           {"reportingComponent", config_.scheduler.name},
+                           {"eventTime", "2026-11-25T07:59:00.000000Z"},
+                           {"message", refused}});
+  auto report = ExplainPod({"shop", "web-1"}, config_, deps_);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_FALSE(report->causes.empty());
+  EXPECT_EQ(report->causes[0].id, kCauseExtenderError);
+  EXPECT_EQ(report->causes[0].detail, refused);
+  EXPECT_NE(report->causes[0].fix.find("powerctl doctor"), std::string::npos);
+}
+
 TEST_F(ExplainPodTest, AMissingPodIsNotFound) {
   auto report = ExplainPod({"shop", "ghost"}, config_, deps_);
   ASSERT_FALSE(report.ok());
