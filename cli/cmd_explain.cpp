@@ -81,6 +81,7 @@ void PrintReport(std::ostream& out, const explain::ExplainReport& r, bool wide) 
   PrintChecks(out, r, wide);
   PrintVerdict(out, r, wide);
   out << "Extender's decision: " << r.source_text << "\n";
+  if (!r.consulted_note.empty()) out << "Note: " << r.consulted_note << "\n";
   if (!r.nodes.empty()) {
     out << "\n";
     PrintNodeScores(out, r.nodes, wide, p.node_name);

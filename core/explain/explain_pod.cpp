@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ctime>
 
 namespace powerctl::explain {
@@ -82,6 +83,34 @@ bool UseRecorded(const RecordedDecisions& recorded, bool scheduled, ExplainRepor
   return true;
 }
 
+// A scheduled pod with no decision Event of the extender: was the extender consulted? Its
+// Events are written with the scheduler's, and expire with them, so while the scheduler's
+// Scheduled Event is still on the pod, the missing decision Event means the extender was not
+// asked (kube-scheduler skips an ignorable extender it cannot reach) — unless only one node
+// fit, when kube-scheduler asks no scores and a filter that rejects nothing records nothing.
+void JudgeConsulted(const std::vector<PodEvent>& events, std::size_t fitting_nodes,
+                    ExplainReport& report) {
+  const bool scheduled_event = std::any_of(
+      events.begin(), events.end(), [](const PodEvent& e) { return e.reason == "Scheduled"; });
+  if (!scheduled_event) return;  // expired: nothing to tell from
+  if (fitting_nodes <= 1) {
+    report.consulted_note =
+        "no decision of the extender is recorded on the pod: either the extender was not "
+        "consulted, or only one node fit (kube-scheduler then asks for no scores, and a filter "
+        "that rejects nothing records nothing).";
+    return;
+  }
+  report.extender_consulted = false;
+  report.consulted_note =
+      "the extender was not consulted when this pod was scheduled: the scheduler's Scheduled "
+      "Event is on the pod, but no PowerScored or PowerFiltered Event of the extender is "
+      "(with extender.ignorable true, kube-scheduler places pods without the extender when it "
+      "cannot reach it or its call fails; powerctl doctor checks it)";
+  if (report.source == DecisionSource::kLocal || report.source == DecisionSource::kExtender)
+    report.consulted_note += ". The table below is recomputed now; it is not what placed the pod";
+  report.consulted_note += ".";
+}
+
 const scoring::NodeDecision* BestScored(const scoring::Decision& d) {
   const scoring::NodeDecision* best = nullptr;
   for (const scoring::NodeDecision& n : d.nodes) {
@@ -151,6 +180,7 @@ Result<ExplainReport> ExplainPod(const ExplainRequest& request,
         summary.scheduler_name, config.scheduler.name);
   } else if (UseRecorded(LatestDecisions(raw_events, summary.uid), report.scheduled(), report)) {
     report.source = DecisionSource::kRecorded;
+    if (report.scheduled()) report.extender_consulted = true;
   } else if (request.recompute && deps.http != nullptr && !candidates.empty()) {
     LocalScoringDeps local{deps.kube, deps.http, deps.clock, deps.log};
     POWERCTL_TRY(decided, Decide(request.source, *pod, candidates, objects, config, local));
@@ -163,6 +193,10 @@ Result<ExplainReport> ExplainPod(const ExplainRequest& request,
     report.warnings = std::move(decided.warnings);
   } else {
     report.source_text = "none: no decision recorded on the pod";
+  }
+  if (report.scheduled() && summary.scheduler_name == config.scheduler.name &&
+      report.source != DecisionSource::kRecorded) {
+    JudgeConsulted(report.events, candidates.size(), report);
   }
   for (const auto* d : {&report.filter, &report.prioritize}) {
     report.notes.insert(report.notes.end(), d->notes.begin(), d->notes.end());
@@ -245,6 +279,7 @@ json ExplainReportToJson(const ExplainReport& r) {
     return d.verb.empty() ? json(nullptr) : scoring::DecisionToJson(d);
   };
   const PodSummary& p = r.pod;
+  const json consulted = r.extender_consulted ? json(*r.extender_consulted) : json(nullptr);
   return {{"kind", "PodExplanation"},
           {"pod",
            {{"namespace", p.namespace_},
@@ -266,6 +301,8 @@ json ExplainReportToJson(const ExplainReport& r) {
           {"decision",
            {{"source", DecisionSourceName(r.source)},
             {"description", r.source_text},
+            {"extenderConsulted", consulted},
+            {"consultedNote", r.consulted_note},
             {"objective", r.objective},
             {"whyChosen", r.why_chosen},
             {"filter", decision(r.filter)},

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,11 @@ struct ExplainReport {
   std::vector<PodEvent> events;            // scheduling Events on the pod, oldest first
   DecisionSource source = DecisionSource::kNone;
   std::string source_text;  // who decided, when, and how it was obtained
+  // A scheduled pod with no recorded decision: whether the extender took part in placing it
+  // (false: it was not consulted, e.g. unreachable and ignorable; nullopt: cannot be told),
+  // and why that is concluded.
+  std::optional<bool> extender_consulted;
+  std::string consulted_note;
   scoring::Decision filter;
   scoring::Decision prioritize;
   std::vector<NodeScore> nodes;  // best first

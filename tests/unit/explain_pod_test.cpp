@@ -274,6 +274,59 @@ TEST_F(ExplainPodTest, AnUnreachableExtenderThatIsNotIgnorableIsTheCause) {
   EXPECT_NE(report->causes[0].fix.find("powerctl doctor"), std::string::npos);
 }
 
+TEST_F(ExplainPodTest, APodPlacedWithoutTheExtenderSaysSo) {
+  PutNode("n3", json::array());  // n2 and n3 fit: the extender would have been asked to score
+  PutPod(config_.scheduler.name, "n2");
+  PutLease("2026-11-25T07:59:58Z");
+  PutEvent("web-1.sched", {{"type", "Normal"},
+                           {"reason", "Scheduled"},
+                           {"reportingComponent", config_.scheduler.name},
+                           {"eventTime", "2026-11-25T07:59:00.000000Z"},
+                           {"message", "Successfully assigned shop/web-1 to n2"}});
+  auto report = ExplainPod({"shop", "web-1"}, config_, deps_);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->source, DecisionSource::kNone);
+  ASSERT_TRUE(report->extender_consulted);
+  EXPECT_FALSE(*report->extender_consulted);
+  EXPECT_NE(report->consulted_note.find("the extender was not consulted"), std::string::npos)
+      << report->consulted_note;
+  json doc = ExplainReportToJson(*report);
+  EXPECT_EQ(doc["decision"]["extenderConsulted"], false);
+
+  // With one node fitting, no decision Event is what a consulted extender leaves too.
+  ASSERT_TRUE(client_->Delete("/api/v1/nodes/n3").ok());
+  report = ExplainPod({"shop", "web-1"}, config_, deps_);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_FALSE(report->extender_consulted);
+  EXPECT_NE(report->consulted_note.find("only one node fit"), std::string::npos)
+      << report->consulted_note;
+}
+
+TEST_F(ExplainPodTest, ARecordedExtenderDecisionMeansItWasConsulted) {
+  PutNode("n3", json::array());
+  PutPod(config_.scheduler.name, "n2");
+  PutEvent("web-1.sched", {{"type", "Normal"},
+                           {"reason", "Scheduled"},
+                           {"reportingComponent", config_.scheduler.name},
+                           {"eventTime", "2026-11-25T07:59:00.000000Z"},
+                           {"message", "Successfully assigned shop/web-1 to n2"}});
+  scoring::Decision d;
+  d.verb = scoring::kVerbPrioritize;
+  d.pod_namespace = "shop";
+  d.pod_name = "web-1";
+  d.pod_uid = uid_;
+  d.at_unix_ms = 1700000000000;
+  scoring::NodeDecision n2;
+  n2.node = "n2";
+  n2.score = 10;
+  d.nodes = {n2};
+  PutDecision(d, "d4");
+  auto report = ExplainPod({"shop", "web-1"}, config_, deps_);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->extender_consulted, std::optional<bool>(true));
+  EXPECT_TRUE(report->consulted_note.empty());
+}
+
 TEST_F(ExplainPodTest, AMissingPodIsNotFound) {
   auto report = ExplainPod({"shop", "ghost"}, config_, deps_);
   ASSERT_FALSE(report.ok());
