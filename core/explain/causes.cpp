@@ -65,6 +65,17 @@ std::string ExtenderCallFix(const std::string& message) {
          "reach a ready extender pod through its Service";
 }
 
+std::string GroupDetail(const Cause& cause, const CauseInputs& in) {
+  const std::string recorded =
+      in.decision_age.empty() ? cause.detail
+                              : fmt::format("recorded {} ago: {}", in.decision_age, cause.detail);
+  if (!in.pod_group_now) return recorded;
+  const std::string now =
+      fmt::format("pod group {}/{} has {} of {} pods now", in.pod_namespace, in.pod_group,
+                  in.pod_group_now->present, in.pod_group_now->min_available);
+  return in.decision_age.empty() ? now : now + " (" + recorded + ")";
+}
+
 }  // namespace
 
 bool IsExtenderCallFailure(const std::string& message) {
@@ -157,6 +168,17 @@ std::vector<Cause> RankCauses(const CauseInputs& in) {
     if (a_last != b_last) return b_last;
     return a.nodes.size() > b.nodes.size();
   });
+  for (Cause& cause : per_node) {
+    if (cause.id == kCausePodGroup) cause.detail = GroupDetail(cause, in);
+    if (cause.id == kCausePodGroup && in.pod_group_now &&
+        in.pod_group_now->present >= in.pod_group_now->min_available) {
+      cause.reason = "pod group was incomplete when the extender last filtered the pod";
+      cause.fix =
+          "the group is complete now: kube-scheduler retries the pod (the extender requeues a "
+          "complete group's waiting pods); if it stays Pending, check the extender: powerctl "
+          "doctor";
+    }
+  }
   out.insert(out.end(), per_node.begin(), per_node.end());
   if (in.nodes != nullptr && node_count == 0) {
     out.push_back({kCauseNoNodes, "the cluster has no nodes", {}, "", "add nodes to the cluster"});

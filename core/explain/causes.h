@@ -15,6 +15,7 @@
 #include "core/explain/score.h"
 #include "core/setup/doctor.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,14 @@ struct CauseInputs {
   const std::vector<NodeScore>* nodes = nullptr;
   std::string extender_error;     // a decision that failed as a whole
   std::string scheduler_message;  // the PodScheduled condition's message, verbatim
+  // The pod's group as the cluster has it at explain time (a pod group with minAvailable > 1):
+  // a recorded gate quotes the count of its own time.
+  struct PodGroupNow {
+    int present = 0;
+    int min_available = 0;
+  };
+  std::optional<PodGroupNow> pod_group_now;
+  std::string decision_age;  // how long ago the decision shown was recorded ("" made now)
 };
 
 // The causes of a Pending pod, most likely first.

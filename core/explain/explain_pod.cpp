@@ -4,6 +4,7 @@
 #include "core/explain/power_cost.h"
 #include "core/explain/scheduler_check.h"
 #include "core/kube/pod_resources.h"
+#include "core/scoring/pod_groups.h"
 
 #include <fmt/format.h>
 
@@ -81,6 +82,35 @@ bool UseRecorded(const RecordedDecisions& recorded, bool scheduled, ExplainRepor
   report.filter = f->decision;
   report.source_text = Describe(*f);
   return true;
+}
+
+// "45s", "12m", "3h": how long ago `at_unix_ms` was, at `now`.
+std::string AgeText(std::int64_t at_unix_ms, std::chrono::system_clock::time_point now) {
+  const std::int64_t now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  const std::int64_t s = std::max<std::int64_t>(0, (now_ms - at_unix_ms) / 1000);
+  if (s < 120) return fmt::format("{}s", s);
+  if (s < 7200) return fmt::format("{}m", s / 60);
+  return fmt::format("{}h", s / 3600);
+}
+
+// The pod's group as the cluster has it now; nullopt when the pod is in no gated group.
+std::optional<CauseInputs::PodGroupNow> GroupNow(const json& pod, const ClusterObjects& objects) {
+  cluster::PodInfo self = cluster::PodInfoFromJson(pod);
+  auto group = self.labels.find(cluster::kPodGroupLabel);
+  if (group == self.labels.end() || group->second.empty()) return std::nullopt;
+  std::vector<cluster::PodInfo> members;
+  for (const json& object : objects.pods) {
+    cluster::PodInfo other = cluster::PodInfoFromJson(object);
+    auto label = other.labels.find(cluster::kPodGroupLabel);
+    if (other.namespace_ == self.namespace_ && label != other.labels.end() &&
+        label->second == group->second) {
+      members.push_back(std::move(other));
+    }
+  }
+  scoring::PodGroupVerdict verdict = scoring::EvaluatePodGroup(self, members);
+  if (!verdict.gated) return std::nullopt;
+  return CauseInputs::PodGroupNow{verdict.present, verdict.min_available};
 }
 
 // A scheduled pod with no decision Event of the extender: was the extender consulted? Its
@@ -239,6 +269,11 @@ Result<ExplainReport> ExplainPod(const ExplainRequest& request,
     for (const PodEvent& e : report.events) {
       if (e.reason == "FailedScheduling") causes.scheduler_message = e.message;  // the newest
     }
+  }
+  causes.pod_group_now = GroupNow(*pod, objects);
+  if (report.source == DecisionSource::kRecorded) {
+    const scoring::Decision& shown = report.filter.verb.empty() ? report.prioritize : report.filter;
+    causes.decision_age = AgeText(shown.at_unix_ms, deps.now);
   }
   report.causes = RankCauses(causes);
   return report;

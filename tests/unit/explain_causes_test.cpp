@@ -190,6 +190,28 @@ TEST(IsExtenderCallFailure, ReadsKubeSchedulersWordsOnly) {
   EXPECT_FALSE(IsExtenderCallFailure(""));
 }
 
+TEST(RankCauses, APodGroupGateQuotesTheCountOfNowAndTheRecordedOneWithItsAge) {
+  const std::string recorded = "pod group shop/g1 has 1 of 3 pods (minAvailable)";
+  std::vector<NodeScore> nodes = {Gated("a", recorded), Gated("b", recorded)};
+  CauseInputs in = Inputs(nodes);
+  in.decision_age = "2h";
+  in.pod_group_now = CauseInputs::PodGroupNow{2, 3};
+  auto causes = RankCauses(in);
+  ASSERT_EQ(Ids(causes), (std::vector<std::string>{kCausePodGroup}));
+  EXPECT_EQ(causes[0].detail,
+            "pod group shop/g1 has 2 of 3 pods now (recorded 2h ago: pod group shop/g1 has 1 of "
+            "3 pods (minAvailable))");
+  EXPECT_NE(causes[0].fix.find("create the group's remaining pods"), std::string::npos);
+
+  // Complete since: the recorded rejection is history, and the fix says what happens next.
+  in.pod_group_now = CauseInputs::PodGroupNow{3, 3};
+  causes = RankCauses(in);
+  ASSERT_EQ(Ids(causes), (std::vector<std::string>{kCausePodGroup}));
+  EXPECT_NE(causes[0].detail.find("has 3 of 3 pods now"), std::string::npos) << causes[0].detail;
+  EXPECT_NE(causes[0].reason.find("was incomplete"), std::string::npos) << causes[0].reason;
+  EXPECT_NE(causes[0].fix.find("complete now"), std::string::npos) << causes[0].fix;
+}
+
 TEST(MisplacedCauses, ADeschedulePolicyViolationOrAnUntoleratedNoExecuteTaint) {
   nlohmann::json pod = {{"metadata", {{"labels", {{"telemetry-policy", "hot"}}}}},
                         {"spec", {{"tolerations", {{{"key", "ok"}, {"operator", "Exists"}}}}}}};

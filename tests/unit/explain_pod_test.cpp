@@ -327,6 +327,35 @@ TEST_F(ExplainPodTest, ARecordedExtenderDecisionMeansItWasConsulted) {
   EXPECT_TRUE(report->consulted_note.empty());
 }
 
+TEST_F(ExplainPodTest, ARecordedPodGroupGateIsComparedWithTheGroupNow) {
+  PutPod(config_.scheduler.name, "", {{"podGroup", "g"}, {"minAvailable", "2"}});
+  const std::string web_1_uid = uid_;
+  PutLease("2026-11-25T07:59:58Z");
+  PutDecision(GroupFilter(), "d1");  // "has 1 of 2 pods", recorded in 2023
+  // The second pod of the group was created since.
+  server_.Put({{"apiVersion", "v1"},
+               {"kind", "Pod"},
+               {"metadata",
+                {{"name", "web-2"},
+                 {"namespace", "shop"},
+                 {"labels", {{"podGroup", "g"}, {"minAvailable", "2"}}}}},
+               {"spec", {{"schedulerName", config_.scheduler.name}, {"containers", json::array()}}},
+               {"status", {{"phase", "Pending"}}}});
+  auto report = ExplainPod({"shop", "web-1"}, config_, deps_);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  const Cause* group = nullptr;
+  for (const Cause& c : report->causes) {
+    if (c.id == kCausePodGroup) group = &c;
+  }
+  ASSERT_NE(group, nullptr);
+  EXPECT_NE(group->detail.find("pod group shop/g has 2 of 2 pods now"), std::string::npos)
+      << group->detail;
+  EXPECT_NE(group->detail.find("h ago: pod group shop/g has 1 of 2 pods"), std::string::npos)
+      << group->detail;
+  EXPECT_NE(group->fix.find("complete now"), std::string::npos) << group->fix;
+  EXPECT_EQ(web_1_uid, report->pod.uid);
+}
+
 TEST_F(ExplainPodTest, AMissingPodIsNotFound) {
   auto report = ExplainPod({"shop", "ghost"}, config_, deps_);
   ASSERT_FALSE(report.ok());
