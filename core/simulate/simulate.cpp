@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 
 namespace powerctl::simulate {
@@ -88,9 +89,13 @@ std::size_t PickNode(const std::vector<std::int64_t>& scores, std::mt19937_64& r
   return best;
 }
 
+// What PlaceAll reports: the load its placement has reached, and whether the run has ended.
+using PlacementProgress = std::function<void(double load_percent, bool done)>;
+
 Result<ScorerRun> PlaceAll(const std::string& name, std::vector<NodeRuntime> nodes,
                            const std::vector<WorkloadPod>& workload,
-                           const SimulationRequest& request, std::uint64_t tie_seed) {
+                           const SimulationRequest& request, std::uint64_t tie_seed,
+                           const PlacementProgress& progress) {
   ScorerOptions options;
   options.unrounded_extender_scores = request.unrounded_extender_scores;
   POWERCTL_TRY(scorer, MakeScorer(name, nodes, request.config, options));
@@ -102,8 +107,13 @@ Result<ScorerRun> PlaceAll(const std::string& name, std::vector<NodeRuntime> nod
   run.by_percent.assign(101, std::nullopt);
   for (double load : request.loads) run.at_loads.push_back({load, std::nullopt, 0});
   double arrived = totals.cpu_requested_cores;
+  int reported_percent = -1;  // the last whole percent passed to `progress`
   auto record = [&] {
     double percent = 100 * arrived / totals.cpu_allocatable_cores;
+    if (progress && static_cast<int>(std::floor(percent + 1e-9)) > reported_percent) {
+      reported_percent = static_cast<int>(std::floor(percent + 1e-9));
+      progress(percent, false);
+    }
     double watts = ClusterWatts(nodes, request.idle_off ? &run.node_pods : nullptr);
     for (int p = 0; p <= std::min(100, static_cast<int>(std::floor(percent + 1e-9))); ++p) {
       if (!run.by_percent[p]) run.by_percent[p] = watts;
@@ -141,6 +151,7 @@ Result<ScorerRun> PlaceAll(const std::string& name, std::vector<NodeRuntime> nod
     run.node_cpu.push_back(n.cpu_used);
   }
   run.total_watts = ClusterWatts(nodes, request.idle_off ? &run.node_pods : nullptr);
+  if (progress) progress(100 * arrived / totals.cpu_allocatable_cores, true);
   return run;
 }
 
@@ -286,7 +297,31 @@ Result<SimulationResult> RunSimulation(const SimulationRequest& request) {
     }
     run.final_load_percent = 100 * arrived / totals.cpu_allocatable_cores;
     for (std::size_t k = 0; k < names.size(); ++k) {
-      POWERCTL_TRY(placed, PlaceAll(names[k], nodes, workload, sorted, seed * 7919 + k));
+      PlacementProgress progress;
+      if (request.progress) {
+        progress = [&, k](double load_percent, bool done) {
+          SimulationProgress p;
+          p.seed_index = s;
+          p.seeds = request.seeds;
+          p.scorer = names[k];
+          p.scorer_index = static_cast<int>(k);
+          p.scorers = static_cast<int>(names.size());
+          p.load_percent = load_percent;
+          p.scorer_done = done;
+          // This run's share: how far its load has come from the snapshot's to the final one.
+          const double span = run.final_load_percent - result.initial_load_percent;
+          double share = 1;
+          if (!done && span > 0) {
+            share = std::clamp((load_percent - result.initial_load_percent) / span, 0.0, 1.0);
+          }
+          const double runs = static_cast<double>(request.seeds) * p.scorers;
+          p.fraction_done = (static_cast<double>(s) * p.scorers + p.scorer_index + share) / runs;
+          if (done && s + 1 == request.seeds && p.scorer_index + 1 == p.scorers)
+            p.fraction_done = 1;
+          request.progress(p);
+        };
+      }
+      POWERCTL_TRY(placed, PlaceAll(names[k], nodes, workload, sorted, seed * 7919 + k, progress));
       run.scorers.push_back(std::move(placed));
     }
     result.runs.push_back(std::move(run));

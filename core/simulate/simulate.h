@@ -14,11 +14,26 @@
 #include "core/simulate/workload.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace powerctl::simulate {
+
+// Where a running simulation is, for a progress display. Seeds run one after the other, and
+// within a seed the scorers one after the other.
+struct SimulationProgress {
+  int seed_index = 0;  // 0-based, of `seeds`
+  int seeds = 0;
+  std::string scorer;
+  int scorer_index = 0;  // 0-based, of `scorers`
+  int scorers = 0;
+  double load_percent = 0;   // the cluster CPU load this scorer's placement has reached
+  bool scorer_done = false;  // this scorer's run for this seed has ended
+  double fraction_done = 0;  // of the whole simulation, 0..1; 1 on the last call
+};
+using ProgressCallback = std::function<void(const SimulationProgress&)>;
 
 struct SimulationRequest {
   Snapshot snapshot;
@@ -37,6 +52,9 @@ struct SimulationRequest {
   // Diagnostic: powerctl's extender score unrounded (ScorerOptions), to measure what the 0..10
   // protocol's rounding costs.
   bool unrounded_extender_scores = false;
+  // Called on the simulating thread each time a scorer's placement passes a whole percent of
+  // load (at most once per pod) and once when the scorer's run ends. Optional.
+  ProgressCallback progress;
 };
 
 struct LoadWatts {
