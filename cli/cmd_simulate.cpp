@@ -5,6 +5,7 @@
 #include "cli/app.h"
 #include "cli/exit_codes.h"
 #include "cli/kube_context.h"
+#include "cli/progress_line.h"
 #include "cli/table.h"
 #include "core/common/yaml.h"
 #include "core/simulate/export_snapshot.h"
@@ -14,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <optional>
 #include <ostream>
 
 namespace powerctl::cli {
@@ -135,6 +137,23 @@ Status WriteOutput(const std::string& path, const std::string& text) {
   return OkStatus();
 }
 
+// A progress line on stderr only for someone watching a terminal: not when -o json|yaml goes
+// to a pipe (a script runs this), and not when log lines (-v 2 and up) share the terminal.
+bool WantsProgress(const Context& ctx, OutputFormat format) {
+  if (!ctx.stderr_is_tty || ctx.Env("TERM") == "dumb") return false;
+  if ((format == OutputFormat::kJson || format == OutputFormat::kYaml) && !ctx.stdout_is_tty)
+    return false;
+  return ctx.globals.verbosity < 2;
+}
+
+std::string ProgressText(const simulate::SimulationProgress& p, const ProgressLine& line) {
+  std::string text = fmt::format("seed {}/{}, {} ({}/{}), load {:.0f}%", p.seed_index + 1, p.seeds,
+                                 p.scorer, p.scorer_index + 1, p.scorers, p.load_percent);
+  if (std::string eta = EtaText(line.now() - line.started(), p.fraction_done); !eta.empty())
+    text += "  " + eta;
+  return text;
+}
+
 int RunExport(const Context& ctx, const SimulateFlags& flags) {
   auto client = ConnectToCluster(ctx);
   if (!client.ok()) return Fail(ctx, client.error());
@@ -188,7 +207,15 @@ int RunSimulate(const Context& ctx, const SimulateFlags& flags) {
   request.prediction_error = flags.prediction_error_percent / 100;
   request.idle_off = flags.idle_off;
   request.unrounded_extender_scores = flags.unrounded;
+  std::optional<ProgressLine> progress;
+  if (WantsProgress(ctx, *format)) {
+    progress.emplace(*ctx.err);
+    request.progress = [&progress](const simulate::SimulationProgress& p) {
+      progress->Show(ProgressText(p, *progress));
+    };
+  }
   auto result = simulate::RunSimulation(request);
+  progress.reset();  // erases the line before anything else is printed
   if (!result.ok()) return Fail(ctx, result.error());
 
   if (!flags.report.empty()) {

@@ -1,9 +1,11 @@
 """powerctl simulate as a user runs it: the demo, its tables and JSON, files and exit codes."""
 import json
 import os
+import pty
+import subprocess
 import unittest
 
-from support import SOURCE_DIR, TempDirTest, run
+from support import BINARY, SOURCE_DIR, TempDirTest, clean_env, run
 
 SMALL = """kind: ClusterSnapshot
 nodes:
@@ -96,6 +98,66 @@ class SimulateTest(TempDirTest):
             html = f.read()
         self.assertIn("<svg", html)
         self.assertNotIn("<script", html)
+
+
+def run_on_a_terminal(*args, stdout_too=False):
+    """Runs powerctl with stderr (and with stdout_too, stdout) on a pseudo-terminal; returns
+    (exit code, what the terminal received, stdout when it is a pipe)."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen([BINARY, *args], stdin=subprocess.DEVNULL,
+                         stdout=slave if stdout_too else subprocess.PIPE, stderr=slave,
+                         env=clean_env(TERM="xterm"))
+    os.close(slave)
+    terminal = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the process closed its end
+            break
+        if not chunk:
+            break
+        terminal += chunk
+    os.close(master)
+    stdout = b"" if stdout_too else p.stdout.read()
+    if not stdout_too:
+        p.stdout.close()
+    return p.wait(timeout=120), terminal.decode(), stdout.decode()
+
+
+class SimulateProgressTest(TempDirTest):
+    def test_progress_on_a_terminal_is_erased_at_the_end(self):
+        code, terminal, stdout = run_on_a_terminal("simulate", "--seeds", "3")
+        self.assertEqual(code, 0, terminal)
+        self.assertRegex(terminal, r"^\rseed 1/3, \w+ \(1/4\), load \d+%")
+        self.assertIn("seed 3/3", terminal)
+        # The last thing on the terminal blanks the line: \r, spaces, \r.
+        self.assertTrue(terminal.endswith("\r"), repr(terminal[-80:]))
+        erased = terminal[:-1].rsplit("\r", 1)[1]
+        self.assertTrue(erased and erased.strip() == "", repr(terminal[-80:]))
+        self.assertNotIn("seed 1/3", stdout)
+        self.assertIn("Outcome (mean of seeds):", stdout)
+
+    def test_no_progress_on_a_pipe_or_for_scripts(self):
+        piped = run("simulate", "--seeds", "3")
+        self.assertEqual(piped.returncode, 0, piped.stderr)
+        self.assertEqual(piped.stderr, "")
+        # -o json into a pipe is read by a program, even when stderr is a terminal.
+        code, terminal, stdout = run_on_a_terminal("simulate", "--seeds", "3", "-o", "json")
+        self.assertEqual(code, 0, terminal)
+        self.assertEqual(terminal, "")
+        self.assertEqual(json.loads(stdout)["seeds"], 3)
+        # Log lines share the terminal at -v 2 and up: no progress line among them.
+        code, terminal, _ = run_on_a_terminal("-v", "2", "simulate", "--seeds", "2")
+        self.assertEqual(code, 0, terminal)
+        self.assertNotIn("seed 1/2", terminal)
+
+    def test_progress_with_table_output_on_the_same_terminal(self):
+        code, terminal, _ = run_on_a_terminal("simulate", "--seeds", "2", stdout_too=True)
+        self.assertEqual(code, 0, terminal)
+        self.assertIn("seed 1/2", terminal)
+        # Erased before the tables are printed.
+        before_tables = terminal[:terminal.index("Cluster: ")]
+        self.assertTrue(before_tables.endswith("\r"), repr(before_tables[-80:]))
 
 
 if __name__ == "__main__":
