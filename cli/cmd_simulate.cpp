@@ -7,6 +7,7 @@
 #include "cli/kube_context.h"
 #include "cli/progress_line.h"
 #include "cli/table.h"
+#include "core/common/build_info.h"
 #include "core/common/yaml.h"
 #include "core/simulate/export_snapshot.h"
 #include "core/simulate/report_html.h"
@@ -219,7 +220,13 @@ int RunSimulate(const Context& ctx, const SimulateFlags& flags) {
   if (!result.ok()) return Fail(ctx, result.error());
 
   if (!flags.report.empty()) {
-    if (Status written = WriteOutput(flags.report, simulate::RenderHtmlReport(*result));
+    simulate::ReportProvenance provenance;
+    provenance.command_line = ctx.command_line;
+    const BuildInfo& build = GetBuildInfo();
+    provenance.version =
+        fmt::format("{} (commit {}, built {})", build.version, build.git_commit, build.build_date);
+    if (Status written = WriteOutput(
+            flags.report, simulate::RenderHtmlReport(*result, request.snapshot, provenance));
         !written.ok()) {
       return Fail(ctx, written.error());
     }

@@ -31,6 +31,7 @@ struct GlobalOptions {
 
 struct Context {
   GlobalOptions globals;
+  std::vector<std::string> command_line;  // argv, for output that says what produced it
   std::map<std::string, std::string> environment;
   std::istream* in = nullptr;   // prompts read here
   std::ostream* out = nullptr;  // data

@@ -22,6 +22,7 @@ int Main(int argc, char** argv) {
     std::size_t eq = entry.find('=');
     if (eq != std::string::npos) ctx.environment[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
+  for (int i = 0; i < argc; ++i) ctx.command_line.emplace_back(argv[i]);
   ctx.in = &std::cin;
   ctx.out = &std::cout;
   ctx.err = &std::cerr;

@@ -1,13 +1,15 @@
-"""The HTML report renders in a real browser: headless Chromium screenshots it, and the
-picture has the size asked for and the charts' colours in it (not a blank page)."""
+"""The HTML report: what it says first, how it groups nodes, the spread across seeds, what
+produced it, and how it lays out in a real browser (headless Chromium) at 800 and 1,600 px."""
+import json
 import os
+import re
 import shutil
 import struct
 import subprocess
 import unittest
 import zlib
 
-from support import TempDirTest, run
+from support import TempDirTest, clean_env, run
 
 WIDTH, HEIGHT = 1400, 1800
 # The scorers' chart colours (core/simulate/report_html.cpp).
@@ -89,6 +91,141 @@ class SimulateReportBrowserTest(TempDirTest):
         for scorer, colour in COLOURS.items():
             near = sum(1 for p in pixels if all(abs(p[k] - colour[k]) <= 6 for k in range(3)))
             self.assertGreater(near, 20, f"no {scorer} colour in the charts")
+
+
+def headings(html):
+    return [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<h2[^>]*>(.*?)</h2>", html)]
+
+
+def table_after(html, heading):
+    """The text of each row of the first table after the <h2> `heading`, cells joined by |."""
+    start = html.index(f">{heading}")
+    table = html[html.index("<table", start):html.index("</table>", start)]
+    rows = []
+    for row in re.findall(r"<tr>(.*?)</tr>", table, re.S):
+        cells = re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.S)
+        rows.append("|".join(re.sub(r"<[^>]+>", " ", c).strip() for c in cells))
+    return rows
+
+
+class SimulateReportContentTest(TempDirTest):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = __import__("tempfile").mkdtemp(prefix="powerctl-report-")
+        cls.report = os.path.join(cls.dir, "my report.html")
+        cls.result = run("simulate", "--seeds", "3", "--load", "30,60", "--report", cls.report)
+        with open(cls.report) as f:
+            cls.html = f.read()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, True)
+
+    def test_the_outcome_comes_first_per_load(self):
+        self.assertEqual(self.result.returncode, 0, self.result.stderr)
+        self.assertEqual(headings(self.html)[0], "Outcome")
+        rows = table_after(self.html, "Outcome")
+        self.assertEqual(rows[0].split("|"), ["load", "powerctl", "saves vs kube-scheduler's default",
+                                              "saves vs PEAKS", "lower bound",
+                                              "powerctl above the bound"])
+        self.assertEqual([r.split("|")[0] for r in rows[1:]], ["30%", "60%"])
+        # The same figures the terminal shows first (means of the seeds).
+        doc = json.loads(run("simulate", "--seeds", "3", "--load", "30,60", "-o", "json").stdout)
+        by = {s["scorer"]: s for s in doc["summary"]}
+        saving = by["default"]["loads"][1]["powerctlSavingPercent"]
+        shown = float(rows[2].split("|")[2].split("%")[0])
+        self.assertAlmostEqual(shown, saving, delta=0.051)
+
+    def test_every_figure_carries_its_spread_across_seeds(self):
+        rows = table_after(self.html, "Outcome")[1:]
+        for row in rows:
+            for cell in row.split("|")[1:]:
+                self.assertRegex(cell, r"[-+]?[\d.]+ to [-+]?[\d.]+, median", row)
+        single = self.path("one.html")
+        self.assertEqual(run("simulate", "--seeds", "1", "--report", single).returncode, 0)
+        with open(single) as f:
+            self.assertFalse("median" in f.read())  # one seed has no spread
+
+    def test_nodes_are_grouped_by_server_type(self):
+        rows = table_after(self.html, "By server type")
+        types = [r.split("|")[0].split()[0] for r in rows[1:]]
+        self.assertEqual(types, ["gen2007", "gen2009", "gen2011", "gen2019"])
+        for row in rows[1:]:
+            self.assertEqual(row.split("|")[1], "6")
+            self.assertIn("pods placed", row)
+        self.assertIn("8 cores, 16 GiB", rows[1])
+
+    def test_the_command_line_and_version_that_produced_it(self):
+        version = run("version", "--short").stdout.strip()
+        self.assertIn(f"powerctl {version} (commit ", self.html)
+        # Quoted as a shell needs it: the file name has a space.
+        self.assertIn(f"powerctl simulate --seeds 3 --load 30,60 --report '{self.report}'",
+                      self.html)
+
+    def test_self_contained(self):
+        for forbidden in ("<script", "src=", "href=", "url(", "@import", "<link"):
+            self.assertNotIn(forbidden, self.html)
+
+
+def measured_copy(report, directory):
+    """A copy of the report with a script that writes the page's measurements into the DOM,
+    for --dump-dom; the report itself runs nothing."""
+    script = """<script>
+addEventListener('load', () => {
+  const d = document.documentElement;
+  let widest = 0;
+  for (const e of document.querySelectorAll('body *'))
+    widest = Math.max(widest, e.getBoundingClientRect().right);
+  const width = s => Math.round(document.querySelector(s).getBoundingClientRect().width);
+  const p = document.createElement('pre');
+  p.id = 'measure';
+  p.textContent = JSON.stringify({viewport: innerWidth, scrollWidth: d.scrollWidth,
+    widest: Math.ceil(widest), loadChart: width('#load + svg'), nodeChart: width('#nodes + svg'),
+    outcome: width('table.outcome')});
+  document.body.appendChild(p);
+});
+</script>"""
+    with open(report) as f:
+        html = f.read()
+    path = os.path.join(directory, "measured.html")
+    with open(path, "w") as f:
+        f.write(html.replace("</body>", script + "</body>"))
+    return path
+
+
+@unittest.skipIf(chromium() is None,
+                 "chromium is not installed (packaging/install-deps.sh installs it)")
+class SimulateReportLayoutTest(TempDirTest):
+    def measure(self, width):
+        report = self.path("report.html")
+        r = run("simulate", "--seeds", "2", "--report", report)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        page = measured_copy(report, self.tmp)
+        dom = subprocess.run(
+            [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+             f"--window-size={width},1000", "--run-all-compositor-stages-before-draw",
+             "--virtual-time-budget=5000", "--dump-dom", f"file://{page}"],
+            capture_output=True, text=True, timeout=120, env={**clean_env(), "HOME": self.tmp})
+        found = re.search(r'<pre id="measure">(.*?)</pre>', dom.stdout)
+        self.assertIsNotNone(found, dom.stderr[-2000:])
+        m = json.loads(found.group(1))
+        self.assertEqual(m["viewport"], width)
+        return m
+
+    def test_no_horizontal_scrolling_at_800_px(self):
+        m = self.measure(800)
+        self.assertLessEqual(m["scrollWidth"], 800, m)
+        self.assertLessEqual(m["widest"], 800, m)
+        self.assertGreaterEqual(m["loadChart"], 600, m)  # the charts still fill the width
+
+    def test_the_charts_use_the_space_at_1600_px(self):
+        m = self.measure(1600)
+        self.assertLessEqual(m["scrollWidth"], 1600, m)
+        self.assertGreaterEqual(m["nodeChart"], 1400, m)
+        self.assertGreaterEqual(m["outcome"], 1400, m)
+        # Two columns: the scorer table and the load chart side by side.
+        self.assertGreaterEqual(m["loadChart"], 600, m)
+        self.assertLessEqual(m["loadChart"], 800, m)
 
 
 if __name__ == "__main__":

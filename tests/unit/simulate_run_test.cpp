@@ -125,7 +125,7 @@ TEST(SimulateRunTest, TheDemoRunsAndReportsEveryLoad) {
     EXPECT_LT(*s.mean_watts[0], *s.mean_watts[1]);  // more load, more watts
     EXPECT_LT(*s.mean_watts[1], *s.mean_watts[2]);
   }
-  std::string html = RenderHtmlReport(*result);
+  std::string html = RenderHtmlReport(*result, request.snapshot, {{"powerctl", "simulate"}, "1.0"});
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);  // nothing to run, nothing to fetch
   EXPECT_EQ(html.find("href="), std::string::npos);
