@@ -133,8 +133,12 @@ Result<std::string> ReadInput(const std::string& path, const char* flag) {
 
 Status WriteOutput(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return MakeError(ErrorCode::kIo, path + ": cannot open the file for writing");
   out << text;
-  if (!out.flush()) return MakeError(ErrorCode::kIo, path + ": cannot write the file");
+  // A full disk shows when the buffer is written out, or only when the file is closed.
+  out.flush();
+  out.close();
+  if (!out) return MakeError(ErrorCode::kIo, path + ": cannot write the file");
   return OkStatus();
 }
 

@@ -27,7 +27,7 @@ ExitCode ExitCodeFor(ErrorCode code) {
 const std::vector<ExitCodeMeaning>& ExitCodeMeanings() {
   static const std::vector<ExitCodeMeaning> meanings = {
       {kExitOk, "success (also when nothing had to change)"},
-      {kExitRuntime, "runtime error (the cluster, a server or the filesystem failed)"},
+      {kExitRuntime, "runtime error (the cluster, a server, the filesystem or the output failed)"},
       {kExitUsage, "usage or configuration error (bad flags, arguments or powerctl.yaml)"},
       {kExitCheckFailed, "a check found problems (each command's help says when)"},
       {kExitInterrupted, "interrupted"},
