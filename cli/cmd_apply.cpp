@@ -5,6 +5,7 @@
 #include "cli/kube_context.h"
 #include "core/common/duration.h"
 #include "core/common/yaml.h"
+#include "core/manifests/components.h"
 #include "core/setup/apply.h"
 
 #include <fmt/format.h>
@@ -85,6 +86,9 @@ int RunApply(const Context& ctx, const ApplyFlags& flags) {
   if (!format.ok()) return Fail(ctx, format.error());
   auto request = BuildRequest(ctx, flags);
   if (!request.ok()) return Fail(ctx, request.error());
+  // A mistyped component is a usage error, told before the cluster is asked anything.
+  if (auto known = manifests::ResolveComponents(request->components, request->config); !known.ok())
+    return Fail(ctx, known.error());
   auto client = ConnectToCluster(ctx);
   if (!client.ok()) return Fail(ctx, client.error());
 

@@ -4,6 +4,7 @@
 #include "cli/exit_codes.h"
 #include "cli/kube_context.h"
 #include "core/common/duration.h"
+#include "core/manifests/components.h"
 #include "core/setup/delete.h"
 
 #include <ostream>
@@ -33,6 +34,9 @@ int RunDelete(const Context& ctx, const DeleteFlags& flags) {
   request.include_crds = flags.include_crds;
   request.wait = flags.wait;
   request.timeout = *timeout;
+  // A mistyped component is a usage error, told before the cluster is asked anything.
+  if (auto known = manifests::ResolveComponents(request.components, request.config); !known.ok())
+    return Fail(ctx, known.error());
   auto client = ConnectToCluster(ctx);
   if (!client.ok()) return Fail(ctx, client.error());
   std::string suffix = DryRunSuffix(request.dry_run);

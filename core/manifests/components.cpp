@@ -1,5 +1,7 @@
 #include "core/manifests/components.h"
 
+#include "core/common/edit_distance.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -60,9 +62,13 @@ Result<std::vector<Component>> ResolveComponents(const std::vector<std::string>&
     auto it = std::find_if(std::begin(kOrder), std::end(kOrder),
                            [&](Component c) { return ComponentName(c) == name; });
     if (it == std::end(kOrder)) {
+      std::vector<std::string_view> known = ComponentNames();
+      known.insert(known.begin(), "all");
+      const std::string closest = ClosestMatch(name, known, 3);
+      const std::string hint = closest.empty() ? "" : fmt::format("did you mean \"{}\"? ", closest);
       return MakeError(ErrorCode::kInvalidInput,
-                       fmt::format("unknown component \"{}\" (expected all, {})", name,
-                                   fmt::join(ComponentNames(), ", ")));
+                       fmt::format("unknown component \"{}\" ({}expected {})", name, hint,
+                                   fmt::join(known, ", ")));
     }
     wanted.push_back(*it);
   }

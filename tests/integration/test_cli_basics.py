@@ -74,6 +74,15 @@ class CliBasicsTest(TempDirTest):
         r = run("version", "-o", "wide")
         self.assertUsageError(r, "-o wide", "table|json|yaml")
 
+    def test_unknown_component_suggests_the_closest(self):
+        kubeconfig = self.path("missing-kubeconfig")
+        for command in (["generate"], ["apply", "--kubeconfig", kubeconfig],
+                        ["delete", "--kubeconfig", kubeconfig]):
+            with self.subTest(command=command[0]):
+                r = run(*command, "schedular")
+                self.assertUsageError(r, 'unknown component "schedular" (did you mean "scheduler"?')
+        self.assertNotIn("did you mean", run("generate", "zzzzzzzz").stderr)
+
     def test_bad_color_value_is_usage_error(self):
         r = run("version", "--color", "sometimes")
         self.assertEqual(r.returncode, 2)
