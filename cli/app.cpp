@@ -2,12 +2,15 @@
 
 #include "cli/exit_codes.h"
 #include "core/common/edit_distance.h"
+#include "core/common/jsonpath.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/sinks/ostream_sink.h>
 
 #include <algorithm>
 #include <exception>
+#include <sstream>
 
 namespace powerctl::cli {
 namespace {
@@ -21,7 +24,8 @@ void AddGlobalFlags(CLI::App& app, CommandEnv& env) {
                  "Namespace of powerctl's objects (default from powerctl.yaml)")
       ->type_name("NS");
   app.add_option("-o,--output", g.output,
-                 "Output format: table|wide|json|yaml|name (commands list what they support)")
+                 "Output format: table|wide|json|yaml|name|jsonpath=TEMPLATE (commands list what "
+                 "they support)")
       ->type_name("FORMAT");
   app.add_option("-v,--v", g.verbosity, "Log verbosity, 0 (quiet) to 10 (everything but secrets)")
       ->type_name("N")
@@ -42,6 +46,41 @@ void AddGlobalFlags(CLI::App& app, CommandEnv& env) {
   env.hints.values["--color"] = {"auto", "always", "never"};
 }
 
+// CLI11's help, plus what kubectl and helm show under a command: the global flags (they fall
+// through to every command), with -o described as the command declared it.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  explicit HelpFormatter(const std::map<const CLI::App*, OutputSpec>& outputs)
+      : outputs_(outputs) {}
+
+  std::string make_footer(const CLI::App* app) const override {
+    const CLI::App* root = app;
+    while (root->get_parent() != nullptr) root = root->get_parent();
+    if (root == app) return CLI::Formatter::make_footer(app);
+    std::ostringstream out;
+    out << "Global Flags:\n";
+    for (const CLI::Option* option : root->get_options()) {
+      if (option == root->get_help_ptr() || option == root->get_help_all_ptr()) continue;
+      std::string description = make_option_desc(option);
+      if (option->check_lname("output")) description = OutputDescription(app, description);
+      CLI::detail::format_help(out, make_option_name(option, false) + make_option_opts(option),
+                               description, get_column_width());
+    }
+    out << "\n";
+    return out.str() + CLI::Formatter::make_footer(app);
+  }
+
+ private:
+  std::string OutputDescription(const CLI::App* app, const std::string& generic) const {
+    auto it = outputs_.find(app);
+    if (it == outputs_.end()) return generic;
+    return fmt::format("Output format: {} (default {})", it->second.Text(),
+                       OutputFormatName(it->second.fallback));
+  }
+
+  const std::map<const CLI::App*, OutputSpec>& outputs_;
+};
+
 void ConfigureLogging(Context& ctx) {
   auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(*ctx.err);
   ctx.log = std::make_shared<spdlog::logger>("powerctl", sink);
@@ -55,6 +94,11 @@ void ConfigureLogging(Context& ctx) {
 }
 
 }  // namespace
+
+void DeclareOutput(CLI::App& cmd, CommandEnv& env, OutputFormat fallback,
+                   std::vector<OutputFormat> accepted) {
+  env.outputs[&cmd] = OutputSpec{fallback, std::move(accepted)};
+}
 
 std::string DidYouMean(const std::string& closest) {
   return closest.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", closest);
@@ -150,6 +194,8 @@ void BuildApp(CLI::App& app, CommandEnv& env) {
       "predictions and explains placements.");
   app.require_subcommand(1);
   app.fallthrough();
+  // Before any subcommand exists: each inherits its parent's formatter.
+  app.formatter(std::make_shared<HelpFormatter>(env.outputs));
   app.set_help_all_flag("--help-all", "Show help for every command");
   AddGlobalFlags(app, env);
   RegisterInit(app, env);
@@ -173,6 +219,38 @@ void BuildApp(CLI::App& app, CommandEnv& env) {
   app.footer(ExitCodesFooter());
 }
 
+namespace {
+
+// The parsed command's declared -o: kept in the context for Output(), checked before the
+// command runs (a usage error), and the template of -o jsonpath=TEMPLATE, or "".
+std::string SelectOutput(CLI::App& app, CommandEnv& env) {
+  auto it = env.outputs.find(DeepestCommand(app));
+  if (it == env.outputs.end()) return "";
+  env.ctx.output_spec = it->second;
+  auto checked = CheckOutputFormat(it->second, env.ctx.globals.output);
+  if (!checked.ok()) throw CLI::ValidationError(checked.error().message);
+  return *checked;
+}
+
+// -o jsonpath=TEMPLATE filters the JSON document the command printed, as kubectl's printers
+// do, so a command only knows how to print json.
+int PrintJsonPath(Context& ctx, const std::string& text, const std::string& captured,
+                  int exit_code) {
+  nlohmann::json document = nlohmann::json::parse(captured, nullptr, false);
+  if (document.is_discarded()) {  // not a JSON document: an error path printed something else
+    *ctx.out << captured;
+    return exit_code;
+  }
+  auto path = ParseJsonPath(text);  // checked before the command ran
+  if (!path.ok()) return Fail(ctx, path.error());
+  auto rendered = RenderJsonPath(*path, document);
+  if (!rendered.ok()) return Fail(ctx, WithContext(rendered.error(), "-o jsonpath"));
+  *ctx.out << *rendered;
+  return exit_code;
+}
+
+}  // namespace
+
 int Fail(const Context& ctx, const Error& error) {
   ctx.PrintError(error.message);
   return ExitCodeFor(error.code);
@@ -188,9 +266,23 @@ int Run(int argc, const char* const* argv, Context& ctx) {
       *ctx.out << app.help();
       return kExitOk;
     }
+    std::string jsonpath;
+    std::ostringstream captured;
+    std::ostream* const out = ctx.out;
     // Logging is configured before the command's callback runs (parse fills -v first).
-    app.parse_complete_callback([&] { ConfigureLogging(ctx); });
-    app.parse(argc, argv);
+    app.parse_complete_callback([&] {
+      ConfigureLogging(ctx);
+      jsonpath = SelectOutput(app, env);
+      if (!jsonpath.empty()) ctx.out = &captured;
+    });
+    try {
+      app.parse(argc, argv);
+    } catch (...) {
+      ctx.out = out;
+      throw;
+    }
+    ctx.out = out;
+    if (!jsonpath.empty()) return PrintJsonPath(ctx, jsonpath, captured.str(), env.exit_code);
     return env.exit_code;
   } catch (const CLI::CallForHelp& e) {
     *ctx.out << app.help();

@@ -23,7 +23,13 @@ struct CommandEnv {
   Context& ctx;
   CompletionHints& hints;
   int exit_code = 0;
+  // Each command's -o formats (DeclareOutput), for validation, help and completion.
+  std::map<const CLI::App*, OutputSpec> outputs;
 };
+
+// Declares the -o formats `cmd` accepts and its default: the one place they are listed.
+void DeclareOutput(CLI::App& cmd, CommandEnv& env, OutputFormat fallback,
+                   std::vector<OutputFormat> accepted);
 
 // One per file in cli/: each adds its subcommand to `app`.
 void RegisterInit(CLI::App& app, CommandEnv& env);

@@ -81,8 +81,7 @@ class RolloutPrinter {
 };
 
 int RunApply(const Context& ctx, const ApplyFlags& flags) {
-  auto format = ctx.Output(OutputFormat::kTable, {OutputFormat::kTable, OutputFormat::kName,
-                                                  OutputFormat::kJson, OutputFormat::kYaml});
+  auto format = ctx.Output();
   if (!format.ok()) return Fail(ctx, format.error());
   auto request = BuildRequest(ctx, flags);
   if (!request.ok()) return Fail(ctx, request.error());
@@ -153,6 +152,9 @@ void RegisterApply(CLI::App& app, CommandEnv& env) {
   cmd->add_option("--timeout", flags->timeout, "How long --wait waits (default 5m)")
       ->type_name("DURATION");
   env.hints.values["apply"] = env.hints.values["generate"];
+  DeclareOutput(
+      *cmd, env, OutputFormat::kTable,
+      {OutputFormat::kTable, OutputFormat::kName, OutputFormat::kJson, OutputFormat::kYaml});
   cmd->callback([&env, flags] { env.exit_code = RunApply(env.ctx, *flags); });
 }
 

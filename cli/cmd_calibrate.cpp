@@ -152,8 +152,7 @@ void PrintBins(const Context& ctx, const setup::CalibrationReport& report) {
 }
 
 int RunCalibrate(const Context& ctx, const CLI::App* cmd, CalibrateFlags& flags) {
-  auto format = ctx.Output(OutputFormat::kTable, {OutputFormat::kTable, OutputFormat::kWide,
-                                                  OutputFormat::kJson, OutputFormat::kYaml});
+  auto format = ctx.Output();
   if (!format.ok()) return Fail(ctx, format.error());
   setup::CalibrateRequest request = flags.request;
   auto form = setup::ParseCalibrationForm(flags.form);
@@ -267,6 +266,9 @@ void RegisterCalibrate(CLI::App& app, CommandEnv& env) {
   cmd->add_flag("--skip-unfit", flags->request.skip_unfit,
                 "Write the nodes that fit and leave the others alone");
   AddDryRunFlag(*cmd, flags->dry_run, env, "calibrate");
+  DeclareOutput(
+      *cmd, env, OutputFormat::kTable,
+      {OutputFormat::kTable, OutputFormat::kWide, OutputFormat::kJson, OutputFormat::kYaml});
   cmd->callback([&env, flags, cmd] { env.exit_code = RunCalibrate(env.ctx, cmd, *flags); });
 }
 

@@ -21,7 +21,7 @@ struct DeleteFlags {
 };
 
 int RunDelete(const Context& ctx, const DeleteFlags& flags) {
-  auto format = ctx.Output(OutputFormat::kTable, {OutputFormat::kTable, OutputFormat::kName});
+  auto format = ctx.Output();
   if (!format.ok()) return Fail(ctx, format.error());
   auto config = ctx.LoadConfig();
   if (!config.ok()) return Fail(ctx, config.error());
@@ -84,6 +84,7 @@ void RegisterDelete(CLI::App& app, CommandEnv& env) {
   cmd->add_option("--timeout", flags->timeout, "How long --wait waits (default 5m)")
       ->type_name("DURATION");
   env.hints.values["delete"] = env.hints.values["generate"];
+  DeclareOutput(*cmd, env, OutputFormat::kTable, {OutputFormat::kTable, OutputFormat::kName});
   cmd->callback([&env, flags] { env.exit_code = RunDelete(env.ctx, *flags); });
 }
 

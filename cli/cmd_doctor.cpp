@@ -25,8 +25,7 @@ std::string Colour(const Context& ctx, setup::CheckStatus status) {
 }
 
 int RunDoctor(const Context& ctx) {
-  auto format = ctx.Output(OutputFormat::kTable,
-                           {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml});
+  auto format = ctx.Output();
   if (!format.ok()) return Fail(ctx, format.error());
   auto config = ctx.LoadConfig();
   if (!config.ok()) return Fail(ctx, config.error());
@@ -81,6 +80,8 @@ void RegisterDoctor(CLI::App& app, CommandEnv& env) {
       "model-ready, node-labels, telemetry, lb-agent (only when the lb-agent DaemonSet exists).\n"
       "Each failure comes with a fix line.\n"
       "Exit codes: 0 no failures (warnings allowed), 3 a check failed.");
+  DeclareOutput(*cmd, env, OutputFormat::kTable,
+                {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml});
   cmd->callback([&env] { env.exit_code = RunDoctor(env.ctx); });
 }
 

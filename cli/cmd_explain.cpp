@@ -114,8 +114,7 @@ void PrintReport(std::ostream& out, const explain::ExplainReport& r, bool wide) 
 }
 
 int RunExplain(const Context& ctx, const ExplainFlags& flags) {
-  auto format = ctx.Output(OutputFormat::kTable, {OutputFormat::kTable, OutputFormat::kWide,
-                                                  OutputFormat::kJson, OutputFormat::kYaml});
+  auto format = ctx.Output();
   if (!format.ok()) return Fail(ctx, format.error());
   explain::ExplainRequest request;
   request.name = flags.name;
@@ -176,6 +175,9 @@ void RegisterExplain(CLI::App& app, CommandEnv& env) {
                   "Who recomputes when no decision was recorded: auto, local or extender")
       ->type_name("SOURCE")
       ->check(CLI::IsMember({"auto", "local", "extender"}));
+  DeclareOutput(
+      *pod, env, OutputFormat::kTable,
+      {OutputFormat::kTable, OutputFormat::kWide, OutputFormat::kJson, OutputFormat::kYaml});
   pod->callback([&env, flags] { env.exit_code = RunExplain(env.ctx, *flags); });
 }
 

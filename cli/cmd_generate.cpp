@@ -69,7 +69,7 @@ int RunGenerate(const Context& ctx, const GenerateFlags& flags) {
     }
     return RunExportTemplates(ctx, flags.export_templates_dir);
   }
-  auto format = ctx.Output(OutputFormat::kYaml, {OutputFormat::kYaml, OutputFormat::kJson});
+  auto format = ctx.Output();
   if (!format.ok()) return Fail(ctx, format.error());
   auto request = BuildRequest(ctx, flags);
   if (!request.ok()) return Fail(ctx, request.error());
@@ -152,6 +152,7 @@ void RegisterGenerate(CLI::App& app, CommandEnv& env) {
   env.hints.values["generate --kube-version"] = {"1.20", "1.21", "1.22", "1.23", "1.24",
                                                  "1.25", "1.26", "1.27", "1.28", "1.29",
                                                  "1.30", "1.31", "1.32", "1.33", "1.34"};
+  DeclareOutput(*cmd, env, OutputFormat::kYaml, {OutputFormat::kYaml, OutputFormat::kJson});
   cmd->callback([&env, flags] { env.exit_code = RunGenerate(env.ctx, *flags); });
 }
 

@@ -39,7 +39,7 @@ std::optional<std::string> Given(const CLI::App* cmd, const char* flag, const st
 }
 
 int RunLabelNodes(const Context& ctx, const CLI::App* cmd, LabelFlags& flags) {
-  auto format = ctx.Output(OutputFormat::kTable, {OutputFormat::kTable, OutputFormat::kName});
+  auto format = ctx.Output();
   if (!format.ok()) return Fail(ctx, format.error());
   setup::LabelNodesRequest request = flags.request;
   request.ambient = Given(cmd, "--ambient", flags.ambient);
@@ -172,6 +172,7 @@ void RegisterLabel(CLI::App& app, CommandEnv& env) {
   cmd->add_flag("--overwrite", flags->request.overwrite,
                 "Change labels that already have another value");
   AddDryRunFlag(*cmd, flags->dry_run, env, "label nodes");
+  DeclareOutput(*cmd, env, OutputFormat::kTable, {OutputFormat::kTable, OutputFormat::kName});
   cmd->callback([&env, flags, cmd] { env.exit_code = RunLabelNodes(env.ctx, cmd, *flags); });
 }
 

@@ -57,8 +57,7 @@ void PrintTable(const Context& ctx, const lb::ServiceWeights& w, bool wide) {
 }
 
 int RunLbWeights(const Context& ctx, const LbWeightsFlags& flags) {
-  auto format = ctx.Output(OutputFormat::kTable, {OutputFormat::kTable, OutputFormat::kWide,
-                                                  OutputFormat::kJson, OutputFormat::kYaml});
+  auto format = ctx.Output();
   if (!format.ok()) return Fail(ctx, format.error());
   auto config = LoadConfigForObjectCommand(ctx);  // -n is the object's namespace here
   if (!config.ok()) return Fail(ctx, config.error());
@@ -115,6 +114,9 @@ void RegisterLb(CLI::App& app, CommandEnv& env) {
   cmd->add_option("service", flags->service, "The Service's name")
       ->required()
       ->type_name("SERVICE");
+  DeclareOutput(
+      *cmd, env, OutputFormat::kTable,
+      {OutputFormat::kTable, OutputFormat::kWide, OutputFormat::kJson, OutputFormat::kYaml});
   cmd->callback([&env, flags] { env.exit_code = RunLbWeights(env.ctx, *flags); });
 }
 

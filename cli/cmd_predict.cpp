@@ -132,8 +132,7 @@ void PrintTable(const Context& ctx, const report::PowerReport& report, bool wide
 }
 
 int RunPredict(const Context& ctx, PredictFlags& flags) {
-  auto format = ctx.Output(OutputFormat::kTable, {OutputFormat::kTable, OutputFormat::kWide,
-                                                  OutputFormat::kJson, OutputFormat::kYaml});
+  auto format = ctx.Output();
   if (!format.ok()) return Fail(ctx, format.error());
   auto source = report::ParsePredictSource(flags.source);
   if (!source.ok()) return Fail(ctx, source.error());
@@ -199,6 +198,9 @@ void RegisterPredict(CLI::App& app, CommandEnv& env) {
   cmd->add_option("--source", flags->source, "Who computes: auto, local or extender (default auto)")
       ->type_name("SOURCE")
       ->check(CLI::IsMember({"auto", "local", "extender"}));
+  DeclareOutput(
+      *cmd, env, OutputFormat::kTable,
+      {OutputFormat::kTable, OutputFormat::kWide, OutputFormat::kJson, OutputFormat::kYaml});
   cmd->callback([&env, flags] { env.exit_code = RunPredict(env.ctx, *flags); });
 }
 

@@ -44,8 +44,7 @@ Result<nlohmann::json> ReadPodFile(const Context& ctx, const std::string& path) 
 }
 
 int RunScore(const Context& ctx, ScoreFlags& flags) {
-  auto format = ctx.Output(OutputFormat::kTable, {OutputFormat::kTable, OutputFormat::kWide,
-                                                  OutputFormat::kJson, OutputFormat::kYaml});
+  auto format = ctx.Output();
   if (!format.ok()) return Fail(ctx, format.error());
   explain::ScoreRequest request = flags.request;
   auto source = report::ParsePredictSource(flags.source);
@@ -124,6 +123,9 @@ void RegisterScore(CLI::App& app, CommandEnv& env) {
                   "Who computes: auto (the extender, else here), local or extender")
       ->type_name("SOURCE")
       ->check(CLI::IsMember({"auto", "local", "extender"}));
+  DeclareOutput(
+      *cmd, env, OutputFormat::kTable,
+      {OutputFormat::kTable, OutputFormat::kWide, OutputFormat::kJson, OutputFormat::kYaml});
   cmd->callback([&env, flags] { env.exit_code = RunScore(env.ctx, *flags); });
 }
 

@@ -177,8 +177,7 @@ int RunExport(const Context& ctx, const SimulateFlags& flags) {
 
 int RunSimulate(const Context& ctx, const SimulateFlags& flags) {
   if (!flags.export_snapshot.empty()) return RunExport(ctx, flags);
-  auto format = ctx.Output(OutputFormat::kTable,
-                           {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml});
+  auto format = ctx.Output();
   if (!format.ok()) return Fail(ctx, format.error());
   auto config = ctx.LoadConfig();
   if (!config.ok()) return Fail(ctx, config.error());
@@ -304,6 +303,8 @@ void RegisterSimulate(CLI::App& app, CommandEnv& env) {
                   "Write a snapshot of the live cluster (- for stdout) instead of simulating")
       ->type_name("FILE");
   env.hints.values["simulate --scorer"] = {"powerctl", "default", "minimizepower", "peaks"};
+  DeclareOutput(*cmd, env, OutputFormat::kTable,
+                {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml});
   cmd->callback([&env, flags] { env.exit_code = RunSimulate(env.ctx, *flags); });
 }
 

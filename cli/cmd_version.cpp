@@ -13,8 +13,7 @@ namespace powerctl::cli {
 namespace {
 
 int RunVersion(const Context& ctx, bool short_form) {
-  auto format = ctx.Output(OutputFormat::kTable,
-                           {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml});
+  auto format = ctx.Output();
   if (!format.ok()) return Fail(ctx, format.error());
   const BuildInfo& info = GetBuildInfo();
   if (short_form) {
@@ -48,6 +47,8 @@ void RegisterVersion(CLI::App& app, CommandEnv& env) {
   CLI::App* cmd = app.add_subcommand(
       "version", "Print powerctl's version, git commit, build date and memory allocator");
   cmd->add_flag("--short", *short_form, "Print only the version number");
+  DeclareOutput(*cmd, env, OutputFormat::kTable,
+                {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml});
   cmd->callback([&env, short_form] { env.exit_code = RunVersion(env.ctx, *short_form); });
 }
 

@@ -1,5 +1,7 @@
 #include "cli/context.h"
 
+#include "core/common/edit_distance.h"
+#include "core/common/jsonpath.h"
 #include "core/config/config_loader.h"
 
 #include <fmt/format.h>
@@ -24,6 +26,44 @@ std::string_view OutputFormatName(OutputFormat f) {
       return "name";
   }
   return "table";
+}
+
+bool OutputSpec::Accepts(OutputFormat f) const {
+  return std::find(accepted.begin(), accepted.end(), f) != accepted.end();
+}
+
+std::vector<std::string> OutputSpec::Names() const {
+  std::vector<std::string> names;
+  for (OutputFormat f : accepted) names.emplace_back(OutputFormatName(f));
+  if (Accepts(OutputFormat::kJson)) names.emplace_back(kJsonPathPrefix);
+  return names;
+}
+
+std::string OutputSpec::Text() const {
+  std::vector<std::string> names = Names();
+  if (Accepts(OutputFormat::kJson)) names.back() += "TEMPLATE";
+  return fmt::format("{}", fmt::join(names, "|"));
+}
+
+Result<std::string> CheckOutputFormat(const OutputSpec& spec, const std::string& given) {
+  if (given.empty()) return std::string();
+  if (spec.Accepts(OutputFormat::kJson) && given.rfind(kJsonPathPrefix, 0) == 0) {
+    std::string text = given.substr(kJsonPathPrefix.size());
+    if (auto parsed = ParseJsonPath(text); !parsed.ok()) {
+      return MakeError(ErrorCode::kInvalidInput,
+                       fmt::format("-o jsonpath: {}", parsed.error().message));
+    }
+    return text;
+  }
+  for (OutputFormat f : spec.accepted) {
+    if (OutputFormatName(f) == given) return std::string();
+  }
+  std::vector<std::string> names = spec.Names();
+  const std::string closest = ClosestMatch(given.substr(0, given.find('=')), names, 3);
+  return MakeError(
+      ErrorCode::kInvalidInput,
+      fmt::format("-o {}: this command accepts {}{}", given, spec.Text(),
+                  closest.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", closest)));
 }
 
 std::string Context::Env(const std::string& name) const {
@@ -86,6 +126,20 @@ Result<config::PowerctlConfig> Context::LoadConfig() const {
   sources.set_flags = globals.set_flags;
   if (!globals.namespace_.empty()) sources.set_flags.push_back("namespace=" + globals.namespace_);
   return config::LoadConfig(sources);
+}
+
+Result<OutputFormat> Context::Output() const {
+  if (!output_spec) return Output(OutputFormat::kTable, {OutputFormat::kTable});
+  if (globals.output.empty()) return output_spec->fallback;
+  if (auto checked = CheckOutputFormat(*output_spec, globals.output); !checked.ok()) {
+    return checked.error();
+  } else if (!checked->empty()) {
+    return OutputFormat::kJson;
+  }
+  for (OutputFormat f : output_spec->accepted) {
+    if (OutputFormatName(f) == globals.output) return f;
+  }
+  return output_spec->fallback;
 }
 
 Result<OutputFormat> Context::Output(OutputFormat fallback,

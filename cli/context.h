@@ -18,6 +18,27 @@ namespace powerctl::cli {
 
 enum class OutputFormat { kTable, kWide, kJson, kYaml, kName };
 
+// What a command prints: its default and every -o it accepts, declared once where the command
+// is registered (DeclareOutput) and read by validation, help and completion. A command that
+// accepts json also accepts jsonpath=TEMPLATE, a filter over the same document.
+struct OutputSpec {
+  OutputFormat fallback = OutputFormat::kTable;
+  std::vector<OutputFormat> accepted;
+
+  bool Accepts(OutputFormat f) const;
+  // The -o values to offer: "table", "json", ..., "jsonpath=".
+  std::vector<std::string> Names() const;
+  // "table|json|yaml|jsonpath=TEMPLATE", as help and errors show it.
+  std::string Text() const;
+};
+
+// The -o jsonpath= prefix (kubectl's spelling).
+inline constexpr std::string_view kJsonPathPrefix = "jsonpath=";
+
+// -o `given` checked against `spec`: a usage error that lists the accepted formats and the
+// closest one, or the template of -o jsonpath=TEMPLATE checked for syntax ("" otherwise).
+Result<std::string> CheckOutputFormat(const OutputSpec& spec, const std::string& given);
+
 struct GlobalOptions {
   std::string kubeconfig;
   std::string context;
@@ -40,6 +61,8 @@ struct Context {
   bool stdout_is_tty = false;
   bool stderr_is_tty = false;
   std::shared_ptr<spdlog::logger> log;
+  // The running command's declared formats; set once the command line is parsed.
+  std::optional<OutputSpec> output_spec;
 
   bool UseColor() const;
   std::string Env(const std::string& name) const;
@@ -56,7 +79,10 @@ struct Context {
   std::string ConfigFile() const;
   Result<config::PowerctlConfig> LoadConfig() const;
 
-  // -o parsed against what the command supports; `fallback` when -o is not given.
+  // -o as the running command declared it (output_spec); jsonpath=TEMPLATE reads as json, whose
+  // output Run filters through the template.
+  Result<OutputFormat> Output() const;
+  // -o parsed against `allowed`, for a command that has not declared its formats.
   Result<OutputFormat> Output(OutputFormat fallback,
                               const std::vector<OutputFormat>& allowed) const;
 };

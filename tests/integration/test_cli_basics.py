@@ -74,6 +74,49 @@ class CliBasicsTest(TempDirTest):
         r = run("version", "-o", "wide")
         self.assertUsageError(r, "-o wide", "table|json|yaml")
 
+    def test_subcommand_help_shows_global_flags_and_its_own_formats(self):
+        r = run("lb", "weights", "--help")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("Global Flags:", r.stdout)
+        for flag in ("--kubeconfig", "--context", "--namespace", "--color", "--set"):
+            self.assertIn(flag, r.stdout.split("Global Flags:")[1])
+        self.assertRegex(r.stdout, r"-o,--output FORMAT +Output format: "
+                                   r"table\|wide\|json\|yaml\|jsonpath=TEMPLATE \(default table\)")
+        self.assertEqual(run("help", "lb", "weights").stdout, r.stdout)
+        generate = run("help", "generate").stdout
+        self.assertIn("Output format: yaml|json|jsonpath=TEMPLATE (default yaml)", generate)
+        self.assertIn("Output format: table|name (default table)", run("delete", "--help").stdout)
+        # The root's own help lists them once, as its flags.
+        self.assertNotIn("Global Flags:", run("--help").stdout)
+
+    def test_unsupported_output_format_suggests_the_closest(self):
+        r = run("version", "-o", "jsn")
+        self.assertUsageError(r, '-o jsn: this command accepts table|json|yaml|jsonpath=TEMPLATE',
+                              '(did you mean "json"?)')
+        self.assertIn("Run 'powerctl version --help' for usage.", r.stderr)
+        r = run("delete", "-o", "json")
+        self.assertUsageError(r, "-o json: this command accepts table|name")
+
+    def test_output_jsonpath(self):
+        version = json.loads(run("version", "-o", "json").stdout)["version"]
+        r = run("version", "-o", "jsonpath={.version}")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, version)
+        r = run("generate", "namespace", "rbac", "-o",
+                r'jsonpath={range .items[*]}{.kind}/{.metadata.name}{"\n"}{end}')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual(lines[0], "Namespace/powerctl")
+        self.assertGreater(len(lines), 2)
+        self.assertTrue(all("/" in l for l in lines), lines)
+
+    def test_output_jsonpath_errors_are_usage_errors(self):
+        self.assertUsageError(run("version", "-o", "jsonpath={.version"),
+                              "-o jsonpath: template position 10: unclosed")
+        self.assertUsageError(run("version", "-o", "jsonpath={..version}"), "recursive descent")
+        # where -o json is not offered, neither is jsonpath
+        self.assertUsageError(run("delete", "-o", "jsonpath={.items}"), "accepts table|name")
+
     def test_unknown_component_suggests_the_closest(self):
         kubeconfig = self.path("missing-kubeconfig")
         for command in (["generate"], ["apply", "--kubeconfig", kubeconfig],
