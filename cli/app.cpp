@@ -31,7 +31,7 @@ void AddGlobalFlags(CLI::App& app, CommandEnv& env) {
       ->type_name("N")
       ->check(CLI::Range(0, 10));
   app.add_option("--color", g.color, "Colour messages: auto|always|never (NO_COLOR is honoured)")
-      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->check(Choices(env, "--color", {"auto", "always", "never"}))
       ->type_name("WHEN");
   app.add_option(
          "-c,--config", g.config_file,
@@ -43,7 +43,8 @@ void AddGlobalFlags(CLI::App& app, CommandEnv& env) {
       // One KEY=VALUE per --set, so `init --set K=V FILE` leaves FILE to the command.
       ->allow_extra_args(false);
   env.hints.values["--output"] = {"table", "wide", "json", "yaml", "name"};
-  env.hints.values["--color"] = {"auto", "always", "never"};
+  env.hints.cluster["--context"] = ClusterNames::kContexts;
+  env.hints.cluster["--namespace"] = ClusterNames::kNamespaces;
 }
 
 // CLI11's help, plus what kubectl and helm show under a command: the global flags (they fall
@@ -98,6 +99,11 @@ void ConfigureLogging(Context& ctx) {
 void DeclareOutput(CLI::App& cmd, CommandEnv& env, OutputFormat fallback,
                    std::vector<OutputFormat> accepted) {
   env.outputs[&cmd] = OutputSpec{fallback, std::move(accepted)};
+}
+
+CLI::Validator Choices(CommandEnv& env, const std::string& key, std::vector<std::string> choices) {
+  env.hints.values[key] = choices;
+  return CLI::IsMember(std::move(choices));
 }
 
 std::string DidYouMean(const std::string& closest) {
@@ -249,6 +255,12 @@ int PrintJsonPath(Context& ctx, const std::string& text, const std::string& capt
   return exit_code;
 }
 
+// Silent: completion never writes to the terminal the user is typing in.
+void ConfigureCompletionLogging(Context& ctx) {
+  ctx.log = std::make_shared<spdlog::logger>("powerctl");
+  ctx.log->set_level(spdlog::level::off);
+}
+
 }  // namespace
 
 int Fail(const Context& ctx, const Error& error) {
@@ -265,6 +277,12 @@ int Run(int argc, const char* const* argv, Context& ctx) {
     if (argc < 2) {  // a bare `powerctl` asks what it can do: the help, not an error
       *ctx.out << app.help();
       return kExitOk;
+    }
+    if (const std::string_view first = argv[1];
+        first == kCompleteCommand || first == kCompleteNoDescCommand) {
+      ConfigureCompletionLogging(ctx);
+      return RunComplete(app, env, std::vector<std::string>(argv + 2, argv + argc),
+                         first == kCompleteCommand);
     }
     std::string jsonpath;
     std::ostringstream captured;

@@ -12,10 +12,15 @@
 
 namespace powerctl::cli {
 
-// Values the completion scripts offer: "generate" for a command's arguments,
-// "generate --output" for an option's values.
+// Names read from the cluster (or the kubeconfig) when completing an argument or a flag.
+enum class ClusterNames { kNodes, kPods, kServices, kNamespaces, kContexts };
+
+// What `powerctl __complete` offers, the one source of every candidate: keys are "generate" for
+// a command's arguments, "generate --kube-version" for a command's flag, "--color" for a global
+// flag. Arguments and flags of type NODE or SERVICE complete cluster names without an entry.
 struct CompletionHints {
   std::map<std::string, std::vector<std::string>> values;
+  std::map<std::string, ClusterNames> cluster;
 };
 
 // What every command's registration function gets.
@@ -30,6 +35,10 @@ struct CommandEnv {
 // Declares the -o formats `cmd` accepts and its default: the one place they are listed.
 void DeclareOutput(CLI::App& cmd, CommandEnv& env, OutputFormat fallback,
                    std::vector<OutputFormat> accepted);
+
+// A validator that accepts one of `choices` and records them as the completion of `key`
+// ("simulate --scorer"), so the check and the candidates are one list.
+CLI::Validator Choices(CommandEnv& env, const std::string& key, std::vector<std::string> choices);
 
 // One per file in cli/: each adds its subcommand to `app`.
 void RegisterInit(CLI::App& app, CommandEnv& env);
@@ -50,6 +59,14 @@ void RegisterCompletion(CLI::App& app, CommandEnv& env);
 void RegisterVersion(CLI::App& app, CommandEnv& env);
 void RegisterHelp(CLI::App& app, CommandEnv& env);
 void RegisterDocs(CLI::App& app, CommandEnv& env);  // hidden
+
+// powerctl __complete ARGS... PARTIAL (and __completeNoDesc): cobra's completion protocol,
+// candidates one a line and a last ":DIRECTIVE" line. Run dispatches it before parsing, so
+// the words being completed never reach CLI11's validation.
+inline constexpr std::string_view kCompleteCommand = "__complete";
+inline constexpr std::string_view kCompleteNoDescCommand = "__completeNoDesc";
+int RunComplete(const CLI::App& root, const CommandEnv& env, const std::vector<std::string>& args,
+                bool descriptions);
 
 // The full command tree (used by Run and by the completion generator).
 void BuildApp(CLI::App& app, CommandEnv& env);

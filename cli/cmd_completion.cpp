@@ -1,4 +1,5 @@
-// powerctl completion bash|zsh|fish: prints a completion script for the shell.
+// powerctl completion bash|zsh|fish: prints a completion script for the shell; the script asks
+// `powerctl __complete` for the candidates (cli/cmd_complete.cpp).
 #include "cli/app.h"
 #include "cli/completion_scripts.h"
 #include "cli/exit_codes.h"
@@ -9,15 +10,9 @@ namespace powerctl::cli {
 namespace {
 
 int RunCompletion(const Context& ctx, const std::string& shell) {
-  // Completion reflects the full tree; build a fresh one so hints are complete.
-  Context quiet = ctx;
-  CompletionHints hints;
-  CommandEnv env{quiet, hints, 0};
-  CLI::App app{"", "powerctl"};
-  BuildApp(app, env);
-  if (shell == "bash") *ctx.out << BashCompletion(app, hints);
-  if (shell == "zsh") *ctx.out << ZshCompletion(app, hints);
-  if (shell == "fish") *ctx.out << FishCompletion(app, hints);
+  if (shell == "bash") *ctx.out << BashCompletion();
+  if (shell == "zsh") *ctx.out << ZshCompletion();
+  if (shell == "fish") *ctx.out << FishCompletion();
   return kExitOk;
 }
 
@@ -34,8 +29,7 @@ void RegisterCompletion(CLI::App& app, CommandEnv& env) {
       "  powerctl completion fish > ~/.config/fish/completions/powerctl.fish");
   cmd->add_option("shell", *shell, "bash, zsh or fish")
       ->required()
-      ->check(CLI::IsMember({"bash", "zsh", "fish"}));
-  env.hints.values["completion"] = {"bash", "zsh", "fish"};
+      ->check(Choices(env, "completion", {"bash", "zsh", "fish"}));
   cmd->callback([&env, shell] { env.exit_code = RunCompletion(env.ctx, *shell); });
 }
 

@@ -169,12 +169,13 @@ void RegisterExplain(CLI::App& app, CommandEnv& env) {
       "  powerctl why pod web-1 -n shop -o wide\n"
       "  powerctl explain pod web-1 -n shop -o json");
   pod->add_option("name", flags->name, "The pod's name")->required()->type_name("NAME");
+  env.hints.cluster["explain pod"] = ClusterNames::kPods;
   pod->add_flag("--no-recompute", flags->no_recompute,
                 "Show only recorded decisions; never compute one locally");
   pod->add_option("--source", flags->source,
                   "Who recomputes when no decision was recorded: auto, local or extender")
       ->type_name("SOURCE")
-      ->check(CLI::IsMember({"auto", "local", "extender"}));
+      ->check(Choices(env, "explain pod --source", {"auto", "local", "extender"}));
   DeclareOutput(
       *pod, env, OutputFormat::kTable,
       {OutputFormat::kTable, OutputFormat::kWide, OutputFormat::kJson, OutputFormat::kYaml});

@@ -132,7 +132,8 @@ void RegisterLbAgent(CLI::App& app, CommandEnv& env) {
                   "How often predictions are re-read (default lb.resyncInterval, 30s)")
       ->type_name("DURATION");
   cmd->add_option("--mode", flags->mode, "nftables or ipvs (default lb.mode, nftables)")
-      ->type_name("MODE");
+      ->type_name("MODE")
+      ->check(Choices(env, "lb-agent --mode", {"nftables", "ipvs"}));
   cmd->callback([&env, flags] { env.exit_code = RunLbAgentCommand(env.ctx, *flags); });
 }
 

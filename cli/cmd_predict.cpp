@@ -197,7 +197,7 @@ void RegisterPredict(CLI::App& app, CommandEnv& env) {
       ->type_name("QUANTITY");
   cmd->add_option("--source", flags->source, "Who computes: auto, local or extender (default auto)")
       ->type_name("SOURCE")
-      ->check(CLI::IsMember({"auto", "local", "extender"}));
+      ->check(Choices(env, "predict --source", {"auto", "local", "extender"}));
   DeclareOutput(
       *cmd, env, OutputFormat::kTable,
       {OutputFormat::kTable, OutputFormat::kWide, OutputFormat::kJson, OutputFormat::kYaml});

@@ -122,7 +122,7 @@ void RegisterScore(CLI::App& app, CommandEnv& env) {
   cmd->add_option("--source", flags->source,
                   "Who computes: auto (the extender, else here), local or extender")
       ->type_name("SOURCE")
-      ->check(CLI::IsMember({"auto", "local", "extender"}));
+      ->check(Choices(env, "score --source", {"auto", "local", "extender"}));
   DeclareOutput(
       *cmd, env, OutputFormat::kTable,
       {OutputFormat::kTable, OutputFormat::kWide, OutputFormat::kJson, OutputFormat::kYaml});

@@ -280,7 +280,7 @@ void RegisterSimulate(CLI::App& app, CommandEnv& env) {
                   "Scorers to compare: powerctl,default,minimizepower,peaks (default: all)")
       ->type_name("NAME")
       ->delimiter(',')
-      ->check(CLI::IsMember({"powerctl", "default", "minimizepower", "peaks"}));
+      ->check(Choices(env, "simulate --scorer", {"powerctl", "default", "minimizepower", "peaks"}));
   cmd->add_option("--seeds", flags->seeds, "Runs to average over (default 5)")
       ->type_name("N")
       ->check(CLI::Range(1, 1000));
@@ -302,7 +302,6 @@ void RegisterSimulate(CLI::App& app, CommandEnv& env) {
   cmd->add_option("--export-snapshot", flags->export_snapshot,
                   "Write a snapshot of the live cluster (- for stdout) instead of simulating")
       ->type_name("FILE");
-  env.hints.values["simulate --scorer"] = {"powerctl", "default", "minimizepower", "peaks"};
   DeclareOutput(*cmd, env, OutputFormat::kTable,
                 {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml});
   cmd->callback([&env, flags] { env.exit_code = RunSimulate(env.ctx, *flags); });

@@ -1,17 +1,14 @@
 #pragma once
-// Shell completion scripts generated from the command tree, so they never fall
-// behind the commands (completions/ holds the same output; a test keeps them equal).
-
-#include "cli/app.h"
-
-#include <CLI/CLI.hpp>
+// Shell completion scripts. Each only asks `powerctl __complete` (cli/cmd_complete.cpp) for
+// the candidates, as cobra's scripts do, so they never fall behind the commands
+// (completions/ holds the same output; a test keeps them equal).
 
 #include <string>
 
 namespace powerctl::cli {
 
-std::string BashCompletion(const CLI::App& root, const CompletionHints& hints);
-std::string ZshCompletion(const CLI::App& root, const CompletionHints& hints);
-std::string FishCompletion(const CLI::App& root, const CompletionHints& hints);
+std::string BashCompletion();
+std::string ZshCompletion();
+std::string FishCompletion();
 
 }  // namespace powerctl::cli

@@ -9,9 +9,8 @@ void AddDryRunFlag(CLI::App& cmd, std::string& value, CommandEnv& env,
                  "none: change the cluster; client: only show what would change; server: let the "
                  "API server "
                  "validate without persisting")
-      ->check(CLI::IsMember({"none", "client", "server"}))
+      ->check(Choices(env, command_path + " --dry-run", {"none", "client", "server"}))
       ->type_name("MODE");
-  env.hints.values[command_path + " --dry-run"] = {"none", "client", "server"};
 }
 
 setup::DryRunMode ParseDryRun(const std::string& value) {
