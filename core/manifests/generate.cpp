@@ -52,32 +52,35 @@ Status CheckRequiredFields(const GenerateRequest& request,
   return OkStatus();
 }
 
-bool KeyMaterialPresent(const std::filesystem::path& dir) {
-  std::error_code ec;
-  return std::filesystem::exists(dir / "ca.crt", ec) &&
-         std::filesystem::exists(dir / "server.key", ec);
-}
-
 Result<KeyMaterial> ObtainKeyMaterial(const GenerateRequest& request,
                                       std::vector<std::string>& notes) {
   CertificateRequest cert_request = ExtenderCertificateRequest(request.config);
-  if (request.cert_dir && KeyMaterialPresent(*request.cert_dir)) {
-    POWERCTL_TRY(loaded, LoadKeyMaterial(*request.cert_dir));
-    Status valid = VerifyKeyMaterial(loaded, &cert_request);
-    if (!valid.ok())
-      return WithContext(valid.error(), "TLS material in " + request.cert_dir->string());
-    notes.push_back("using TLS material from " + request.cert_dir->string());
-    return loaded;
+  if (request.cert_dir) {
+    const std::string dir = request.cert_dir->string();
+    POWERCTL_TRY(obtained, ObtainCertDir(*request.cert_dir, cert_request));
+    switch (obtained.source) {
+      case CertDirSource::kReused:
+        notes.push_back("using TLS material from " + dir);
+        break;
+      case CertDirSource::kSignedWithCa:
+        notes.push_back(fmt::format(
+            "signed new extender server and scheduler client certificates with the CA in {} "
+            "({}, {}); wrote {} there (keys mode 0600)",
+            dir, kCaCertFile, kCaKeyFile, fmt::join(obtained.written, ", ")));
+        break;
+      case CertDirSource::kCreated:
+        notes.push_back("wrote new TLS material to " + dir +
+                        " (CA, extender server and scheduler client certificates; keys mode "
+                        "0600); later runs with --cert-dir " +
+                        dir + " reuse it");
+        break;
+    }
+    return std::move(obtained.material);
   }
   POWERCTL_TRY(generated, GenerateKeyMaterial(cert_request));
-  if (request.out_of_cluster && request.cert_dir) {
-    POWERCTL_CHECK_OK(WriteKeyMaterial(*request.cert_dir, generated));
-    notes.push_back("wrote new TLS material to " + request.cert_dir->string() +
-                    " (keys mode 0600)");
-  } else {
-    notes.push_back(
-        "generated new TLS material (CA, extender server and scheduler client certificates)");
-  }
+  notes.push_back(
+      "generated new TLS material (CA, extender server and scheduler client certificates); "
+      "pass --cert-dir DIR to keep the same material from run to run");
   return generated;
 }
 

@@ -25,7 +25,8 @@ struct GenerateRequest {
   bool out_of_cluster = false;
   std::string kubeconfig_path;
   std::string extender_url;
-  // TLS material: loaded from here when present; out of cluster, new material is written here.
+  // TLS material kept from run to run: reused, completed from a CA (ca.crt and ca.key) or
+  // created here (ObtainCertDir). Without it every run makes new material.
   std::optional<std::filesystem::path> cert_dir;
   std::optional<std::filesystem::path> templates_dir;  // overrides embedded templates by file name
 };

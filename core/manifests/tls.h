@@ -38,6 +38,14 @@ struct CertificateRequest {
 // Errors: kInvalidInput for a bad request, kInternal when OpenSSL fails.
 Result<KeyMaterial> GenerateKeyMaterial(const CertificateRequest& request);
 
+// Bring-your-own CA: new server and client keys and certificates signed by the given CA, whose
+// PEM text is copied into the result unchanged. A leaf never outlives the CA: its notAfter is
+// the CA's when the CA expires sooner. Errors: kInvalidInput naming ca.crt / ca.key when a PEM
+// does not parse, the key is not the certificate's, the certificate is not a CA or has expired,
+// or the request is bad; kInternal when OpenSSL fails.
+Result<KeyMaterial> IssueWithCa(const CertificateRequest& request, std::string_view ca_cert,
+                                std::string_view ca_key);
+
 // File names used by LoadKeyMaterial / WriteKeyMaterial inside a directory.
 inline constexpr std::string_view kCaCertFile = "ca.crt";
 inline constexpr std::string_view kCaKeyFile = "ca.key";
@@ -54,6 +62,29 @@ Result<KeyMaterial> LoadKeyMaterial(const std::filesystem::path& dir);
 // created 0600 and certificates 0644; dir is created 0700 if missing (an existing dir keeps
 // its mode).
 Status WriteKeyMaterial(const std::filesystem::path& dir, const KeyMaterial& material);
+
+// WriteKeyMaterial for some of the six files only (names from the k*File constants); the
+// others are left as they are, so a CA key the user brought is never rewritten.
+Status WriteKeyMaterialFiles(const std::filesystem::path& dir, const KeyMaterial& material,
+                             const std::vector<std::string_view>& files);
+
+// A --cert-dir, made usable:
+//   all six files           reused, after VerifyKeyMaterial against `request`
+//   ca.crt and ca.key, and  the missing server and/or client pair signed with that CA and
+//   whole leaf pairs        written (the CA files are not touched)
+//   none (or no directory)  a new CA and leaves, written (directory 0700, keys 0600)
+// Anything else, a half pair or leaves without the CA key, cannot be completed: kInvalidInput
+// naming the files present and missing. Material that does not verify (a CA key that is not
+// the CA certificate's, a leaf from another CA, SANs that miss a name) is kInvalidInput too,
+// naming the dir: it is the --cert-dir argument that is wrong.
+enum class CertDirSource { kReused, kSignedWithCa, kCreated };
+struct CertDirMaterial {
+  KeyMaterial material;
+  CertDirSource source = CertDirSource::kReused;
+  std::vector<std::string> written;  // file names written into the dir, in writing order
+};
+Result<CertDirMaterial> ObtainCertDir(const std::filesystem::path& dir,
+                                      const CertificateRequest& request);
 
 // Checks: every PEM parses; each key matches its certificate; the server and client certs
 // are signed by the CA and chain to it for their purpose at the current time; the CA has

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -22,7 +23,6 @@ using detail::kCaCert;
 using detail::kCaKey;
 using detail::kClientCert;
 using detail::kClientKey;
-using detail::kMaxPemBytes;
 using detail::kServerCert;
 using detail::kServerKey;
 using detail::Label;
@@ -57,14 +57,18 @@ Status WriteNewFile(const fs::path& path, const std::string& content, mode_t mod
   return OkStatus();
 }
 
-Result<std::string> ReadSmallFile(const fs::path& path) {
+}  // namespace
+
+namespace detail {
+
+Result<std::string> ReadPemFile(const fs::path& path) {
   std::error_code ec;
   const bool exists = fs::exists(path, ec);
   if (ec) return MakeError(ErrorCode::kIo, path.string() + ": " + ec.message());
   if (!exists) return MakeError(ErrorCode::kNotFound, path.string() + ": no such file");
   const std::uintmax_t size = fs::file_size(path, ec);
   if (ec) return MakeError(ErrorCode::kIo, path.string() + ": " + ec.message());
-  if (size > kMaxPemBytes) {
+  if (size > detail::kMaxPemBytes) {
     return MakeError(ErrorCode::kInvalidInput, path.string() + ": larger than 1 MiB");
   }
   std::ifstream in(path, std::ios::binary);
@@ -75,7 +79,7 @@ Result<std::string> ReadSmallFile(const fs::path& path) {
   return text;
 }
 
-}  // namespace
+}  // namespace detail
 
 Result<KeyMaterial> LoadKeyMaterial(const fs::path& dir) {
   KeyMaterial m;
@@ -84,17 +88,33 @@ Result<KeyMaterial> LoadKeyMaterial(const fs::path& dir) {
       {kServerCertFile, &m.server_cert}, {kServerKeyFile, &m.server_key},
       {kClientCertFile, &m.client_cert}, {kClientKeyFile, &m.client_key}};
   for (const auto& [name, field] : files) {
-    POWERCTL_TRY(text, ReadSmallFile(dir / name));
+    POWERCTL_TRY(text, detail::ReadPemFile(dir / name));
     *field = std::move(text);
   }
   return m;
 }
 
 Status WriteKeyMaterial(const fs::path& dir, const KeyMaterial& material) {
-  const std::pair<Part, const std::string*> files[] = {
+  return WriteKeyMaterialFiles(
+      dir, material,
+      {kCaCertFile, kCaKeyFile, kServerCertFile, kServerKeyFile, kClientCertFile, kClientKeyFile});
+}
+
+Status WriteKeyMaterialFiles(const fs::path& dir, const KeyMaterial& material,
+                             const std::vector<std::string_view>& names) {
+  const std::pair<Part, const std::string*> all[] = {
       {kCaCert, &material.ca_cert},         {kCaKey, &material.ca_key},
       {kServerCert, &material.server_cert}, {kServerKey, &material.server_key},
       {kClientCert, &material.client_cert}, {kClientKey, &material.client_key}};
+  std::vector<std::pair<Part, const std::string*>> files;
+  for (std::string_view name : names) {
+    const auto* found = std::find_if(std::begin(all), std::end(all),
+                                     [&](const auto& file) { return file.first.file == name; });
+    if (found == std::end(all)) {
+      return MakeError(ErrorCode::kInternal, "no key material file " + std::string(name));
+    }
+    files.push_back(*found);
+  }
   for (const auto& [part, content] : files) {
     if (content->empty()) return MakeError(ErrorCode::kInvalidInput, Label(part) + ": is empty");
   }

@@ -18,9 +18,14 @@ using detail::ExtPtr;
 using detail::GeneralNamePtr;
 using detail::GeneralNamesPtr;
 using detail::Ia5Ptr;
+using detail::kCaCert;
+using detail::kCaKey;
 using detail::KeyPem;
+using detail::Label;
 using detail::OctetPtr;
 using detail::OpenSslError;
+using detail::ParseCert;
+using detail::ParseKey;
 using detail::PkeyCtxPtr;
 using detail::PkeyPtr;
 using detail::ResolveServerNames;
@@ -116,6 +121,12 @@ Result<X509Ptr> IssueCert(const CertSpec& spec, EVP_PKEY* subject_key, X509* iss
       X509_set_pubkey(cert.get(), subject_key) != 1) {
     return OpenSslError(ErrorCode::kInternal, what);
   }
+  // A brought CA may expire before the leaf would: a peer rejects the chain from then on anyway.
+  if (issuer != nullptr &&
+      ASN1_TIME_compare(X509_get0_notAfter(cert.get()), X509_get0_notAfter(issuer)) > 0 &&
+      X509_set1_notAfter(cert.get(), X509_get0_notAfter(issuer)) != 1) {
+    return OpenSslError(ErrorCode::kInternal, what);
+  }
   X509V3_CTX ctx{};
   X509V3_set_ctx(&ctx, issuer ? issuer : cert.get(), cert.get(), nullptr, nullptr, 0);
   X509* c = cert.get();
@@ -141,34 +152,74 @@ Result<X509Ptr> IssueCert(const CertSpec& spec, EVP_PKEY* subject_key, X509* iss
   return cert;
 }
 
+// Issues the server and client certificates, with new keys, signed by `ca`, into m's leaf fields.
+Status IssueLeaves(const CertificateRequest& request, const ServerNames& names, X509* ca,
+                   EVP_PKEY* ca_key, std::time_t now, KeyMaterial& m) {
+  POWERCTL_TRY(sans, BuildSans(names));
+  POWERCTL_TRY(server_key, GenerateKey());
+  POWERCTL_TRY(client_key, GenerateKey());
+  POWERCTL_TRY(server, IssueCert({CertKind::kServer, names.common_name, request.leaf_validity_days,
+                                  sans.get()},
+                                 server_key.get(), ca, ca_key, now));
+  POWERCTL_TRY(
+      client, IssueCert({CertKind::kClient, request.client_common_name, request.leaf_validity_days},
+                        client_key.get(), ca, ca_key, now));
+  std::pair<std::string*, Result<std::string>> outputs[] = {
+      {&m.server_cert, CertPem(server.get())},
+      {&m.server_key, KeyPem(server_key.get())},
+      {&m.client_cert, CertPem(client.get())},
+      {&m.client_key, KeyPem(client_key.get())}};
+  for (auto& [field, pem] : outputs) {
+    if (!pem.ok()) return pem.error();
+    *field = std::move(pem).value();
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Result<KeyMaterial> GenerateKeyMaterial(const CertificateRequest& request) {
   POWERCTL_TRY(names, ResolveServerNames(request));
   POWERCTL_CHECK_OK(ValidateRequest(request, names));
   ERR_clear_error();
-  POWERCTL_TRY(sans, BuildSans(names));
   const std::time_t now = std::time(nullptr);
   POWERCTL_TRY(ca_key, GenerateKey());
-  POWERCTL_TRY(server_key, GenerateKey());
-  POWERCTL_TRY(client_key, GenerateKey());
   POWERCTL_TRY(ca, IssueCert({CertKind::kCa, request.ca_common_name, request.ca_validity_days},
                              ca_key.get(), nullptr, ca_key.get(), now));
-  POWERCTL_TRY(server, IssueCert({CertKind::kServer, names.common_name, request.leaf_validity_days,
-                                  sans.get()},
-                                 server_key.get(), ca.get(), ca_key.get(), now));
-  POWERCTL_TRY(
-      client, IssueCert({CertKind::kClient, request.client_common_name, request.leaf_validity_days},
-                        client_key.get(), ca.get(), ca_key.get(), now));
   KeyMaterial m;
-  std::pair<std::string*, Result<std::string>> outputs[] = {
-      {&m.ca_cert, CertPem(ca.get())},         {&m.ca_key, KeyPem(ca_key.get())},
-      {&m.server_cert, CertPem(server.get())}, {&m.server_key, KeyPem(server_key.get())},
-      {&m.client_cert, CertPem(client.get())}, {&m.client_key, KeyPem(client_key.get())}};
-  for (auto& [field, pem] : outputs) {
-    if (!pem.ok()) return pem.error();
-    *field = std::move(pem).value();
+  POWERCTL_TRY(ca_pem, CertPem(ca.get()));
+  POWERCTL_TRY(ca_key_pem, KeyPem(ca_key.get()));
+  m.ca_cert = std::move(ca_pem);
+  m.ca_key = std::move(ca_key_pem);
+  POWERCTL_CHECK_OK(IssueLeaves(request, names, ca.get(), ca_key.get(), now, m));
+  return m;
+}
+
+Result<KeyMaterial> IssueWithCa(const CertificateRequest& request, std::string_view ca_cert,
+                                std::string_view ca_key) {
+  POWERCTL_TRY(names, ResolveServerNames(request));
+  POWERCTL_CHECK_OK(ValidateRequest(request, names));
+  ERR_clear_error();
+  POWERCTL_TRY(ca, ParseCert(ca_cert, kCaCert));
+  POWERCTL_TRY(key, ParseKey(ca_key, kCaKey));
+  EVP_PKEY* public_key = X509_get0_pubkey(ca.get());
+  if (public_key == nullptr || EVP_PKEY_eq(public_key, key.get()) != 1) {
+    ERR_clear_error();
+    return MakeError(ErrorCode::kInvalidInput,
+                     Label(kCaKey) + ": is not the private key of " + Label(kCaCert));
   }
+  if (X509_check_ca(ca.get()) == 0) {
+    ERR_clear_error();
+    return MakeError(ErrorCode::kInvalidInput,
+                     Label(kCaCert) + ": is not a CA certificate (basicConstraints CA:TRUE)");
+  }
+  if (X509_cmp_current_time(X509_get0_notAfter(ca.get())) <= 0) {
+    return MakeError(ErrorCode::kInvalidInput, Label(kCaCert) + ": has expired");
+  }
+  KeyMaterial m;
+  m.ca_cert = std::string(ca_cert);
+  m.ca_key = std::string(ca_key);
+  POWERCTL_CHECK_OK(IssueLeaves(request, names, ca.get(), key.get(), std::time(nullptr), m));
   return m;
 }
 

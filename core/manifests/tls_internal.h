@@ -7,7 +7,8 @@
 //   tls_request.cpp   CertificateRequest checks and the names the server cert must carry
 //   tls_generate.cpp  GenerateKeyMaterial
 //   tls_verify.cpp    VerifyKeyMaterial, InspectCertificate
-//   tls_files.cpp     LoadKeyMaterial, WriteKeyMaterial
+//   tls_files.cpp     LoadKeyMaterial, WriteKeyMaterial(Files), ReadPemFile
+//   tls_cert_dir.cpp  ObtainCertDir
 
 #include "core/common/result.h"
 #include "core/manifests/tls.h"
@@ -22,6 +23,7 @@
 #include <openssl/x509v3.h>
 
 #include <cstddef>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -89,6 +91,10 @@ Result<std::string> CertPem(X509* cert);
 // PKCS#8 ("BEGIN PRIVATE KEY") is what Go's tls.X509KeyPair and most tools accept for any
 // key type; unencrypted because the file mode protects it.
 Result<std::string> KeyPem(EVP_PKEY* key);
+
+// A PEM file's text, at most kMaxPemBytes. kNotFound when it does not exist, kIo when it
+// cannot be read.
+Result<std::string> ReadPemFile(const std::filesystem::path& path);
 
 // The server's CN and the SANs it must carry, validated and de-duplicated.
 struct ServerNames {

@@ -63,6 +63,52 @@ class GenerateTest(TempDirTest):
         d = self.generate("secrets", "--cert-dir", CERTS)
         self.assertEqual(c, d)
 
+    def test_own_ca_signs_the_new_certificates(self):
+        own = self.path("own")
+        os.makedirs(own)
+        for name in ("ca.crt", "ca.key"):
+            with open(os.path.join(CERTS, name)) as src, open(os.path.join(own, name), "w") as dst:
+                dst.write(src.read())
+        r = run("generate", "secrets", "--cert-dir", own)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("signed new extender server and scheduler client certificates with the CA in "
+                      + own, r.stderr)
+        self.assertNotIn("generated new TLS material", r.stderr)
+        ext = {o["metadata"]["name"]: o for o in docs(r.stdout)}["powerctl-extender-tls"]["data"]
+        with open(os.path.join(CERTS, "ca.crt"), "rb") as f:
+            self.assertEqual(base64.b64decode(ext["ca.crt"]), f.read())
+        self.assertEqual(sorted(os.listdir(own)), ["ca.crt", "ca.key", "client.crt", "client.key",
+                                                   "server.crt", "server.key"])
+        again = run("generate", "secrets", "--cert-dir", own)
+        self.assertIn("using TLS material from", again.stderr)
+        self.assertEqual(again.stdout, r.stdout)
+
+    def test_cert_dir_that_cannot_be_used_is_refused_with_exit_2(self):
+        wrong = self.path("wrong")
+        os.makedirs(wrong)
+        with open(os.path.join(CERTS, "ca.crt")) as f:
+            self.write("wrong/ca.crt", f.read())
+        with open(os.path.join(CERTS, "server.key")) as f:
+            self.write("wrong/ca.key", f.read())  # a key, but not the CA's
+        r = run("generate", "secrets", "--cert-dir", wrong)
+        self.assertUsageError(r, "ca.key (ca_key): is not the private key of ca.crt")
+        self.assertEqual(r.stdout, "")
+        partial = self.path("partial")
+        os.makedirs(partial)
+        with open(os.path.join(CERTS, "server.crt")) as f:
+            self.write("partial/server.crt", f.read())
+        r = run("generate", "secrets", "--cert-dir", partial)
+        self.assertUsageError(r, "holds server.crt but not ca.crt, ca.key, server.key")
+
+    def test_new_cert_dir_is_created_and_reused(self):
+        new = self.path("new", "tls")
+        first = run("generate", "secrets", "--cert-dir", new)
+        self.assertEqual(first.returncode, 0, first.stderr)
+        self.assertIn("wrote new TLS material to " + new, first.stderr)
+        self.assertEqual(stat.S_IMODE(os.stat(new).st_mode), 0o700)
+        second = run("generate", "secrets", "--cert-dir", new)
+        self.assertEqual(second.stdout, first.stdout)
+
     def test_json_output_is_a_list(self):
         r = run("generate", "rbac", "-o", "json")
         self.assertEqual(r.returncode, 0, r.stderr)
