@@ -54,6 +54,7 @@ Status CheckRequiredFields(const GenerateRequest& request,
 
 Result<KeyMaterial> ObtainKeyMaterial(const GenerateRequest& request,
                                       std::vector<std::string>& notes) {
+  if (request.keys) return *request.keys;
   CertificateRequest cert_request = ExtenderCertificateRequest(request.config);
   if (request.cert_dir) {
     const std::string dir = request.cert_dir->string();
@@ -79,8 +80,9 @@ Result<KeyMaterial> ObtainKeyMaterial(const GenerateRequest& request,
   }
   POWERCTL_TRY(generated, GenerateKeyMaterial(cert_request));
   notes.push_back(
-      "generated new TLS material (CA, extender server and scheduler client certificates); "
-      "pass --cert-dir DIR to keep the same material from run to run");
+      "generated new TLS material (CA, extender server and scheduler client certificates): "
+      "applying it restarts the extender and the scheduler; pass --cert-dir DIR to keep the "
+      "same material from run to run");
   return generated;
 }
 
@@ -155,8 +157,14 @@ Result<GenerateResult> Generate(const GenerateRequest& request) {
       std::find(components.begin(), components.end(), Component::kSecrets) != components.end();
   bool wants_scheduler =
       std::find(components.begin(), components.end(), Component::kScheduler) != components.end();
+  bool wants_extender =
+      std::find(components.begin(), components.end(), Component::kExtender) != components.end();
+  // The Deployments' config-hash follows the certificates they mount: known when the Secrets
+  // are rendered too, or kept in a --cert-dir.
+  bool material_known = request.cert_dir || request.keys;
   std::optional<KeyMaterial> keys;
-  if (tls && (wants_secrets || (request.out_of_cluster && wants_scheduler))) {
+  if (tls && (wants_secrets || (request.out_of_cluster && wants_scheduler) ||
+              (material_known && (wants_extender || wants_scheduler)))) {
     POWERCTL_TRY(material, ObtainKeyMaterial(request, result.notes));
     keys = std::move(material);
   }
@@ -179,7 +187,8 @@ Result<GenerateResult> Generate(const GenerateRequest& request) {
   }
   std::string config_text = EmitYaml(scheduler_config[0]);
   context["scheduler"]["configText"] = config_text;
-  context["scheduler"]["configHash"] = Sha256Hex(config_text).substr(0, 16);
+  context["scheduler"]["configHash"] =
+      keys ? ConfigHash(config_text, {keys->ca_cert, keys->client_cert}) : ConfigHash(config_text);
 
   for (Component component : components) {
     GeneratedComponent out{component, {}, component == Component::kSecrets};

@@ -28,6 +28,9 @@ struct GenerateRequest {
   // TLS material kept from run to run: reused, completed from a CA (ca.crt and ca.key) or
   // created here (ObtainCertDir). Without it every run makes new material.
   std::optional<std::filesystem::path> cert_dir;
+  // TLS material to render as it is, ahead of cert_dir: `apply` passes the live Secrets' so the
+  // Deployments' config-hash follows what they really mount. ca_key may be empty.
+  std::optional<KeyMaterial> keys;
   std::optional<std::filesystem::path> templates_dir;  // overrides embedded templates by file name
 };
 

@@ -106,6 +106,16 @@ json PoliciesContext(const config::PowerctlConfig& config) {
 
 }  // namespace
 
+std::string ConfigHash(std::string_view config_text,
+                       std::initializer_list<std::string_view> mounted_certificates) {
+  std::string input(config_text);
+  for (std::string_view pem : mounted_certificates) {
+    input += "\n---\n";
+    input += pem;
+  }
+  return Sha256Hex(input).substr(0, 16);
+}
+
 CertificateRequest ExtenderCertificateRequest(const config::PowerctlConfig& config) {
   CertificateRequest request;
   std::string base = "powerctl-extender";
@@ -205,7 +215,11 @@ json BuildRenderContext(const config::PowerctlConfig& config, const RenderOption
                 {"certFile", dir + (options.out_of_cluster ? "/client.crt" : "/tls.crt")},
                 {"keyFile", dir + (options.out_of_cluster ? "/client.key" : "/tls.key")}};
   ext["configText"] = config::WriteConfigYaml(config, config::ConfigStyle::kPlain);
-  ext["configHash"] = Sha256Hex(ext["configText"].get<std::string>()).substr(0, 16);
+  const std::string config_text = ext["configText"].get<std::string>();
+  ext["configHash"] =
+      tls && options.keys != nullptr
+          ? ConfigHash(config_text, {options.keys->ca_cert, options.keys->server_cert})
+          : ConfigHash(config_text);
 
   const config::ModelSettings& m = config.predictor.model;
   json model;
@@ -244,6 +258,7 @@ json BuildRenderContext(const config::PowerctlConfig& config, const RenderOption
   lb["clusterRole"] = names.lb_cluster_role;
   lb["configMap"] = names.lb_config_map;
   lb["image"] = e.image;
+  lb["configHash"] = ConfigHash(config_text);  // the agent mounts no certificate
   lb["opsPort"] = config.lb.ops_port;
   lb["opsPortText"] = std::to_string(config.lb.ops_port);
   // The agent predicts as `predict --source local` does: NodeMetrics are read only when

@@ -9,8 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace powerctl::manifests {
 
@@ -28,6 +30,13 @@ CertificateRequest ExtenderCertificateRequest(const config::PowerctlConfig& conf
 
 // KubeSchedulerConfiguration apiVersion for a Kubernetes version.
 std::string SchedulerConfigApiVersion(const KubeVersion& version);
+
+// The powerctl.io/config-hash pod annotation: 16 hex digits of SHA-256 over what the pods read
+// at start, their config text and the certificates they mount (kube-scheduler reads its CA only
+// then). When either changes, applying the Deployment rolls its pods. Certificates, not keys:
+// a new key always comes with a new certificate. Without certificates it is the config text's.
+std::string ConfigHash(std::string_view config_text,
+                       std::initializer_list<std::string_view> mounted_certificates = {});
 
 nlohmann::ordered_json BuildRenderContext(const config::PowerctlConfig& config,
                                           const RenderOptions& options);

@@ -1,11 +1,13 @@
 #include "core/setup/apply.h"
 
 #include "core/common/json_bounds.h"
+#include "core/config/names.h"
 #include "core/kube/resources.h"
 #include "core/manifests/generate.h"
 #include "core/setup/access.h"
 
 #include <fmt/format.h>
+#include <openssl/evp.h>
 
 #include <algorithm>
 #include <cctype>
@@ -48,6 +50,54 @@ Result<bool> KeepExistingSecrets(kube::Client& client, const std::vector<json>& 
     }
   }
   return true;
+}
+
+// A Secret's data value, decoded; nullopt when missing or not base64.
+std::optional<std::string> SecretValue(const json& secret, const char* key) {
+  const json& data = secret.value("data", json::object());
+  if (!data.contains(key) || !data[key].is_string()) return std::nullopt;
+  const std::string& text = data[key].get_ref<const std::string&>();
+  if (text.size() % 4 != 0) return std::nullopt;
+  std::string out(text.size() / 4 * 3, '\0');
+  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(text.data()),
+                                static_cast<int>(text.size()));
+  if (n < 0) return std::nullopt;
+  std::size_t padding = 0;
+  for (auto it = text.rbegin(); it != text.rend() && *it == '=' && padding < 2; ++it) ++padding;
+  out.resize(static_cast<std::size_t>(n) - padding);
+  return out;
+}
+
+// The kept Secrets' certificates and keys (no CA key: it never enters the cluster), so the
+// Deployments are rendered with a config-hash that follows what they really mount rather than
+// the new material Generate made. nullopt when a Secret cannot be read or lacks a field: the
+// hash then follows the new material, which at worst restarts the pods once.
+std::optional<manifests::KeyMaterial> LiveKeyMaterial(kube::Client& client,
+                                                      const std::vector<json>& secrets,
+                                                      const config::ObjectNames& names) {
+  manifests::KeyMaterial m;
+  for (const json& s : secrets) {
+    auto path = kube::ObjectPath(s);
+    if (!path.ok()) return std::nullopt;
+    auto live = client.Get(*path);
+    if (!live.ok()) return std::nullopt;
+    const std::string name = s["metadata"].value("name", "");
+    auto ca = SecretValue(*live, "ca.crt");
+    auto cert = SecretValue(*live, "tls.crt");
+    auto key = SecretValue(*live, "tls.key");
+    if (!ca || !cert || !key) return std::nullopt;
+    if (name == names.extender_tls_secret) {
+      m.ca_cert = *ca;
+      m.server_cert = *cert;
+      m.server_key = *key;
+    } else if (name == names.scheduler_tls_secret) {
+      m.client_cert = *cert;
+      m.client_key = *key;
+    }
+  }
+  if (m.ca_cert.empty() || m.client_cert.empty()) return std::nullopt;
+  return m;
 }
 
 std::vector<AccessCheck> ChecksFor(const std::vector<json>& objects) {
@@ -328,18 +378,23 @@ Result<ApplyReport> Apply(kube::Client& client, const ApplyRequest& request,
 
   std::vector<json> objects;
   std::vector<json> secrets;
-  for (const auto& component : generated.components) {
-    for (const auto& o : component.objects) {
-      json object(o);
-      if (object.value("kind", "") == "Secret") secrets.push_back(object);
-      objects.push_back(std::move(object));
+  auto collect = [&] {
+    objects.clear();
+    secrets.clear();
+    for (const auto& component : generated.components) {
+      for (const auto& o : component.objects) {
+        json object(o);
+        if (object.value("kind", "") == "Secret") secrets.push_back(object);
+        objects.push_back(std::move(object));
+      }
     }
-  }
-  // Namespaces and CRDs first: everything else may live in one or be one of its kind.
-  std::stable_partition(objects.begin(), objects.end(), [](const json& o) {
-    std::string kind = o.value("kind", "");
-    return kind == "Namespace" || kind == "CustomResourceDefinition";
-  });
+    // Namespaces and CRDs first: everything else may live in one or be one of its kind.
+    std::stable_partition(objects.begin(), objects.end(), [](const json& o) {
+      std::string kind = o.value("kind", "");
+      return kind == "Namespace" || kind == "CustomResourceDefinition";
+    });
+  };
+  collect();
 
   // All or nothing: check every permission the apply needs before reading or changing anything.
   POWERCTL_TRY(missing, MissingPermissions(client, ChecksFor(objects)));
@@ -348,6 +403,11 @@ Result<ApplyReport> Apply(kube::Client& client, const ApplyRequest& request,
   POWERCTL_TRY(keep_secrets, KeepExistingSecrets(client, secrets, request.rotate_certs));
   if (!keep_secrets) {
     for (const std::string& n : generated.notes) note(n);
+  } else if (auto live = LiveKeyMaterial(client, secrets, config::NamesFor(request.config))) {
+    generate.keys = std::move(live);
+    POWERCTL_TRY(regenerated, manifests::Generate(generate));
+    generated = std::move(regenerated);
+    collect();
   }
 
   if (request.dry_run == DryRunMode::kClient) {

@@ -109,6 +109,16 @@ class GenerateTest(TempDirTest):
         second = run("generate", "secrets", "--cert-dir", new)
         self.assertEqual(second.stdout, first.stdout)
 
+    def test_config_hash_follows_the_certificates(self):
+        def hashes(*args):
+            return {o["metadata"]["name"]: o["spec"]["template"]["metadata"]["annotations"]["powerctl.io/config-hash"]
+                    for o in self.generate("secrets", "extender", "scheduler", *args) if o["kind"] == "Deployment"}
+        a, b = hashes(), hashes()
+        self.assertEqual(len(a), 2)
+        for name in a:
+            self.assertNotEqual(a[name], b[name], name)
+        self.assertEqual(hashes("--cert-dir", CERTS), hashes("--cert-dir", CERTS))
+
     def test_json_output_is_a_list(self):
         r = run("generate", "rbac", "-o", "json")
         self.assertEqual(r.returncode, 0, r.stderr)

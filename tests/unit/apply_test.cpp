@@ -230,6 +230,8 @@ TEST_F(ApplyTest, SecondRunIsUnchangedAndKeepsSecretsWithoutPatchingThem) {
 TEST_F(ApplyTest, RotateCertsReplacesTheSecrets) {
   ASSERT_NO_FATAL_FAILURE(ApplyOnce());
   json old_secret = server_.Object(kExtenderSecretPath);
+  const json old_hash = server_.Object(
+      kExtenderPath)["spec"]["template"]["metadata"]["annotations"]["powerctl.io/config-hash"];
 
   ApplyRequest request = Request();
   request.rotate_certs = true;
@@ -240,7 +242,12 @@ TEST_F(ApplyTest, RotateCertsReplacesTheSecrets) {
   std::map<std::string, ApplyAction> actions = Actions(*report);
   EXPECT_EQ(actions[kExtenderSecretPath], ApplyAction::kConfigured);
   EXPECT_EQ(actions[kSchedulerSecretPath], ApplyAction::kConfigured);
-  EXPECT_EQ(actions[kExtenderPath], ApplyAction::kUnchanged);
+  // The extender mounts the new certificates: its pods roll, as kube-scheduler's do.
+  EXPECT_EQ(actions[kExtenderPath], ApplyAction::kConfigured);
+  EXPECT_NE(
+      server_.Object(
+          kExtenderPath)["spec"]["template"]["metadata"]["annotations"]["powerctl.io/config-hash"],
+      old_hash);
   EXPECT_EQ(server_.RequestsTo("PATCH", kSecretsPrefix).size(), 2u);
   json new_secret = server_.Object(kExtenderSecretPath);
   EXPECT_NE(new_secret["data"]["tls.crt"], old_secret["data"]["tls.crt"]);
