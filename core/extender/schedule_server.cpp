@@ -1,5 +1,6 @@
 #include "core/extender/schedule_server.h"
 
+#include "core/extender/tls_failure_log.h"
 #include "core/server/stop_waiter.h"
 
 #include <nlohmann/json.hpp>
@@ -104,13 +105,16 @@ Status RunScheduleServer(const ScheduleServerOptions& options, ExtenderHandler& 
   server::HttpServerOptions main_options = options.main;
   main_options.on_request = Recorder(metrics, "scheduler", hooks.log);
   main_options.on_internal_error = on_internal_error("scheduler");
-  auto& tls_errors = metrics.Counter("powerctl_tls_handshake_errors_total",
-                                     "TLS handshakes that failed on the scheduler port");
-  main_options.on_tls_error = [&tls_errors, log = hooks.log](const std::string& remote,
-                                                             const std::string& reason) {
-    tls_errors.Inc();
-    // kube-apiserver logs these at V(5) only: a scanner must not flood the log.
-    if (log) log->trace("TLS handshake with {} failed: {}", remote, reason);
+  auto& tls_errors =
+      metrics.Counter("powerctl_tls_handshake_errors_total",
+                      "TLS handshakes that failed on the scheduler port, by reason", {"reason"});
+  // A warning at most once a minute: loud enough that certificates kube-scheduler cannot use
+  // are seen (with ignorable: true it goes on without power scores), yet a scanner cannot
+  // flood the log.
+  TlsFailureLog tls_failure_log(hooks.log);
+  main_options.on_tls_error = [&tls_errors, &tls_failure_log](const std::string& remote,
+                                                              const std::string& reason) {
+    tls_errors.Inc({std::string(tls_failure_log.Record(remote, reason))});
   };
   auto& tls_reloads = metrics.Counter("powerctl_tls_reloads_total",
                                       "TLS files reloaded from disk, by result", {"result"});

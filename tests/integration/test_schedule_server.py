@@ -158,7 +158,7 @@ class ScheduleServerTest(TempDirTest):
         tls12.maximum_version = ssl.TLSVersion.TLSv1_2
         self.assertEqual(request(port, "POST", "/scheduler/filter", "{}", tls12)[0], 400)
         deadline = time.monotonic() + 10  # the server counts the failure after the client saw it
-        while not re.search(r"powerctl_tls_handshake_errors_total [1-9]", request(ops, "GET", "/metrics")[1]):
+        while not re.search(r'powerctl_tls_handshake_errors_total\{reason="protocol"\} [1-9]', request(ops, "GET", "/metrics")[1]):
             self.assertLess(time.monotonic(), deadline, "the refused handshake was not counted")
             time.sleep(0.05)
 
