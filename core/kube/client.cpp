@@ -193,6 +193,14 @@ Result<json> Client::GetProxied(const std::string& path, std::chrono::millisecon
   return DoJson(std::move(request), false);
 }
 
+Result<std::string> Client::GetProxiedText(const std::string& path,
+                                           std::chrono::milliseconds timeout) {
+  HttpRequest request = MakeRequest("GET", path);
+  request.timeout = timeout;
+  POWERCTL_TRY(response, DoSuccessful(std::move(request), false));
+  return std::move(response.body);
+}
+
 Result<std::string> Client::ListPages(const std::string& path, const ListOptions& options,
                                       const std::function<bool(json&)>& on_item,
                                       const std::function<void()>& on_restart, bool* stopped) {

@@ -76,6 +76,8 @@ class Client {
   // the API server 30s), not a passing API server problem, so it is not retried, and
   // `timeout` bounds the whole request.
   Result<json> GetProxied(const std::string& path, std::chrono::milliseconds timeout);
+  // GetProxied for a body that is not JSON (a /metrics exposition): the text as it came.
+  Result<std::string> GetProxiedText(const std::string& path, std::chrono::milliseconds timeout);
   Result<std::vector<json>> List(const std::string& path, const ListOptions& options = {});
   Result<json> Create(const std::string& collection_path, const json& object, bool dry_run = false);
   // Create for a caller that needs only to know it worked: the object the API server sends

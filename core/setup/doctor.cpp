@@ -7,6 +7,7 @@
 #include "core/manifests/components.h"
 #include "core/setup/access.h"
 #include "core/setup/doctor_lb.h"
+#include "core/setup/doctor_tls.h"
 #include "core/setup/label_nodes.h"
 #include "core/setup/rollout.h"
 #include "core/telemetry/metrics_api.h"
@@ -255,7 +256,7 @@ bool DoctorReport::failed() const {
 const std::vector<std::string>& DoctorCheckIds() {
   static const std::vector<std::string> ids = {
       "api-reachable", "permissions", "scheduler-ready", "scheduler-lease", "extender-ready",
-      "model-ready",   "node-labels", "telemetry",       kLbAgentCheckId};
+      "model-ready",   "node-labels", "telemetry",       kLbAgentCheckId,   kExtenderTlsCheckId};
   return ids;
 }
 
@@ -308,6 +309,7 @@ DoctorReport RunDoctor(const DoctorInput& in) {
   report.checks.push_back(CheckNodeLabels(client));
   report.checks.push_back(CheckTelemetry(client, config));
   report.checks.push_back(CheckLbAgent(client, config));
+  report.checks.push_back(CheckExtenderTls(client, config));
   return report;
 }
 

@@ -1,6 +1,7 @@
 #include "core/setup/doctor.h"
 
 #include "core/setup/doctor_lb.h"
+#include "core/setup/doctor_tls.h"
 #include "tests/unit/fake_api_server.h"
 
 #include <gmock/gmock.h>
@@ -59,6 +60,10 @@ class DoctorTest : public ::testing::Test {
       server_.PutAt(std::string("/apis/metrics.k8s.io/v1beta1/nodes/") + node,
                     NodeMetricsObject(node));
     }
+    // The extender's /metrics: no failed TLS handshake.
+    server_.SetRawResponse(
+        ExtenderMetricsPath("powerctl", "powerctl-extender-7d4b9c8f6-x2x9q", 8080), 200,
+        "powerctl_tls_handshake_errors_total{reason=\"protocol\"} 0\n");
     input_.client = client_.get();
     input_.server = "https://10.0.0.1:6443";
     input_.now = kNow;
