@@ -144,7 +144,8 @@ void RegisterGenerate(CLI::App& app, CommandEnv& env) {
                   "Out of cluster: the extender's URL prefix")
       ->type_name("URL");
   cmd->add_option("--cert-dir", flags->cert_dir,
-                  "TLS material directory: reused when present, else written (out of cluster)")
+                  "TLS material kept from run to run: reused, completed from your ca.crt and "
+                  "ca.key, or created")
       ->type_name("DIR");
   std::vector<std::string> names{"all"};
   for (auto n : manifests::ComponentNames()) names.emplace_back(n);
