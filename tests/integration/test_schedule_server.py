@@ -161,6 +161,11 @@ class ScheduleServerTest(TempDirTest):
         while not re.search(r'powerctl_tls_handshake_errors_total\{reason="protocol"\} [1-9]', request(ops, "GET", "/metrics")[1]):
             self.assertLess(time.monotonic(), deadline, "the refused handshake was not counted")
             time.sleep(0.05)
+        # ...and logged as a warning naming the peer and the reason.
+        while not any("failed on the scheduler port (protocol)" in line for line in server.stderr):
+            self.assertLess(time.monotonic(), deadline, "no warning:\n" + "".join(server.stderr))
+            time.sleep(0.05)
+        self.assertTrue(any("TLS handshake with 127.0.0.1:" in line for line in server.stderr))
 
     def test_certificate_swapped_on_disk_is_used_without_restart(self):
         live = self.path("live")
