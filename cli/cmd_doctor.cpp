@@ -1,9 +1,8 @@
 // powerctl doctor: preflight and health checks, PASS/WARN/FAIL with a fix for each problem.
 #include "cli/app.h"
+#include "cli/component_targets.h"
 #include "cli/exit_codes.h"
-#include "cli/kube_context.h"
 #include "core/common/yaml.h"
-#include "core/kube/connection.h"
 #include "core/setup/doctor.h"
 
 #include <fmt/format.h>
@@ -24,22 +23,12 @@ std::string Colour(const Context& ctx, setup::CheckStatus status) {
   return fmt::format("\033[{}m{}\033[0m", code, name);
 }
 
-int RunDoctor(const Context& ctx) {
+int RunDoctor(const Context& ctx, const ComponentTargetFlags& flags) {
   auto format = ctx.Output();
   if (!format.ok()) return Fail(ctx, format.error());
-  auto config = ctx.LoadConfig();
-  if (!config.ok()) return Fail(ctx, config.error());
-  setup::DoctorInput input;
-  input.config = *config;
-  auto client = ConnectToCluster(ctx);
-  if (client.ok()) {
-    input.client = client->get();
-    kube::ConnectionRequest request{ctx.globals.kubeconfig, ctx.globals.context, ctx.environment};
-    auto connection = kube::ResolveConnection(request);
-    if (connection.ok()) input.server = connection->server;
-  } else {
-    input.connection_error = client.error().message;
-  }
+  auto targets = MakeComponentTargets(ctx, flags);
+  if (!targets.ok()) return Fail(ctx, targets.error());
+  const setup::DoctorInput& input = (*targets)->input;
   setup::DoctorReport report = setup::RunDoctor(input);
 
   if (*format != OutputFormat::kTable) {
@@ -72,17 +61,28 @@ int RunDoctor(const Context& ctx) {
 }  // namespace
 
 void RegisterDoctor(CLI::App& app, CommandEnv& env) {
+  auto flags = std::make_shared<ComponentTargetFlags>();
   CLI::App* cmd =
       app.add_subcommand("doctor", "Check the cluster and powerctl's setup (exit 3 on failures)");
   cmd->footer(
       "Checks, in order: api-reachable, permissions, scheduler-ready, scheduler-lease, "
       "extender-ready,\n"
-      "model-ready, node-labels, telemetry, lb-agent (only when the lb-agent DaemonSet exists).\n"
+      "model-ready, node-labels, telemetry, lb-agent (only when the lb-agent DaemonSet exists),\n"
+      "extender-tls.\n"
       "Each failure comes with a fix line.\n"
-      "Exit codes: 0 no failures (warnings allowed), 3 a check failed.");
+      "Out of the cluster (kube-scheduler and schedule-server run as processes), "
+      "--scheduler-config\n"
+      "and --extender-url say where: the extender is checked at its /healthz and /readyz,\n"
+      "kube-scheduler at the /healthz its configuration binds (1.20 to 1.22), else by its Lease.\n"
+      "Exit codes: 0 no failures (warnings allowed), 3 a check failed.\n"
+      "Examples:\n"
+      "  powerctl doctor\n"
+      "  powerctl doctor --scheduler-config out/scheduler-config.yaml\n"
+      "  powerctl doctor --extender-url http://127.0.0.1:8080 -o json");
   DeclareOutput(*cmd, env, OutputFormat::kTable,
                 {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml});
-  cmd->callback([&env] { env.exit_code = RunDoctor(env.ctx); });
+  AddComponentTargetFlags(*cmd, *flags);
+  cmd->callback([&env, flags] { env.exit_code = RunDoctor(env.ctx, *flags); });
 }
 
 }  // namespace powerctl::cli

@@ -28,69 +28,187 @@ CheckResult Make(const std::string& id, const std::string& title) {
   return CheckResult{id, title, CheckStatus::kSkip, "", ""};
 }
 
-CheckResult CheckDeployment(kube::Client& client, const std::string& id, const std::string& title,
-                            const std::string& ns, const std::string& name,
-                            const std::string& component) {
+// How to point doctor at a component that runs as a process, for the fix of a missing
+// Deployment.
+std::string ProcessHint(const std::string& component) {
+  if (component == "extender")
+    return "; or, when the extender runs as a process, powerctl doctor --extender-url "
+           "http://HOST:OPS_PORT";
+  if (component == "scheduler")
+    return "; or, when kube-scheduler runs as a process, powerctl doctor --scheduler-config FILE";
+  return "";
+}
+
+CheckResult DeploymentCheck(const DeploymentProbe& p, const std::string& id,
+                            const std::string& title, const std::string& component) {
   CheckResult r = Make(id, title);
-  auto p = InspectRollout(client, {ns, name});
-  if (!p.ok()) {
+  if (!p.found) {
     r.status = CheckStatus::kFail;
-    r.message = p.error().code == ErrorCode::kNotFound
-                    ? fmt::format("deployment {}/{} does not exist", ns, name)
-                    : p.error().message;
-    r.fix = fmt::format("powerctl apply {} --wait", component);
+    r.message = p.error.empty()
+                    ? fmt::format("deployment {}/{} does not exist", p.namespace_, p.name)
+                    : p.error;
+    r.fix = fmt::format("powerctl apply {} --wait{}", component,
+                        p.error.empty() ? ProcessHint(component) : "");
     return r;
   }
-  r.status = p->done ? CheckStatus::kPass : CheckStatus::kFail;
-  r.message = fmt::format("deployment {}/{}: {}/{} available{}", ns, name, p->available,
-                          p->replicas, p->done ? "" : ": " + p->waiting_for);
-  if (!p->done) r.fix = fmt::format("kubectl -n {} describe deployment {}", ns, name);
+  const RolloutProgress& progress = p.progress;
+  r.status = progress.done ? CheckStatus::kPass : CheckStatus::kFail;
+  r.message =
+      fmt::format("deployment {}/{}: {}/{} available{}", p.namespace_, p.name, progress.available,
+                  progress.replicas, progress.done ? "" : ": " + progress.waiting_for);
+  if (!progress.done)
+    r.fix = fmt::format("kubectl -n {} describe deployment {}", p.namespace_, p.name);
   return r;
 }
 
-// RFC 3339 (with optional fraction) to time_point; false when it does not parse.
-bool ParseTime(const std::string& text, std::chrono::system_clock::time_point& out) {
-  std::tm tm{};
-  if (::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) == nullptr) return false;
-  // Years 1900-2200 only: system_clock's 64-bit nanoseconds overflow past 2262.
-  if (tm.tm_year < 0 || tm.tm_year > 300) return false;
-  out = std::chrono::system_clock::from_time_t(::timegm(&tm));
-  return true;
+// Where the Lease of powerctl's scheduler is: its configuration's when known, else
+// powerctl.yaml's namespace and scheduler name.
+std::pair<std::string, std::string> LeaseOf(const DoctorInput& in) {
+  return {in.process.lease_namespace.empty() ? in.config.namespace_ : in.process.lease_namespace,
+          in.process.lease_name.empty() ? in.config.scheduler.name : in.process.lease_name};
 }
 
-CheckResult CheckLease(kube::Client& client, const DoctorInput& in) {
+// What to do about a scheduler that is not running, in the cluster or out of it.
+std::string SchedulerFix(const DoctorInput& in, bool out_of_cluster) {
+  if (!out_of_cluster)
+    return fmt::format("kubectl -n {} logs deployment/{}", in.config.namespace_,
+                       in.config.scheduler.name);
+  return fmt::format(
+      "look at kube-scheduler's output; start it with kube-scheduler --config {} (docs/setup.md, "
+      "\"Out of the cluster\")",
+      in.process.scheduler_config.empty() ? "scheduler-config.yaml" : in.process.scheduler_config);
+}
+
+CheckResult LeaseCheck(const LeaseProbe& lease, const DoctorInput& in, bool out_of_cluster) {
   CheckResult r = Make("scheduler-lease", "Scheduler holds its lease");
-  const std::string& ns = in.config.namespace_;
-  const std::string& name = in.config.scheduler.name;
   if (!in.config.scheduler.leader_elect) {
     r.message = "leader election is off (scheduler.leaderElect: false)";
     return r;
   }
-  auto lease = client.Get(kube::CollectionPath(*kube::FindResourceType("Lease"), ns) + "/" + name);
-  if (!lease.ok()) {
+  if (!lease.found) {
     r.status = CheckStatus::kFail;
-    r.message = lease.error().code == ErrorCode::kNotFound
+    r.message = lease.error.empty()
                     ? fmt::format("lease {}/{} does not exist: no scheduler named {} has started",
-                                  ns, name, name)
-                    : lease.error().message;
-    r.fix = fmt::format("kubectl -n {} logs deployment/{}", ns, name);
+                                  lease.namespace_, lease.name, lease.name)
+                    : lease.error;
+    r.fix = SchedulerFix(in, out_of_cluster);
     return r;
   }
-  const json& spec = lease->value("spec", json::object());
-  std::string holder = spec.value("holderIdentity", "");
-  int duration = spec.value("leaseDurationSeconds", 15);
-  std::chrono::system_clock::time_point renewed;
-  bool fresh = ParseTime(spec.value("renewTime", ""), renewed) &&
-               in.now - renewed <= std::chrono::seconds(2 * duration + 5);
-  if (holder.empty() || !fresh) {
+  if (lease.holder.empty() || !lease.fresh) {
     r.status = CheckStatus::kFail;
-    r.message = holder.empty() ? "nobody holds the lease"
-                               : fmt::format("{} stopped renewing the lease", holder);
-    r.fix = fmt::format("kubectl -n {} logs deployment/{}", ns, name);
+    r.message = lease.holder.empty() ? "nobody holds the lease"
+                                     : fmt::format("{} stopped renewing the lease", lease.holder);
+    r.fix = SchedulerFix(in, out_of_cluster);
     return r;
   }
   r.status = CheckStatus::kPass;
-  r.message = fmt::format("held by {}", holder);
+  r.message = fmt::format("held by {}", lease.holder);
+  return r;
+}
+
+// kube-scheduler as a process: its health endpoint when the configuration binds one, else its
+// Lease is the only sign of life.
+CheckResult SchedulerProcessCheck(const DoctorInput& in, const LeaseProbe& lease) {
+  CheckResult r = Make("scheduler-ready", "Power-aware scheduler is running");
+  if (!in.process.scheduler_healthz_url.empty() && in.http != nullptr) {
+    HealthProbe health = ProbeHealth(*in.http, in.process.scheduler_healthz_url);
+    if (health.healthy) {
+      r.status = CheckStatus::kPass;
+      r.message = fmt::format("kube-scheduler answers {}: {}", health.url, health.detail);
+    } else {
+      r.status = CheckStatus::kFail;
+      r.message =
+          health.reachable
+              ? fmt::format("kube-scheduler at {} is not healthy: {}", health.url, health.detail)
+              : fmt::format("no kube-scheduler answers at {}: {}", health.url, health.detail);
+      r.fix = SchedulerFix(in, true);
+    }
+    return r;
+  }
+  if (!in.config.scheduler.leader_elect) {
+    r.message =
+        "no health endpoint known (Kubernetes 1.23 and later serve it on the secure port only) "
+        "and leader election is off";
+    return r;
+  }
+  if (lease.found && !lease.holder.empty() && lease.fresh) {
+    r.status = CheckStatus::kPass;
+    r.message = fmt::format("kube-scheduler {} renews lease {}/{} (no health endpoint known)",
+                            lease.holder, lease.namespace_, lease.name);
+  } else {
+    r.status = CheckStatus::kFail;
+    r.message = fmt::format("no kube-scheduler renews lease {}/{}", lease.namespace_, lease.name);
+    r.fix = SchedulerFix(in, true);
+  }
+  return r;
+}
+
+// "127.0.0.1:8080" of "http://127.0.0.1:8080", for --ops-listen.
+std::string HostPort(const std::string& url) {
+  std::size_t scheme = url.find("://");
+  return scheme == std::string::npos ? url : url.substr(scheme + 3);
+}
+
+std::string DegradedList(const ExtenderProbe& probe, const std::string& only = "") {
+  std::vector<std::string> items;
+  for (const auto& d : probe.degraded) {
+    if (!only.empty() && d.name != only) continue;
+    items.push_back(d.name + ": " + d.reason);
+  }
+  return fmt::format("{}", fmt::join(items, "; "));
+}
+
+CheckResult ExtenderProcessCheck(const ExtenderProbe& probe) {
+  CheckResult r = Make("extender-ready", "Extender is running");
+  if (!probe.reachable) {
+    r.status = CheckStatus::kFail;
+    r.message = fmt::format("no extender answers at {}: {}", probe.url, probe.error);
+    r.fix = fmt::format(
+        "start it: powerctl schedule-server -c powerctl.yaml --ops-listen {} with the --listen "
+        "and TLS flags of docs/setup.md, \"Out of the cluster\"",
+        HostPort(probe.url));
+    return r;
+  }
+  if (!probe.ready) {
+    r.status = CheckStatus::kFail;
+    if (!probe.error.empty()) {
+      r.message = fmt::format("the extender at {} is not ready: {}", probe.url, probe.error);
+    } else {
+      r.message = fmt::format("the extender at {} is not ready{}", probe.url,
+                              probe.degraded.empty() ? "" : ": " + DegradedList(probe));
+    }
+    r.fix = "look at schedule-server's log (-v for more)";
+    return r;
+  }
+  if (!probe.degraded.empty()) {
+    r.status = CheckStatus::kWarn;
+    r.message = fmt::format("ready at {}, degraded (neutral power scores): {}", probe.url,
+                            DegradedList(probe));
+    r.fix = "see docs/troubleshooting.md, \"The extender is degraded\"";
+    return r;
+  }
+  r.status = CheckStatus::kPass;
+  r.message = fmt::format("ready at {}", probe.url);
+  return r;
+}
+
+// Out of the cluster the model server is whatever the extender reaches: its /readyz names the
+// endpoints that fail.
+CheckResult ModelProcessCheck(const ExtenderProbe& probe) {
+  CheckResult r = Make("model-ready", "Model server is running");
+  if (!probe.ready) {
+    r.message = "skipped: the extender is not ready to ask";
+    return r;
+  }
+  std::string failing = DegradedList(probe, "model");
+  if (failing.empty()) {
+    r.status = CheckStatus::kPass;
+    r.message = fmt::format("the extender at {} reaches its model servers", probe.url);
+  } else {
+    r.status = CheckStatus::kFail;
+    r.message = failing;
+    r.fix = "check predictor.* in powerctl.yaml and that the model server runs";
+  }
   return r;
 }
 
@@ -260,8 +378,7 @@ const std::vector<std::string>& DoctorCheckIds() {
   return ids;
 }
 
-DoctorReport RunDoctor(const DoctorInput& in) {
-  DoctorReport report;
+CheckResult CheckApi(const DoctorInput& in) {
   CheckResult api = Make("api-reachable", "Kubernetes API is reachable");
   if (in.client != nullptr) {
     auto version = in.client->Version();
@@ -278,6 +395,52 @@ DoctorReport RunDoctor(const DoctorInput& in) {
     api.message = in.connection_error;
     api.fix = "set --kubeconfig or KUBECONFIG, or pass --context";
   }
+  return api;
+}
+
+ComponentChecks CheckComponents(kube::Client& client, const DoctorInput& in) {
+  const config::PowerctlConfig& config = in.config;
+  config::ObjectNames names = config::NamesFor(config);
+  ComponentChecks out;
+  // Told where the processes are: they are checked there, whatever Deployments exist.
+  out.out_of_cluster = in.process.any();
+  const auto [lease_ns, lease_name] = LeaseOf(in);
+  LeaseProbe lease = ProbeLease(client, lease_ns, lease_name, in.now);
+  if (out.out_of_cluster) {
+    out.scheduler_ready = SchedulerProcessCheck(in, lease);
+  } else {
+    out.scheduler_ready =
+        DeploymentCheck(ProbeDeployment(client, config.namespace_, config.scheduler.name),
+                        "scheduler-ready", "Power-aware scheduler is running", "scheduler");
+  }
+  out.scheduler_lease = LeaseCheck(lease, in, out.out_of_cluster);
+  if (out.out_of_cluster && !in.process.extender_ops_url.empty() && in.http != nullptr) {
+    out.extender = ProbeExtender(*in.http, in.process.extender_ops_url);
+    out.extender_ready = ExtenderProcessCheck(*out.extender);
+  } else if (out.out_of_cluster) {
+    out.extender_ready = Make("extender-ready", "Extender is running");
+    out.extender_ready.message = "skipped: no extender URL (--extender-url)";
+  } else {
+    out.extender_deployment = ProbeDeployment(client, config.namespace_, names.extender);
+    out.extender_ready = DeploymentCheck(*out.extender_deployment, "extender-ready",
+                                         "Extender is running", "extender");
+  }
+  if (!config::PredictorNeedsModelServer(config)) {
+    out.model_ready = Make("model-ready", "Model server is running");
+    out.model_ready.message =
+        fmt::format("predictor.backend is {}: no model server to check", config.predictor.backend);
+  } else if (out.extender) {
+    out.model_ready = ModelProcessCheck(*out.extender);
+  } else {
+    out.model_ready = DeploymentCheck(ProbeDeployment(client, config.namespace_, names.model),
+                                      "model-ready", "Model server is running", "model");
+  }
+  return out;
+}
+
+DoctorReport RunDoctor(const DoctorInput& in) {
+  DoctorReport report;
+  CheckResult api = CheckApi(in);
   report.checks.push_back(api);
   if (api.status != CheckStatus::kPass) {
     for (std::size_t i = 1; i < DoctorCheckIds().size(); ++i) {
@@ -289,23 +452,12 @@ DoctorReport RunDoctor(const DoctorInput& in) {
   }
   kube::Client& client = *in.client;
   const config::PowerctlConfig& config = in.config;
-  config::ObjectNames names = config::NamesFor(config);
   report.checks.push_back(CheckPermissions(client, config));
-  report.checks.push_back(CheckDeployment(client, "scheduler-ready",
-                                          "Power-aware scheduler is running", config.namespace_,
-                                          config.scheduler.name, "scheduler"));
-  report.checks.push_back(CheckLease(client, in));
-  report.checks.push_back(CheckDeployment(client, "extender-ready", "Extender is running",
-                                          config.namespace_, names.extender, "extender"));
-  if (config::PredictorNeedsModelServer(config)) {
-    report.checks.push_back(CheckDeployment(client, "model-ready", "Model server is running",
-                                            config.namespace_, names.model, "model"));
-  } else {
-    CheckResult model = Make("model-ready", "Model server is running");
-    model.message =
-        fmt::format("predictor.backend is {}: no model server to check", config.predictor.backend);
-    report.checks.push_back(model);
-  }
+  ComponentChecks components = CheckComponents(client, in);
+  report.checks.push_back(components.scheduler_ready);
+  report.checks.push_back(components.scheduler_lease);
+  report.checks.push_back(components.extender_ready);
+  report.checks.push_back(components.model_ready);
   report.checks.push_back(CheckNodeLabels(client));
   report.checks.push_back(CheckTelemetry(client, config));
   report.checks.push_back(CheckLbAgent(client, config));

@@ -3,11 +3,13 @@
 #include "core/setup/doctor_lb.h"
 #include "core/setup/doctor_tls.h"
 #include "tests/unit/fake_api_server.h"
+#include "tests/unit/telemetry_test_support.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -260,8 +262,16 @@ TEST_F(DoctorTest, AMissingDeploymentFailsWithTheApplyToRun) {
   const CheckResult& check = Check(report, "extender-ready");
   EXPECT_EQ(check.status, CheckStatus::kFail);
   EXPECT_EQ(check.message, "deployment powerctl/powerctl-extender does not exist");
-  EXPECT_EQ(check.fix, "powerctl apply extender --wait");
+  // Apply it, or point doctor at the process that runs it.
+  EXPECT_EQ(check.fix,
+            "powerctl apply extender --wait; or, when the extender runs as a process, powerctl "
+            "doctor --extender-url http://HOST:OPS_PORT");
   EXPECT_TRUE(report.failed());
+
+  server_.Remove("/apis/apps/v1/namespaces/powerctl/deployments/powerctl-scheduler");
+  EXPECT_EQ(Check(Run(), "scheduler-ready").fix,
+            "powerctl apply scheduler --wait; or, when kube-scheduler runs as a process, powerctl "
+            "doctor --scheduler-config FILE");
 }
 
 TEST_F(DoctorTest, AnUnavailableDeploymentFailsWithTheReason) {
@@ -479,6 +489,130 @@ TEST_F(DoctorLbAgentTest, AnAgentThatHasNotSyncedYetWarns) {
 
   EXPECT_EQ(check.status, CheckStatus::kWarn);
   EXPECT_EQ(check.message, "1 node balancing 2 Services; node n1: no sync finished yet");
+}
+
+// kube-scheduler and the extender as processes (out of the cluster): no Deployments exist, and
+// each process answers (or not) on its own port.
+class DoctorOutOfClusterTest : public DoctorTest {
+ protected:
+  DoctorOutOfClusterTest()
+      : http_([this](const HttpClientRequest& r) -> Result<HttpClientResponse> {
+          auto answer = answers_.find(r.url);
+          if (answer == answers_.end())
+            return MakeError(ErrorCode::kNetwork,
+                             "cannot connect to " + r.url + ": Connection refused");
+          return answer->second;
+        }) {
+    server_.Remove("/apis/apps/v1/namespaces/powerctl/deployments/powerctl-scheduler");
+    server_.Remove(kExtenderPath);
+    input_.http = &http_;
+    input_.process.extender_ops_url = "http://127.0.0.1:8080";
+    input_.process.scheduler_healthz_url = "http://127.0.0.1:10251/healthz";
+    input_.process.scheduler_config = "out/scheduler-config.yaml";
+    ExtenderUp(R"({"ready":true,"degraded":[]})");
+    answers_["http://127.0.0.1:10251/healthz"] = telemetry_test::Reply(200, "ok");
+  }
+
+  void ExtenderUp(const std::string& readyz, long status = 200) {
+    answers_["http://127.0.0.1:8080/healthz"] = telemetry_test::Reply(200, "ok\n");
+    answers_["http://127.0.0.1:8080/readyz"] = telemetry_test::Reply(status, readyz + "\n");
+    answers_["http://127.0.0.1:8080/metrics"] = telemetry_test::Reply(200, "");
+  }
+  void ExtenderDown() {
+    for (const char* path : {"/healthz", "/readyz", "/metrics"})
+      answers_.erase(std::string("http://127.0.0.1:8080") + path);
+  }
+
+  std::map<std::string, HttpClientResponse> answers_;
+  telemetry_test::FakeHttp http_;
+};
+
+TEST_F(DoctorOutOfClusterTest, HealthyProcessesPassWithoutAnyDeployment) {
+  DoctorReport report = Run();
+
+  EXPECT_THAT(Ids(report), ElementsAreArray(DoctorCheckIds()));
+  const CheckResult& extender = Check(report, "extender-ready");
+  EXPECT_EQ(extender.status, CheckStatus::kPass) << extender.message;
+  EXPECT_EQ(extender.message, "ready at http://127.0.0.1:8080");
+  const CheckResult& scheduler = Check(report, "scheduler-ready");
+  EXPECT_EQ(scheduler.status, CheckStatus::kPass) << scheduler.message;
+  EXPECT_EQ(scheduler.message, "kube-scheduler answers http://127.0.0.1:10251/healthz: 200 ok");
+  EXPECT_EQ(Check(report, "scheduler-lease").status, CheckStatus::kPass);
+  EXPECT_FALSE(report.failed());
+  for (const CheckResult& c : report.checks)
+    EXPECT_THAT(c.message, ::testing::Not(HasSubstr("deployment"))) << c.id;
+}
+
+TEST_F(DoctorOutOfClusterTest, ADeadExtenderFailsWithHowToStartIt) {
+  ExtenderDown();
+  DoctorReport report = Run();
+
+  const CheckResult& extender = Check(report, "extender-ready");
+  EXPECT_EQ(extender.status, CheckStatus::kFail);
+  EXPECT_EQ(extender.message,
+            "no extender answers at http://127.0.0.1:8080: cannot connect to "
+            "http://127.0.0.1:8080/healthz: Connection refused");
+  EXPECT_EQ(extender.fix,
+            "start it: powerctl schedule-server -c powerctl.yaml --ops-listen 127.0.0.1:8080 "
+            "with the --listen and TLS flags of docs/setup.md, \"Out of the cluster\"");
+  EXPECT_TRUE(report.failed());
+}
+
+TEST_F(DoctorOutOfClusterTest, AnExtenderThatIsNotReadyFailsNamingWhy) {
+  ExtenderUp(R"({"ready":false,"degraded":[{"name":"cluster","reason":"not synced yet"}]})", 503);
+  const CheckResult& extender = Check(Run(), "extender-ready");
+  EXPECT_EQ(extender.status, CheckStatus::kFail);
+  EXPECT_EQ(extender.message,
+            "the extender at http://127.0.0.1:8080 is not ready: cluster: not synced yet");
+}
+
+TEST_F(DoctorOutOfClusterTest, ADegradedButReadyExtenderWarns) {
+  ExtenderUp(
+      R"({"ready":true,"degraded":[{"name":"telemetry/cpu","reason":"prometheus: refused"}]})");
+  DoctorReport report = Run();
+  const CheckResult& extender = Check(report, "extender-ready");
+  EXPECT_EQ(extender.status, CheckStatus::kWarn);
+  EXPECT_THAT(extender.message, HasSubstr("telemetry/cpu: prometheus: refused"));
+  EXPECT_FALSE(report.failed());
+}
+
+TEST_F(DoctorOutOfClusterTest, SomethingElseOnThePortIsNotTheExtender) {
+  answers_["http://127.0.0.1:8080/readyz"] = telemetry_test::Reply(404, "404 page not found");
+  const CheckResult& extender = Check(Run(), "extender-ready");
+  EXPECT_EQ(extender.status, CheckStatus::kFail);
+  EXPECT_THAT(extender.message, HasSubstr("not the extender's readiness document"));
+}
+
+TEST_F(DoctorOutOfClusterTest, ADeadSchedulerFailsWithHowToStartIt) {
+  answers_.erase("http://127.0.0.1:10251/healthz");
+  const CheckResult& scheduler = Check(Run(), "scheduler-ready");
+  EXPECT_EQ(scheduler.status, CheckStatus::kFail);
+  EXPECT_THAT(scheduler.message, HasSubstr("no kube-scheduler answers at "
+                                           "http://127.0.0.1:10251/healthz"));
+  EXPECT_THAT(scheduler.fix, HasSubstr("kube-scheduler --config out/scheduler-config.yaml"));
+}
+
+TEST_F(DoctorOutOfClusterTest, WithoutAHealthEndpointTheLeaseTellsTheSchedulerRuns) {
+  input_.process.scheduler_healthz_url.clear();
+  EXPECT_EQ(Check(Run(), "scheduler-ready").message,
+            "kube-scheduler powerctl-scheduler-5f7b_0c1d renews lease powerctl/powerctl-scheduler "
+            "(no health endpoint known)");
+  server_.Put(LeaseObject("powerctl", "powerctl-scheduler", "powerctl-scheduler-5f7b_0c1d",
+                          "2024-05-01T11:50:00.000000Z"));
+  DoctorReport stale = Run();
+  EXPECT_EQ(Check(stale, "scheduler-ready").status, CheckStatus::kFail);
+  // Out of the cluster there is no Deployment to read logs from.
+  EXPECT_THAT(Check(stale, "scheduler-lease").fix, HasSubstr("kube-scheduler --config"));
+}
+
+TEST_F(DoctorOutOfClusterTest, TheModelServerIsWhatTheExtenderReaches) {
+  input_.config.predictor.backend = "tfserving-grpc";
+  ExtenderUp(R"({"ready":true,"degraded":[{"name":"model","reason":"m:8500: unavailable"}]})");
+  const CheckResult& model = Check(Run(), "model-ready");
+  EXPECT_EQ(model.status, CheckStatus::kFail);
+  EXPECT_EQ(model.message, "model: m:8500: unavailable");
+  ExtenderUp(R"({"ready":true,"degraded":[]})");
+  EXPECT_EQ(Check(Run(), "model-ready").status, CheckStatus::kPass);
 }
 
 }  // namespace
