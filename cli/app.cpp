@@ -211,6 +211,7 @@ void BuildApp(CLI::App& app, CommandEnv& env) {
   RegisterLabel(app, env);
   RegisterCalibrate(app, env);
   RegisterDoctor(app, env);
+  RegisterStatus(app, env);
   RegisterPredict(app, env);
   RegisterScore(app, env);
   RegisterExplain(app, env);
