@@ -105,6 +105,12 @@ StatusReport CollectStatus(const DoctorInput& in) {
       report.telemetry.push_back({t.source, t.age_seconds, t.failing});
     for (const auto& d : checks.extender->degraded)
       report.degraded.push_back(d.name + ": " + d.reason);
+    // The reasons are listed once, under Degraded, rather than again in the extender's line.
+    for (ComponentStatus& c : report.components) {
+      if (c.name != "extender" || report.degraded.empty()) continue;
+      c.detail = fmt::format("ready at {}, {} degraded (neutral power scores there)",
+                             checks.extender->url, report.degraded.size());
+    }
   }
   return report;
 }

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace powerctl::setup {
 namespace {
@@ -113,6 +114,18 @@ TEST_F(StatusTest, OutOfTheClusterHealthyProcessesAreReadyWithTelemetryAges) {
   ASSERT_EQ(r.telemetry.size(), 1u);
   EXPECT_EQ(r.telemetry[0].source, "cpu");
   EXPECT_EQ(r.telemetry[0].age_seconds, 3.0);
+}
+
+TEST_F(StatusTest, ADegradedExtenderIsReadyAndListsWhatIsDegradedOnce) {
+  OutOfCluster();
+  answers_["http://127.0.0.1:8080/readyz"] =
+      Reply(200, R"({"ready":true,"degraded":[{"name":"telemetry/cpu","reason":"refused"}]})");
+  StatusReport r = CollectStatus(input_);
+  EXPECT_TRUE(Component(r, "extender").ready);
+  EXPECT_EQ(Component(r, "extender").detail,
+            "ready at http://127.0.0.1:8080, 1 degraded (neutral power scores there)");
+  EXPECT_EQ(r.degraded, std::vector<std::string>{"telemetry/cpu: refused"});
+  EXPECT_TRUE(r.AllReady());
 }
 
 TEST_F(StatusTest, ADeadExtenderIsNotReadyWithDoctorsVerdictAndFix) {
