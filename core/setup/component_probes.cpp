@@ -215,6 +215,28 @@ ExtenderProbe ProbeExtender(HttpClient& http, const std::string& ops_url) {
   return probe;
 }
 
+ExtenderProbe ProbeExtenderService(kube::Client& client, const std::string& ns,
+                                   const std::string& service) {
+  ExtenderProbe probe;
+  probe.url = fmt::format("service {}/{}", ns, service);
+  auto ready = client.GetProxied(
+      fmt::format("/api/v1/namespaces/{}/services/http:{}:ops/proxy/readyz", ns, service),
+      kProbeTimeout);
+  if (!ready.ok()) {
+    probe.error = ready.error().message;
+    return probe;
+  }
+  probe.reachable = probe.live = true;
+  probe.ready = ready->is_object() && ready->value("ready", false);
+  if (const json* list = FindField(*ready, {"degraded"}); list != nullptr && list->is_array()) {
+    for (const json& d : *list) {
+      if (d.is_object())
+        probe.degraded.push_back({StringField(d, {"name"}), StringField(d, {"reason"})});
+    }
+  }
+  return probe;
+}
+
 HealthProbe ProbeHealth(HttpClient& http, const std::string& url) {
   HealthProbe probe;
   probe.url = url;

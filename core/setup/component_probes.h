@@ -85,6 +85,11 @@ struct ExtenderProbe {
 };
 ExtenderProbe ProbeExtender(HttpClient& http, const std::string& ops_url);
 
+// An extender in the cluster: its Service's ops port through the API server's service proxy,
+// /readyz only (ready and degraded; no telemetry ages: /metrics is not JSON).
+ExtenderProbe ProbeExtenderService(kube::Client& client, const std::string& ns,
+                                   const std::string& service);
+
 // A plain HTTP health endpoint (kube-scheduler's legacy /healthz).
 struct HealthProbe {
   std::string url;

@@ -98,6 +98,11 @@ StatusReport CollectStatus(const DoctorInput& in) {
   if (checks.extender_deployment && checks.extender_deployment->found) {
     report.installed_image = checks.extender_deployment->image;
     report.installed_version = ImageVersion(report.installed_image);
+    // What the running extender says of its dependencies, through its Service.
+    if (checks.extender_deployment->progress.available > 0) {
+      ExtenderProbe service = ProbeExtenderService(*in.client, config.namespace_, names.extender);
+      for (const auto& d : service.degraded) report.degraded.push_back(d.name + ": " + d.reason);
+    }
   }
   if (checks.extender && checks.extender->ready) {
     report.telemetry_known = true;

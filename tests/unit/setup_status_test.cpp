@@ -91,6 +91,17 @@ TEST_F(StatusTest, InTheClusterTheInstalledVersionIsTheExtendersImageTag) {
   EXPECT_TRUE(r.AllReady());
 }
 
+TEST_F(StatusTest, InTheClusterTheExtendersDegradedDependenciesComeThroughItsService) {
+  server_.Put(DeploymentObject("powerctl", "powerctl-extender", "extender"));
+  server_.Put(DeploymentObject("powerctl", "powerctl-scheduler", "scheduler"));
+  server_.SetRawResponse(
+      "/api/v1/namespaces/powerctl/services/http:powerctl-extender:ops/proxy/readyz", 200,
+      R"({"ready":true,"degraded":[{"name":"model","reason":"m:8500: down"}]})");
+  StatusReport r = CollectStatus(input_);
+  EXPECT_EQ(r.degraded, std::vector<std::string>{"model: m:8500: down"});
+  EXPECT_FALSE(r.telemetry_known);  // ages are on /metrics, which the proxy read does not parse
+}
+
 TEST_F(StatusTest, AnAvailableSchedulerThatHoldsNoLeaseIsNotReady) {
   server_.Put(DeploymentObject("powerctl", "powerctl-extender", "extender"));
   server_.Put(DeploymentObject("powerctl", "powerctl-scheduler", "scheduler"));
