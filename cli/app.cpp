@@ -212,6 +212,7 @@ void BuildApp(CLI::App& app, CommandEnv& env) {
   RegisterCalibrate(app, env);
   RegisterDoctor(app, env);
   RegisterStatus(app, env);
+  RegisterKubeconfig(app, env);
   RegisterPredict(app, env);
   RegisterScore(app, env);
   RegisterExplain(app, env);

@@ -49,6 +49,7 @@ void RegisterLabel(CLI::App& app, CommandEnv& env);
 void RegisterCalibrate(CLI::App& app, CommandEnv& env);
 void RegisterDoctor(CLI::App& app, CommandEnv& env);
 void RegisterStatus(CLI::App& app, CommandEnv& env);
+void RegisterKubeconfig(CLI::App& app, CommandEnv& env);
 void RegisterPredict(CLI::App& app, CommandEnv& env);
 void RegisterLb(CLI::App& app, CommandEnv& env);
 void RegisterLbAgent(CLI::App& app, CommandEnv& env);

@@ -1,17 +1,26 @@
 #include "cli/kube_context.h"
 
-#include "core/kube/connection.h"
 #include "core/kube/transport.h"
 
 namespace powerctl::cli {
 
 Result<std::unique_ptr<kube::Client>> ConnectToCluster(const Context& ctx,
                                                        const ConnectOptions& connect) {
+  POWERCTL_TRY(connection, ResolveClusterConnection(ctx));
+  return ConnectToCluster(ctx, connection, connect);
+}
+
+Result<kube::ClusterConnection> ResolveClusterConnection(const Context& ctx) {
   kube::ConnectionRequest request;
   request.kubeconfig_flag = ctx.globals.kubeconfig;
   request.context_flag = ctx.globals.context;
   request.environment = ctx.environment;
-  POWERCTL_TRY(connection, kube::ResolveConnection(request));
+  return kube::ResolveConnection(request);
+}
+
+Result<std::unique_ptr<kube::Client>> ConnectToCluster(const Context& ctx,
+                                                       const kube::ClusterConnection& connection,
+                                                       const ConnectOptions& connect) {
   ctx.log->debug("cluster: {} ({})", connection.server, connection.description);
   kube::TransportOptions transport_options;
   transport_options.log = ctx.log;

@@ -3,6 +3,7 @@
 
 #include "cli/context.h"
 #include "core/kube/client.h"
+#include "core/kube/connection.h"
 
 #include <chrono>
 #include <memory>
@@ -18,6 +19,13 @@ struct ConnectOptions {
 };
 
 Result<std::unique_ptr<kube::Client>> ConnectToCluster(const Context& ctx,
+                                                       const ConnectOptions& connect = {});
+
+// The connection ConnectToCluster uses (--kubeconfig, --context, $KUBECONFIG, ...), for a
+// command that needs its server and CA too, and a client for it.
+Result<kube::ClusterConnection> ResolveClusterConnection(const Context& ctx);
+Result<std::unique_ptr<kube::Client>> ConnectToCluster(const Context& ctx,
+                                                       const kube::ClusterConnection& connection,
                                                        const ConnectOptions& connect = {});
 
 // The namespace of a named object: -n, else the kubeconfig context's namespace (as kubectl),
