@@ -8,7 +8,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import unittest
 
@@ -58,6 +57,11 @@ class OutOfClusterTest(ClusterTest):
         bin_dir = os.path.join(self.tmp, "bin")
         os.mkdir(bin_dir)
         os.symlink(os.path.abspath(BINARY), os.path.join(bin_dir, "powerctl"))
+        # The page promises that kubectl is not needed: one found first on PATH fails the step.
+        kubectl = os.path.join(bin_dir, "kubectl")
+        with open(kubectl, "w") as f:
+            f.write("#!/bin/sh\necho 'a documented out-of-cluster step ran kubectl' >&2\nexit 127\n")
+        os.chmod(kubectl, 0o755)
         self.env["PATH"] = os.pathsep.join([bin_dir, cl.default_bin_dir(), self.env.get("PATH", "")])
 
     def expand(self, command):
@@ -93,16 +97,14 @@ class OutOfClusterTest(ClusterTest):
             raise AssertionError(f"{' '.join(argv)} exited {r.returncode}:\n{r.stdout}\n{r.stderr}\n{logs}")
         return r
 
-    @unittest.skipUnless(shutil.which("kubectl"), "the documented steps use kubectl")
     def test_the_documented_steps_work_and_doctor_tells_a_dead_extender(self):
         blocks = documented_blocks()
         where = blocks[0]
         names = [ASSIGNMENT.match(c).group(1) for c in where]
-        self.assertEqual(names, ["NS", "SCHEDULER", "API_SERVER", "API_CA", "EXTENDER", "EXTENDER_OPS",
-                                 "SCHEDULER_PORT"], "the first block says where things are")
+        self.assertEqual(names, ["NS", "SCHEDULER", "EXTENDER", "EXTENDER_OPS", "SCHEDULER_PORT"],
+                         "the first block says where things are")
         extender_port, ops_port, secure_port, healthz_port, dead_prometheus = cl.free_ports(5)
-        self.variables = {"NS": NS, "SCHEDULER": SCHEDULER, "API_SERVER": self.cluster.server,
-                          "API_CA": self.cluster.ca, "EXTENDER": f"127.0.0.1:{extender_port}",
+        self.variables = {"NS": NS, "SCHEDULER": SCHEDULER, "EXTENDER": f"127.0.0.1:{extender_port}",
                           "EXTENDER_OPS": f"127.0.0.1:{ops_port}", "SCHEDULER_PORT": str(secure_port)}
         # powerctl.yaml, step 1 of the in-cluster set-up. Telemetry points at a Prometheus that is
         # not there: the extender is then ready but degraded (a doctor WARN, not a failure).
@@ -127,6 +129,12 @@ telemetry:
                     continue
                 self.run_command(command)
         self.assertEqual(sorted(self.background), ["kube-scheduler", "powerctl"])
+        for kubeconfig in ("scheduler.kubeconfig", "extender.kubeconfig"):
+            mode = os.stat(os.path.join(self.tmp, kubeconfig)).st_mode & 0o777
+            self.assertEqual(mode, 0o600, f"{kubeconfig} holds a token: {oct(mode)}")
+        missing = self.run_argv(["powerctl", "kubeconfig", "no-such-account", "-n", NS], check=False)
+        self.assertEqual(missing.returncode, 1, missing.stderr)
+        self.assertIn(f'ServiceAccount "no-such-account" not found in namespace "{NS}"', missing.stderr)
         doctor_cmd, status_cmd = checks
         self.assertIn("--wait", status_cmd)
 
