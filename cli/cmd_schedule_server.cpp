@@ -94,6 +94,10 @@ int RunScheduleServerCommand(const Context& ctx, const ScheduleServerFlags& flag
   }
   app.election.identity = flags.identity;
   app.decision_events = flags.decision_events;
+  for (auto [key, field] :
+       {std::pair{"POD_NAMESPACE", &app.pod_namespace}, std::pair{"POD_NAME", &app.pod_name}}) {
+    if (auto it = ctx.environment.find(key); it != ctx.environment.end()) *field = it->second;
+  }
   app.config = *config;
   app.log = ctx.log;
   app.transport.log = ctx.log;

@@ -77,6 +77,47 @@ void DecisionEventWriter::Submit(std::shared_ptr<const scoring::Decision> decisi
   wake_.notify_one();
 }
 
+void DecisionEventWriter::SubmitEvent(std::string event_namespace, nlohmann::json event) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_ || other_.size() >= kMaxQueuedOther) {
+      events_.Inc({"dropped"});
+      return;
+    }
+    other_.emplace_back(std::move(event_namespace), std::move(event));
+  }
+  wake_.notify_one();
+}
+
+bool DecisionEventWriter::PopLocked(std::pair<std::string, nlohmann::json>& other,
+                                    std::shared_ptr<const scoring::Decision>& decision) {
+  if (!other_.empty()) {
+    other = std::move(other_.front());
+    other_.pop_front();
+    return true;
+  }
+  if (queue_.empty()) return false;
+  decision = std::move(queue_.front());
+  queue_.pop_front();
+  queued_nodes_ -= decision->nodes.size();
+  return true;
+}
+
+void DecisionEventWriter::WriteOther(const std::string& event_namespace,
+                                     const nlohmann::json& event) {
+  Status created = client_->CreateOnly("/api/v1/namespaces/" + event_namespace + "/events", event);
+  if (created.ok()) {
+    events_.Inc({"written"});
+  } else if (kube::IsCancelled(created.error())) {
+    events_.Inc({"dropped"});
+  } else {
+    events_.Inc({"failed"});
+    if (options_.log) {
+      options_.log->warn("event in {} not written: {}", event_namespace, created.error().message);
+    }
+  }
+}
+
 std::string DecisionEventWriter::NextSuffix() {
   return fmt::format("{:016x}", random_());
 }
@@ -105,15 +146,17 @@ void DecisionEventWriter::Write(const scoring::Decision& decision) {
 
 void DecisionEventWriter::Flush() {
   for (;;) {
+    std::pair<std::string, nlohmann::json> other;
     std::shared_ptr<const scoring::Decision> next;
     {
       std::lock_guard lock(mu_);
-      if (queue_.empty()) return;
-      next = std::move(queue_.front());
-      queue_.pop_front();
-      queued_nodes_ -= next->nodes.size();
+      if (!PopLocked(other, next)) return;
     }
-    Write(*next);
+    if (next) {
+      Write(*next);
+    } else {
+      WriteOther(other.first, other.second);
+    }
   }
 }
 
@@ -126,22 +169,26 @@ void DecisionEventWriter::Run() {
 
 void DecisionEventWriter::Drain() {
   for (;;) {
+    std::pair<std::string, nlohmann::json> other;
     std::shared_ptr<const scoring::Decision> next;
     {
       std::unique_lock lock(mu_);
-      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, nothing left
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !other_.empty(); });
+      if (queue_.empty() && other_.empty()) return;  // stopping, nothing left
       if (stopping_ && std::chrono::steady_clock::now() >= drain_until_) {
-        events_.Inc({"dropped"}, static_cast<double>(queue_.size()));
+        events_.Inc({"dropped"}, static_cast<double>(queue_.size() + other_.size()));
         queue_.clear();
+        other_.clear();
         queued_nodes_ = 0;
         return;
       }
-      next = std::move(queue_.front());
-      queue_.pop_front();
-      queued_nodes_ -= next->nodes.size();
+      PopLocked(other, next);
     }
-    Write(*next);
+    if (next) {
+      Write(*next);
+    } else {
+      WriteOther(other.first, other.second);
+    }
   }
 }
 

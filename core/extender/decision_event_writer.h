@@ -31,6 +31,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 
 namespace powerctl::extender {
 
@@ -61,6 +62,9 @@ class DecisionEventWriter {
   // are ignored. Cutting a large decision down costs a pass over its nodes: call it after
   // the answer is sent.
   void Submit(std::shared_ptr<const scoring::Decision> decision);
+  // Queues an Event built elsewhere (the TLS warnings, TlsFailureEvent) for `event_namespace`;
+  // never blocks. Few are kept (kMaxQueuedOther): they come at most once a minute.
+  void SubmitEvent(std::string event_namespace, nlohmann::json event);
 
   void Start();  // the writer thread; once
   // Writes what is queued for at most `drain` more, then cancels the request in flight,
@@ -74,6 +78,10 @@ class DecisionEventWriter {
   void Run();
   void Drain();  // the thread's loop, until stopped
   void Write(const scoring::Decision& decision);
+  void WriteOther(const std::string& event_namespace, const nlohmann::json& event);
+  // Takes the next item under the lock: a prepared Event first, else a decision.
+  bool PopLocked(std::pair<std::string, nlohmann::json>& other,
+                 std::shared_ptr<const scoring::Decision>& decision);
   std::string NextSuffix();
 
   std::atomic<bool> cancel_{false};  // set by Stop when the drain time is up
@@ -85,6 +93,8 @@ class DecisionEventWriter {
   std::condition_variable finished_cv_;
   bool finished_ = false;  // the thread has left Run
   std::deque<std::shared_ptr<const scoring::Decision>> queue_;
+  static constexpr std::size_t kMaxQueuedOther = 16;
+  std::deque<std::pair<std::string, nlohmann::json>> other_;  // SubmitEvent's
   std::size_t queued_nodes_ = 0;
   bool stopping_ = false;
   std::chrono::steady_clock::time_point drain_until_{};

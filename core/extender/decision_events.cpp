@@ -140,6 +140,38 @@ std::string DecisionAnnotation(const scoring::Decision& decision) {
   return scoring::DecisionToJson(bare).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+json TlsFailureEvent(const std::string& pod_namespace, const std::string& pod_name,
+                     const TlsWarning& warning, const DecisionEventSource& source) {
+  const std::string when = FormatTime(source.now);
+  std::string message =
+      warning.count <= 1
+          ? fmt::format("TLS handshake with {} failed on the scheduler port ({}): {}",
+                        warning.remote, warning.reason, warning.message)
+          : fmt::format(
+                "{} TLS handshakes failed on the scheduler port; the latest with {} ({}): "
+                "{}",
+                warning.count, warning.remote, warning.reason, warning.message);
+  constexpr std::size_t kMaxEventMessage = 1024;  // the API server keeps at most this much
+  if (message.size() > kMaxEventMessage) message.resize(kMaxEventMessage);
+  std::string prefix = pod_name.substr(0, std::min<std::size_t>(pod_name.size(), 200)) + ".";
+  return json{
+      {"apiVersion", "v1"},
+      {"kind", "Event"},
+      {"metadata", {{"generateName", prefix}, {"namespace", pod_namespace}}},
+      {"involvedObject",
+       {{"apiVersion", "v1"}, {"kind", "Pod"}, {"namespace", pod_namespace}, {"name", pod_name}}},
+      {"reason", kReasonTlsHandshakeFailed},
+      {"message", message},
+      {"type", "Warning"},
+      {"source", {{"component", kEventComponent}}},
+      {"reportingComponent", kEventComponent},
+      {"reportingInstance", source.instance},
+      {"action", "Handshake"},
+      {"firstTimestamp", when},
+      {"lastTimestamp", when},
+      {"count", std::max<std::uint64_t>(1, warning.count)}};
+}
+
 std::optional<nlohmann::json> DecisionEvent(const scoring::Decision& decision,
                                             const DecisionEventSource& source) {
   if (decision.pod_name.empty() || decision.pod_namespace.empty()) return std::nullopt;

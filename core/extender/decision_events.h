@@ -18,6 +18,7 @@
 // "powerctl-extender", reportingInstance the replica's identity.
 
 #include "core/common/result.h"
+#include "core/extender/tls_failure_log.h"
 #include "core/scoring/decision.h"
 
 #include <nlohmann/json.hpp>
@@ -33,6 +34,7 @@ inline constexpr const char* kDecisionAnnotation = "powerctl.io/decision";
 inline constexpr const char* kReasonPowerScored = "PowerScored";
 inline constexpr const char* kReasonPowerFiltered = "PowerFiltered";
 inline constexpr const char* kEventComponent = "powerctl-extender";
+inline constexpr const char* kReasonTlsHandshakeFailed = "TLSHandshakeFailed";
 inline constexpr std::size_t kMaxEventMessageBytes = 1024;
 inline constexpr std::size_t kMaxDecisionAnnotationBytes = 16 * 1024;
 inline constexpr std::size_t kEventScoredNodes = 20;
@@ -43,6 +45,12 @@ struct DecisionEventSource {
   std::string name_suffix;  // makes metadata.name unique: "<pod>.<suffix>"
   std::chrono::system_clock::time_point now;
 };
+
+// A Warning Event on the extender's own pod for failed TLS handshakes on the scheduler port
+// (reason TLSHandshakeFailed), so `kubectl get events` and `kubectl describe pod` show what
+// the log says. metadata.generateName lets the API server pick a unique name.
+nlohmann::json TlsFailureEvent(const std::string& pod_namespace, const std::string& pod_name,
+                               const TlsWarning& warning, const DecisionEventSource& source);
 
 // The Event for `decision`, or nullopt when it gets none (see above, and decisions without a
 // pod name or namespace, which have no object to attach to).

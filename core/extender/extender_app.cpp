@@ -267,6 +267,15 @@ Status ServeExtender(const ExtenderAppOptions& options, ScheduleServerHooks hook
     DecisionEventWriter* writer = events.get();
     service.SetDecisionObserver(
         [writer](std::shared_ptr<const scoring::Decision> d) { writer->Submit(std::move(d)); });
+    if (!options.pod_namespace.empty() && !options.pod_name.empty()) {
+      hooks.on_tls_warning = [writer, ns = options.pod_namespace, pod = options.pod_name,
+                              instance = Identity(options),
+                              also = hooks.on_tls_warning](const TlsWarning& warning) {
+        DecisionEventSource source{instance, "", std::chrono::system_clock::now()};
+        writer->SubmitEvent(ns, TlsFailureEvent(ns, pod, warning, source));
+        if (also) also(warning);
+      };
+    }
   }
 
   Status status = RunScheduleServer(options.server, service, hooks);

@@ -36,6 +36,9 @@ struct ExtenderAppOptions {
   kube::TransportOptions transport;
   // Record each decision as an Event on its pod (decision_event_writer.h); needs a cluster.
   bool decision_events = true;
+  // The extender's own pod ($POD_NAMESPACE, $POD_NAME from the downward API): failed TLS
+  // handshakes on the scheduler port become Warning Events on it. Empty out of cluster.
+  std::string pod_namespace, pod_name;
   std::shared_ptr<spdlog::logger> log;
 };
 

@@ -111,7 +111,7 @@ Status RunScheduleServer(const ScheduleServerOptions& options, ExtenderHandler& 
   // A warning at most once a minute: loud enough that certificates kube-scheduler cannot use
   // are seen (with ignorable: true it goes on without power scores), yet a scanner cannot
   // flood the log.
-  TlsFailureLog tls_failure_log(hooks.log);
+  TlsFailureLog tls_failure_log(hooks.log, std::chrono::seconds(60), hooks.on_tls_warning);
   main_options.on_tls_error = [&tls_errors, &tls_failure_log](const std::string& remote,
                                                               const std::string& reason) {
     tls_errors.Inc({std::string(tls_failure_log.Record(remote, reason))});

@@ -5,6 +5,7 @@
 
 #include "core/common/result.h"
 #include "core/extender/extender_handler.h"
+#include "core/extender/tls_failure_log.h"
 #include "core/server/http_server.h"
 #include "core/server/metrics_registry.h"
 #include "core/server/ops.h"
@@ -44,9 +45,12 @@ struct ScheduleServerHooks {
   // what the client sends, as RouteThreads::kWorker: probes must never wait for them.
   std::function<void(server::HttpServer& ops)> add_ops_routes;
   std::function<void(const ScheduleServerEndpoints&)> on_listening;  // both ports bound
-  std::shared_ptr<spdlog::logger> log;                               // may be null
-  bool handle_signals = true;  // SIGTERM/SIGINT stop the server (off in unit tests)
-  std::stop_token stop;        // requesting stop acts like SIGTERM
+  // Each rate-limited warning about failed TLS handshakes on the scheduler port; runs on an
+  // I/O thread, so it must only queue (the extender turns it into an Event on its pod).
+  std::function<void(const TlsWarning&)> on_tls_warning;
+  std::shared_ptr<spdlog::logger> log;  // may be null
+  bool handle_signals = true;           // SIGTERM/SIGINT stop the server (off in unit tests)
+  std::stop_token stop;                 // requesting stop acts like SIGTERM
 };
 
 // kInvalidInput when the main port has no TLS and allow_insecure is false, or the prefix is bad.

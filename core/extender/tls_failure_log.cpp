@@ -43,16 +43,17 @@ bool IsCertificateMismatch(std::string_view reason) {
   return reason == kTlsPeerRejectedCertificate || reason == kTlsClientCertificateRejected;
 }
 
-TlsFailureLog::TlsFailureLog(std::shared_ptr<spdlog::logger> log, std::chrono::seconds interval)
-    : log_(std::move(log)), interval_(interval) {}
+TlsFailureLog::TlsFailureLog(std::shared_ptr<spdlog::logger> log, std::chrono::seconds interval,
+                             std::function<void(const TlsWarning&)> on_warning)
+    : log_(std::move(log)), interval_(interval), on_warning_(std::move(on_warning)) {}
 
 std::string_view TlsFailureLog::Record(const std::string& remote, const std::string& message,
                                        Clock::time_point now) {
   const std::string_view reason = ClassifyTlsFailure(message);
-  if (!log_) return reason;
+  if (!log_ && !on_warning_) return reason;
   // The peer's address and OpenSSL's reason text only: never bytes the peer sent.
   const std::string what = ExcerptForMessage(message, 200);
-  log_->trace("TLS handshake with {} failed: {}", remote, what);
+  if (log_) log_->trace("TLS handshake with {} failed: {}", remote, what);
   std::uint64_t count = 0;
   {
     std::lock_guard lock(mutex_);
@@ -70,15 +71,16 @@ std::string_view TlsFailureLog::Record(const std::string& remote, const std::str
             "Secrets from one `powerctl generate` (or the same --cert-dir) and restart the "
             "scheduler (`powerctl doctor` checks this)"
           : "";
-  if (count <= 1) {
+  if (log_ && count <= 1) {
     log_->warn("TLS handshake with {} failed on the scheduler port ({}): {}{}", remote, reason,
                what, hint);
-  } else {
+  } else if (log_) {
     log_->warn(
         "{} TLS handshakes failed on the scheduler port since the last such warning; the latest "
         "with {} ({}): {}{}",
         count, remote, reason, what, hint);
   }
+  if (on_warning_) on_warning_(TlsWarning{remote, std::string(reason), what + hint, count});
   return reason;
 }
 

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -38,11 +39,22 @@ std::string_view ClassifyTlsFailure(std::string_view message);
 // True for the reasons that mean the two sides' certificates do not fit together.
 bool IsCertificateMismatch(std::string_view reason);
 
+// One rate-limited warning, for more than the log (a Kubernetes Event on the extender's pod).
+struct TlsWarning {
+  std::string remote;       // the peer's address
+  std::string reason;       // one of the reasons above
+  std::string message;      // OpenSSL's words, cut short, and what to do
+  std::uint64_t count = 0;  // failures since the previous warning, this one included
+};
+
 class TlsFailureLog {
  public:
   using Clock = std::chrono::steady_clock;
+  // `on_warning` (may be null) runs on the reporting I/O thread with each warning: it must
+  // only queue.
   explicit TlsFailureLog(std::shared_ptr<spdlog::logger> log,
-                         std::chrono::seconds interval = std::chrono::seconds(60));
+                         std::chrono::seconds interval = std::chrono::seconds(60),
+                         std::function<void(const TlsWarning&)> on_warning = nullptr);
 
   // Logs at trace always, and a warning when none was logged within the interval. Returns the
   // reason. Thread-safe: every I/O thread reports here.
@@ -52,6 +64,7 @@ class TlsFailureLog {
  private:
   std::shared_ptr<spdlog::logger> log_;
   std::chrono::seconds interval_;
+  std::function<void(const TlsWarning&)> on_warning_;
   std::mutex mutex_;
   bool warned_ = false;
   Clock::time_point last_warning_{};

@@ -78,6 +78,35 @@ TEST_F(DecisionEventWriterTest, WritesQueuedDecisionsInTheBackground) {
   EXPECT_EQ(Count("failed"), 0);
 }
 
+TEST_F(DecisionEventWriterTest, TlsWarningsBecomeWarningEventsOnTheExtendersPod) {
+  auto writer = Writer();
+  TlsWarning warning{"10.0.0.5:41234", std::string(kTlsPeerRejectedCertificate),
+                     "tlsv1 alert unknown ca; restart the scheduler", 3};
+  DecisionEventSource source{"replica-a", "", std::chrono::system_clock::now()};
+  writer->SubmitEvent("team",
+                      TlsFailureEvent("team", "powerctl-extender-7d9f-x2", warning, source));
+  writer->Submit(std::make_shared<const Decision>(Prioritized(1)));
+  writer->Flush();
+  std::vector<json> events = Events();
+  ASSERT_EQ(events.size(), 2u);
+  const json& e = events[0];
+  EXPECT_EQ(e["type"], "Warning");
+  EXPECT_EQ(e["reason"], kReasonTlsHandshakeFailed);
+  EXPECT_EQ(e["involvedObject"]["kind"], "Pod");
+  EXPECT_EQ(e["involvedObject"]["name"], "powerctl-extender-7d9f-x2");
+  EXPECT_EQ(e["metadata"]["generateName"], "powerctl-extender-7d9f-x2.");
+  EXPECT_EQ(e["count"], 3);
+  EXPECT_NE(e["message"].get<std::string>().find("3 TLS handshakes failed"), std::string::npos);
+  EXPECT_EQ(Count("written"), 2);
+
+  // Bounded: a writer that cannot write keeps only a few.
+  auto stuck = Writer();
+  for (int i = 0; i < 40; ++i) {
+    stuck->SubmitEvent("team", TlsFailureEvent("team", "p", warning, source));
+  }
+  EXPECT_EQ(Count("dropped"), 40 - 16);
+}
+
 TEST_F(DecisionEventWriterTest, FailuresAreCountedNotRetriedForever) {
   server.FailRequests("/api/v1/namespaces/team/events", 403, "POST", "forbidden");
   auto writer = Writer();

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <sstream>
+#include <vector>
 
 namespace powerctl::extender {
 namespace {
@@ -66,6 +67,22 @@ TEST_F(TlsFailureLogWarnings, WarnsAtOnceThenAtMostOncePerIntervalWithTheCount) 
   EXPECT_THAT(captured_.str(), HasSubstr("6 TLS handshakes failed on the scheduler port since the "
                                          "last such warning; the latest with 10.0.0.6:5000 "
                                          "(client_certificate_rejected)"));
+}
+
+TEST_F(TlsFailureLogWarnings, EachWarningAndOnlyThoseReachTheCallback) {
+  std::vector<TlsWarning> warnings;
+  TlsFailureLog log(nullptr, 60s, [&](const TlsWarning& w) { warnings.push_back(w); });
+  const auto t0 = TlsFailureLog::Clock::time_point{} + 1000s;
+  log.Record("10.0.0.5:1", "tlsv1 alert unknown ca", t0);
+  for (int i = 1; i <= 3; ++i) log.Record("10.0.0.5:1", "tlsv1 alert unknown ca", t0 + i * 1s);
+  log.Record("10.0.0.6:2", "certificate verify failed", t0 + 61s);
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_EQ(warnings[0].count, 1u);
+  EXPECT_EQ(warnings[0].reason, kTlsPeerRejectedCertificate);
+  EXPECT_THAT(warnings[0].message,
+              AllOf(HasSubstr("unknown ca"), HasSubstr("restart the scheduler")));
+  EXPECT_EQ(warnings[1].count, 4u);
+  EXPECT_EQ(warnings[1].remote, "10.0.0.6:2");
 }
 
 TEST_F(TlsFailureLogWarnings, OtherReasonsWarnWithoutTheSchedulerHint) {
