@@ -4,6 +4,7 @@
 #include "cli/exit_codes.h"
 #include "cli/kube_context.h"
 #include "core/common/duration.h"
+#include "core/common/kube_version.h"
 #include "core/common/yaml.h"
 #include "core/manifests/components.h"
 #include "core/setup/apply.h"
@@ -138,6 +139,7 @@ void RegisterApply(CLI::App& app, CommandEnv& env) {
   cmd->add_option("--kube-version", flags->kube_version,
                   "Render for this version instead of the server's")
       ->type_name("VERSION");
+  env.hints.values["apply --kube-version"] = KubeVersion::SupportedMinors();
   cmd->add_option("--templates", flags->templates_dir,
                   "Directory whose templates replace the embedded ones")
       ->type_name("DIR");

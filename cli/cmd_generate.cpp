@@ -1,6 +1,7 @@
 // powerctl generate [COMPONENT...]: renders manifests to stdout or --output-dir.
 #include "cli/app.h"
 #include "cli/exit_codes.h"
+#include "core/common/kube_version.h"
 #include "core/manifests/generate.h"
 #include "core/manifests/output.h"
 
@@ -150,9 +151,7 @@ void RegisterGenerate(CLI::App& app, CommandEnv& env) {
   std::vector<std::string> names{"all"};
   for (auto n : manifests::ComponentNames()) names.emplace_back(n);
   env.hints.values["generate"] = names;
-  env.hints.values["generate --kube-version"] = {"1.20", "1.21", "1.22", "1.23", "1.24",
-                                                 "1.25", "1.26", "1.27", "1.28", "1.29",
-                                                 "1.30", "1.31", "1.32", "1.33", "1.34"};
+  env.hints.values["generate --kube-version"] = KubeVersion::SupportedMinors();
   DeclareOutput(*cmd, env, OutputFormat::kYaml, {OutputFormat::kYaml, OutputFormat::kJson});
   cmd->callback([&env, flags] { env.exit_code = RunGenerate(env.ctx, *flags); });
 }

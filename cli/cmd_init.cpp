@@ -2,6 +2,7 @@
 #include "cli/app.h"
 #include "cli/exit_codes.h"
 #include "cli/kube_context.h"
+#include "core/common/kube_version.h"
 #include "core/config/config_loader.h"
 #include "core/config/config_schema.h"
 #include "core/config/config_writer.h"
@@ -186,6 +187,7 @@ void RegisterInit(CLI::App& app, CommandEnv& env) {
                 "--defaults (fails if it is unreachable)");
   cmd->add_option("--kube-version", flags->kube_version, "Sets kubernetesVersion")
       ->type_name("VERSION");
+  env.hints.values["init --kube-version"] = KubeVersion::SupportedMinors();
   cmd->add_option("--scheduler-name", flags->scheduler_name, "Sets scheduler.name")
       ->type_name("NAME");
   cmd->add_option("--extender-image", flags->extender_image, "Sets extender.image")

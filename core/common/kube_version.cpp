@@ -94,6 +94,14 @@ std::string KubeVersion::UnknownPatchWarning() const {
       MinorString(), patch, MinorString(), MinorString(), NewestKnownPatch(), MinorString(), patch);
 }
 
+std::vector<std::string> KubeVersion::SupportedMinors() {
+  std::vector<std::string> minors;
+  for (int minor = kMinMinor; minor <= kMaxMinor; ++minor) {
+    minors.push_back(fmt::format("1.{}", minor));
+  }
+  return minors;
+}
+
 std::string KubeVersion::MinorString() const {
   return fmt::format("{}.{}", major, minor);
 }

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace powerctl {
 
@@ -30,6 +31,9 @@ struct KubeVersion {
   // A patch newer than the newest known in a line that may still get releases: "" or a
   // warning that the image may not exist.
   std::string UnknownPatchWarning() const;
+
+  // "1.20" ... "1.34", oldest first: what --kube-version offers.
+  static std::vector<std::string> SupportedMinors();
 
   std::string MinorString() const;  // "1.30"
   // "v1.30.2"; with no patch given, the newest known patch of the line ("v1.30.14"): the
