@@ -28,6 +28,14 @@ std::string FormatManifests(const std::vector<nlohmann::ordered_json>& objects,
 
 Status WriteFileAtomically(const std::filesystem::path& path, const std::string& content,
                            unsigned mode) {
+  // The rename below would replace whatever has the name: a device (/dev/full), a FIFO or a
+  // directory is not a file powerctl should swap for a regular one.
+  struct stat existing {};
+  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+    return MakeError(
+        ErrorCode::kInvalidInput,
+        fmt::format("cannot write {}: it exists and is not a regular file", path.string()));
+  }
   std::string tmp = path.string() + ".tmp." + std::to_string(getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0)

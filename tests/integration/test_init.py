@@ -4,6 +4,7 @@ import json
 import os
 import pty
 import select
+import stat
 import subprocess
 import threading
 import time
@@ -193,6 +194,15 @@ class InitTest(TempDirTest):
         doc = yaml.safe_load(r.stdout)
         self.assertEqual(doc["scheduler"]["resourceScoring"], "none")
         self.assertNotIn("powerFirst", doc["scheduler"])
+
+    def test_does_not_replace_what_is_not_a_regular_file(self):
+        # Writing is write-then-rename: renaming over a device or a FIFO would replace it.
+        fifo = self.path("pipe")
+        os.mkfifo(fifo)
+        r = run("init", "--defaults", "--force", fifo, env=clean_env())
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("not a regular file", r.stderr)
+        self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
 
     def test_bad_flag_value_is_usage_error_and_writes_nothing(self):
         r = run("init", "--defaults", "--tls-mode", "plaintext", cwd=self.tmp)
