@@ -105,8 +105,7 @@ void PrintTable(const Context& ctx, const setup::StatusReport& r) {
 }
 
 int RunStatus(const Context& ctx, const StatusFlags& flags) {
-  auto format = ctx.Output(OutputFormat::kTable,
-                           {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml});
+  auto format = ctx.Output();
   if (!format.ok()) return Fail(ctx, format.error());
   auto timeout = ParseDuration(flags.timeout);
   if (!timeout.ok()) return Fail(ctx, WithContext(timeout.error(), "--timeout"));
@@ -162,6 +161,8 @@ void RegisterStatus(CLI::App& app, CommandEnv& env) {
   cmd->add_flag("--wait", flags->wait, "Wait until every component is ready");
   cmd->add_option("--timeout", flags->timeout, "How long --wait waits (default 5m)")
       ->type_name("DURATION");
+  DeclareOutput(*cmd, env, OutputFormat::kTable,
+                {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml});
   cmd->callback([&env, flags] { env.exit_code = RunStatus(env.ctx, *flags); });
 }
 
