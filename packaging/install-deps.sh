@@ -27,6 +27,8 @@ TEST_PKGS=(
   prometheus prometheus-node-exporter wrk
   # Renders simulate's HTML report in tests (headless screenshots).
   chromium
+  # The completion scripts are tested in each shell they are written for.
+  zsh fish
   # Building kube-apiserver/kube-scheduler/kube-controller-manager from Debian's source package.
   golang-go rsync dpkg-dev golang-github-modern-go-reflect2-dev
   # The extender image (packaging/image/build.sh, tests/e2e/test_image.py): a Debian root
