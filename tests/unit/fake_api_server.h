@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <ctime>
 #include <functional>
 #include <map>
@@ -741,6 +742,15 @@ class FakeApiServer : public HttpTransport {
   }
 
   // Checks shared by create and apply-create.
+  std::string GeneratedSuffix() {
+    static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";  // the server's
+    std::string suffix;
+    for (std::uint64_t n = ++generated_names_ * 7919; suffix.size() < 5; n /= 27) {
+      suffix += kAlphabet[n % 27];
+    }
+    return suffix;
+  }
+
   std::optional<Result<HttpResponse>> CheckCreate(const internal::Target& target,
                                                   const json& object) const {
     if (!Served(target)) return NotFoundPath();
@@ -773,6 +783,13 @@ class FakeApiServer : public HttpTransport {
   Result<HttpResponse> CreateObject(const internal::Target& target, const RecordedRequest& r) {
     json object = json::parse(r.body, nullptr, false);
     if (object.is_discarded()) return BadRequest("the body is not JSON");
+    // As the real server: no name but a generateName gets the prefix and five characters.
+    if (object.is_object() && object.contains("metadata") && object["metadata"].is_object() &&
+        object["metadata"].value("name", "").empty() &&
+        !object["metadata"].value("generateName", "").empty()) {
+      object["metadata"]["name"] =
+          object["metadata"]["generateName"].get<std::string>() + GeneratedSuffix();
+    }
     if (auto error = CheckCreate(target, object)) return *error;
     internal::Target named = target;
     named.name = object["metadata"].value("name", "");
@@ -901,6 +918,7 @@ class FakeApiServer : public HttpTransport {
   }
 
   std::map<std::string, json> objects_;
+  std::uint64_t generated_names_ = 0;  // for generateName
   std::vector<RecordedRequest> requests_;
   std::vector<Denial> denials_;
   std::vector<Failure> failures_;
