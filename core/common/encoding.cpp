@@ -108,4 +108,12 @@ std::string ExcerptForMessage(std::string_view text, std::size_t max_bytes) {
   return out;
 }
 
+std::string AsciiLower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
 }  // namespace powerctl

@@ -7,6 +7,8 @@ namespace powerctl {
 
 std::string Base64Encode(std::string_view data);
 std::string Sha256Hex(std::string_view data);
+// A-Z to a-z, every other byte as it is (protocol tokens, header values, label text).
+std::string AsciiLower(std::string_view text);
 
 // Untrusted text (a peer's value, a response body) shortened for an error message. A plain
 // substr can cut inside a UTF-8 character, and the message then makes nlohmann::json's strict

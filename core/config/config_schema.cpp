@@ -2,6 +2,7 @@
 
 #include "core/common/duration.h"
 #include "core/common/edit_distance.h"
+#include "core/common/encoding.h"
 #include "core/common/kube_version.h"
 #include "core/common/names.h"
 
@@ -560,8 +561,7 @@ std::string FieldValueText(PowerctlConfig& config, const FieldSpec& field) {
 
 std::optional<bool> ParseBoolWord(std::string_view text) {
   if (text.size() > 5) return std::nullopt;  // "false" is the longest word
-  std::string lower;
-  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = AsciiLower(text);
   for (const char* yes : {"true", "yes", "y", "on"}) {
     if (lower == yes) return true;
   }

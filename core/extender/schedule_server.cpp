@@ -1,5 +1,6 @@
 #include "core/extender/schedule_server.h"
 
+#include "core/common/encoding.h"
 #include "core/extender/tls_failure_log.h"
 #include "core/server/stop_waiter.h"
 
@@ -67,8 +68,7 @@ server::HttpHandler JsonOnly(server::HttpHandler handler) {
     std::string type = request.Header("Content-Type");
     std::string media = type.substr(0, type.find(';'));
     while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) media.pop_back();
-    std::transform(media.begin(), media.end(), media.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    media = AsciiLower(media);
     bool json = media.empty() || media == "application/json";
     if (!json)
       return server::HttpResponse::Text(415, "unsupported Content-Type \"" + media +

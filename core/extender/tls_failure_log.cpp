@@ -12,17 +12,10 @@ bool Has(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
 }
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 }  // namespace
 
 std::string_view ClassifyTlsFailure(std::string_view message) {
-  const std::string m = Lower(message);
+  const std::string m = AsciiLower(message);
   if (Has(m, "alert") && (Has(m, "certificate") || Has(m, "unknown ca")))
     return kTlsPeerRejectedCertificate;
   if (Has(m, "peer did not return a certificate")) return kTlsNoClientCertificate;

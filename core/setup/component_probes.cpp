@@ -61,6 +61,16 @@ Result<HttpClientResponse> Get(HttpClient& http, const std::string& url) {
 
 }  // namespace
 
+int OpsPort(const json& pod, int fallback) {
+  for (const json& c : pod.value("spec", json::object()).value("containers", json::array())) {
+    for (const json& p : c.value("ports", json::array())) {
+      if (p.value("name", "") == "ops" && p.value("containerPort", 0) > 0)
+        return p.value("containerPort", 0);
+    }
+  }
+  return fallback;
+}
+
 Result<std::string> NormalizeOpsUrl(const std::string& url) {
   auto bad = [&url](const std::string& why) {
     return MakeError(ErrorCode::kInvalidInput, fmt::format("extender URL \"{}\": {}", url, why));

@@ -17,6 +17,10 @@
 
 namespace powerctl::setup {
 
+// A pod's container port named "ops" (what the pod really runs: the extender's and the
+// lb-agent's plain /healthz, /readyz and /metrics), else `fallback` (the configured port).
+int OpsPort(const nlohmann::json& pod, int fallback);
+
 // Where the scheduler and the extender run when they are processes rather than Deployments.
 // Empty fields are unknown.
 struct ProcessTargets {

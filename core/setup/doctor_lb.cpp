@@ -3,6 +3,7 @@
 #include "core/config/names.h"
 #include "core/kube/resources.h"
 #include "core/lb/agent_status.h"
+#include "core/setup/component_probes.h"
 
 #include <fmt/format.h>
 
@@ -53,17 +54,6 @@ bool PodReady(const json& pod) {
     if (c.value("type", "") == "Ready") return c.value("status", "") == "True";
   }
   return false;
-}
-
-// The pod's container port named "ops" (what the DaemonSet really runs), else lb.opsPort.
-int OpsPort(const json& pod, int fallback) {
-  for (const json& c : pod.value("spec", json::object()).value("containers", json::array())) {
-    for (const json& p : c.value("ports", json::array())) {
-      if (p.value("name", "") == "ops" && p.value("containerPort", 0) > 0)
-        return p.value("containerPort", 0);
-    }
-  }
-  return fallback;
 }
 
 struct Findings {

@@ -2,6 +2,7 @@
 
 #include "core/config/names.h"
 #include "core/kube/resources.h"
+#include "core/setup/component_probes.h"
 #include "core/telemetry/exposition.h"
 
 #include <fmt/format.h>
@@ -33,16 +34,6 @@ bool IsMismatch(const std::string& reason) {
 
 bool Running(const json& pod) {
   return pod.value("status", json::object()).value("phase", "") == "Running";
-}
-
-int OpsPort(const json& pod, int fallback) {
-  for (const json& c : pod.value("spec", json::object()).value("containers", json::array())) {
-    for (const json& p : c.value("ports", json::array())) {
-      if (p.value("name", "") == "ops" && p.value("containerPort", 0) > 0)
-        return p.value("containerPort", 0);
-    }
-  }
-  return fallback;
 }
 
 double Sum(const std::map<std::string, double>& counts, bool mismatch) {

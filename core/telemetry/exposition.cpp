@@ -36,12 +36,7 @@ std::optional<double> ParseGoFloat(std::string_view token) {
     rest.remove_prefix(1);
   }
   if (rest.empty() || rest[0] == '+' || rest[0] == '-') return std::nullopt;
-  auto lower = [](std::string_view s) {
-    std::string out(s);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-  };
-  std::string word = lower(rest);
+  std::string word = AsciiLower(rest);
   if (word == "inf" || word == "infinity") {
     return negative ? -std::numeric_limits<double>::infinity()
                     : std::numeric_limits<double>::infinity();

@@ -1,5 +1,6 @@
 #include "core/telemetry/node_mapping.h"
 
+#include "core/common/encoding.h"
 #include "core/kube/quantity.h"
 
 #include <algorithm>
@@ -10,13 +11,6 @@ namespace powerctl::telemetry {
 namespace {
 
 using json = nlohmann::json;
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 }  // namespace
 
@@ -126,7 +120,7 @@ void NodeNameMapper::Finish(Index& index) const {
 
 std::optional<std::uint32_t> NodeNameMapper::Lookup(const Index& index,
                                                     std::string_view key) const {
-  const std::string lower = Lower(key);
+  const std::string lower = AsciiLower(key);
   auto it = std::lower_bound(
       index.begin(), index.end(), lower,
       [this](const Key& entry, const std::string& wanted) { return Text(entry.key) < wanted; });
