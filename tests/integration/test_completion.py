@@ -1,15 +1,12 @@
 """Completion: `powerctl __complete` (cobra's protocol) and the bash, zsh and fish scripts that call it,
 run in the real shells; names from the cluster come from a fake API server."""
-import http.server
-import json
 import os
 import shlex
 import shutil
 import subprocess
-import threading
 import unittest
 
-from support import BINARY, SOURCE_DIR, TempDirTest, clean_env, run
+from support import BINARY, SOURCE_DIR, FakeKubeApi, TempDirTest, clean_env, run
 
 COMMITTED = {"bash": "powerctl.bash", "zsh": "_powerctl", "fish": "powerctl.fish"}
 # cobra's ShellCompDirective bits
@@ -90,49 +87,26 @@ def fish_complete(line, env=None):
     return [l.split("\t")[0] for l in r.stdout.splitlines() if l]
 
 
-class FakeApiServer:
+class FakeApiServer(FakeKubeApi):
     """Just enough of an API server for completion: nodes, namespaces, and pods and Services per
     namespace. Records the paths asked for."""
 
+    LISTS = {
+        "/api/v1/nodes": ("NodeList", ["worker-1", "worker-2", "gpu-1"]),
+        "/api/v1/namespaces": ("NamespaceList", ["default", "shop", "kube-system"]),
+        "/api/v1/namespaces/shop/pods": ("PodList", ["web-1", "web-2", "db-0"]),
+        "/api/v1/namespaces/default/pods": ("PodList", ["hello"]),
+        "/api/v1/namespaces/shop/services": ("ServiceList", ["web", "db"]),
+    }
+
     def __init__(self):
-        self.paths = []
-        lists = {
-            "/api/v1/nodes": ("NodeList", ["worker-1", "worker-2", "gpu-1"]),
-            "/api/v1/namespaces": ("NamespaceList", ["default", "shop", "kube-system"]),
-            "/api/v1/namespaces/shop/pods": ("PodList", ["web-1", "web-2", "db-0"]),
-            "/api/v1/namespaces/default/pods": ("PodList", ["hello"]),
-            "/api/v1/namespaces/shop/services": ("ServiceList", ["web", "db"]),
-        }
-        owner = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                path = self.path.split("?")[0]
-                owner.paths.append(path)
-                if path not in lists:
-                    self.send_response(404)
-                    self.end_headers()
-                    return
-                kind, names = lists[path]
-                body = json.dumps({"kind": kind, "apiVersion": "v1", "metadata": {},
-                                   "items": [{"metadata": {"name": n}} for n in names]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
+        def answer(path, _query):
+            if path not in self.LISTS:
+                return None
+            kind, names = self.LISTS[path]
+            return 200, {"kind": kind, "apiVersion": "v1", "metadata": {},
+                         "items": [{"metadata": {"name": n}} for n in names]}
+        super().__init__(answer)
 
 
 class CompletionTest(TempDirTest):

@@ -1,87 +1,42 @@
 """powerctl init: commented file, CI flags, refusal to overwrite, interactive prompts."""
-import http.server
-import json
 import os
 import pty
 import select
 import stat
 import subprocess
-import threading
 import time
 import unittest
-import urllib.parse
 
 import yaml
 
-from support import BINARY, TempDirTest, clean_env, run
+from support import BINARY, FakeKubeApi, TempDirTest, clean_env, run
 
 
-class FakeApiServer:
-    """A plain-HTTP API server answering what `init` asks: /version, metrics.k8s.io, Services."""
+class FakeApiServer(FakeKubeApi):
+    """What `init` asks an API server: /version, metrics.k8s.io and Services by label."""
 
     def __init__(self, git_version="v1.29.3", metrics_api=False, services=()):
-        outer = self
-        self.requests = []
+        def answer(path, query):
+            if path == "/version":
+                return 200, {"major": "1", "minor": git_version.split(".")[1],
+                             "gitVersion": git_version}
+            if path == "/apis/metrics.k8s.io/v1beta1" and metrics_api:
+                return 200, {"kind": "APIResourceList", "groupVersion": "metrics.k8s.io/v1beta1",
+                             "resources": []}
+            if path == "/api/v1/services":
+                key, _, value = query.get("labelSelector", [""])[0].partition("=")
+                items = [s for s in services if s["metadata"].get("labels", {}).get(key) == value]
+                return 200, {"kind": "ServiceList", "apiVersion": "v1",
+                             "metadata": {"resourceVersion": "1"}, "items": items}
+            return None
+        super().__init__(answer)
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                url = urllib.parse.urlparse(self.path)
-                outer.requests.append(self.path)
-                query = urllib.parse.parse_qs(url.query)
-                if url.path == "/version":
-                    body = {"major": "1", "minor": git_version.split(".")[1],
-                            "gitVersion": git_version}
-                elif url.path == "/apis/metrics.k8s.io/v1beta1" and metrics_api:
-                    body = {"kind": "APIResourceList", "groupVersion": "metrics.k8s.io/v1beta1",
-                            "resources": []}
-                elif url.path == "/api/v1/services":
-                    selector = query.get("labelSelector", [""])[0]
-                    key, _, value = selector.partition("=")
-                    items = [s for s in services
-                             if s["metadata"].get("labels", {}).get(key) == value]
-                    body = {"kind": "ServiceList", "apiVersion": "v1",
-                            "metadata": {"resourceVersion": "1"}, "items": items}
-                else:
-                    self.send_response(404)
-                    self.send_header("Content-Type", "application/json")
-                    self.end_headers()
-                    self.wfile.write(b'{"kind":"Status","status":"Failure","code":404}')
-                    return
-                data = json.dumps(body).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def kubeconfig(self, directory):
-        path = os.path.join(directory, "kubeconfig")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(f"""apiVersion: v1
-kind: Config
-clusters:
-- name: fake
-  cluster: {{server: "http://127.0.0.1:{self.server.server_address[1]}"}}
-users:
-- name: me
-  user: {{token: t}}
-contexts:
-- name: fake
-  context: {{cluster: fake, user: me}}
-current-context: fake
-""")
-        return path
+    @property
+    def requests(self):
+        return self.paths
 
     def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        self.stop()
 
 
 PROMETHEUS_SERVICE = {
