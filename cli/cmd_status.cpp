@@ -63,11 +63,14 @@ std::string Colour(const Context& ctx, bool ok, const std::string& text) {
 
 void PrintTable(const Context& ctx, const setup::StatusReport& r) {
   std::ostream& out = *ctx.out;
-  std::string installed =
-      r.installed_version.empty()
-          ? (r.mode == "out-of-cluster" ? "unknown (the extender's ops port reports no version)"
-                                        : "unknown")
-          : fmt::format("{} ({})", r.installed_version, r.installed_image);
+  std::string installed = "unknown";
+  if (!r.installed_version.empty() && !r.installed_image.empty()) {
+    installed = fmt::format("powerctl {} ({})", r.installed_version, r.installed_image);
+  } else if (!r.installed_version.empty()) {
+    installed = fmt::format("powerctl {} (the running extender's build)", r.installed_version);
+  } else if (r.mode == "out-of-cluster") {
+    installed = "unknown (the extender is not reachable)";
+  }
   out << fmt::format("Mode:        {}\n", r.mode);
   out << fmt::format("Client:      powerctl {}\n", r.client_version);
   out << fmt::format("Installed:   {}\n", installed);
@@ -149,7 +152,8 @@ void RegisterStatus(CLI::App& app, CommandEnv& env) {
   cmd->footer(
       "The scheduler, the extender and the model server are judged as `doctor` judges them, in\n"
       "the cluster or, with --scheduler-config or --extender-url, as processes out of it.\n"
-      "Installed is the extender Deployment's image tag; telemetry ages come from a process\n"
+      "Installed is the extender Deployment's image tag, or a process extender's build (its\n"
+      "powerctl_build_info metric); telemetry ages come from a process\n"
       "extender's /metrics. --wait looks every second until all are ready.\n"
       "Exit codes: 0 all ready; 3 something is not ready (with --wait: still not ready when\n"
       "--timeout passed); 2 bad flags or powerctl.yaml.\n"

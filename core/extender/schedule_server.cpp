@@ -1,5 +1,6 @@
 #include "core/extender/schedule_server.h"
 
+#include "core/common/build_info.h"
 #include "core/common/encoding.h"
 #include "core/extender/tls_failure_log.h"
 #include "core/server/stop_waiter.h"
@@ -116,6 +117,11 @@ Status RunScheduleServer(const ScheduleServerOptions& options, ExtenderHandler& 
                                                               const std::string& reason) {
     tls_errors.Inc({std::string(tls_failure_log.Record(remote, reason))});
   };
+  // Prometheus' convention for "which build runs here": `powerctl status` reads it from a
+  // process extender, whose version no image tag tells.
+  metrics
+      .Gauge("powerctl_build_info", "The running powerctl build (always 1)", {"version", "commit"})
+      .Set({GetBuildInfo().version, GetBuildInfo().git_commit}, 1);
   auto& tls_reloads = metrics.Counter("powerctl_tls_reloads_total",
                                       "TLS files reloaded from disk, by result", {"result"});
   main_options.on_tls_reload = [&tls_reloads, log = hooks.log](bool ok,

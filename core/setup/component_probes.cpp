@@ -1,5 +1,6 @@
 #include "core/setup/component_probes.h"
 
+#include "core/common/encoding.h"
 #include "core/common/json_fields.h"
 #include "core/common/yaml.h"
 #include "core/kube/resources.h"
@@ -210,6 +211,11 @@ ExtenderProbe ProbeExtender(HttpClient& http, const std::string& ops_url) {
   if (!metrics.ok() || metrics->status != 200) return probe;
   auto exposition = telemetry::ParseExposition(metrics->body);
   if (!exposition.ok()) return probe;
+  for (const auto* build : telemetry::FindSamples(*exposition, "powerctl_build_info")) {
+    if (auto version = build->labels.find("version"); version != build->labels.end()) {
+      probe.version = ExcerptForMessage(version->second, 64);  // whatever answers the port
+    }
+  }
   for (const auto* failing :
        telemetry::FindSamples(*exposition, "powerctl_telemetry_refresh_failing")) {
     auto source = failing->labels.find("source");

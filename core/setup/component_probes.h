@@ -85,6 +85,7 @@ struct ExtenderProbe {
     std::string name, reason;
   };
   std::vector<Degraded> degraded;  // named while ready: scores fall back to neutral there
+  std::string version;             // from /metrics' powerctl_build_info; "" when not said
   std::vector<TelemetrySourceProbe> telemetry;
 };
 ExtenderProbe ProbeExtender(HttpClient& http, const std::string& ops_url);

@@ -104,6 +104,10 @@ StatusReport CollectStatus(const DoctorInput& in) {
       for (const auto& d : service.degraded) report.degraded.push_back(d.name + ": " + d.reason);
     }
   }
+  // A process extender says its build on /metrics (powerctl_build_info).
+  if (checks.extender && !checks.extender->version.empty()) {
+    report.installed_version = checks.extender->version;
+  }
   if (checks.extender && checks.extender->ready) {
     report.telemetry_known = true;
     for (const TelemetrySourceProbe& t : checks.extender->telemetry)

@@ -31,8 +31,8 @@ struct TelemetryStatus {
 
 struct StatusReport {
   std::string client_version;  // this binary
-  // What runs: the extender Deployment's image tag in the cluster. The extender's ops port
-  // reports no version, so out of the cluster it is "" (unknown).
+  // What runs: the extender Deployment's image tag in the cluster; out of the cluster the
+  // version the extender's /metrics reports (powerctl_build_info), "" when unknown.
   std::string installed_version;
   std::string installed_image;
   std::string mode;  // "in-cluster" | "out-of-cluster"

@@ -143,6 +143,11 @@ telemetry:
         self.assertEqual(status.returncode, 0, status.stdout + status.stderr)
         self.assertRegex(status.stdout, r"scheduler\s+yes\s+process http://127\.0\.0\.1:%d/healthz" % healthz_port)
         self.assertRegex(status.stdout, r"extender\s+yes\s+process http://127\.0\.0\.1:%d" % ops_port)
+        # The running extender says its build: the same binary as the client here.
+        client = re.search(r"Client:\s+powerctl (\S+)", status.stdout)
+        self.assertIsNotNone(client, status.stdout)
+        self.assertRegex(status.stdout, r"Installed:\s+powerctl %s \(the running extender's build\)"
+                         % re.escape(client.group(1)))
 
         doctor = self.run_argv(self.expand(doctor_cmd) + ["-o", "json"], check=False)
         report = json.loads(doctor.stdout)

@@ -51,6 +51,7 @@ class StatusTest : public ::testing::Test {
     answers_["http://127.0.0.1:8080/readyz"] = Reply(200, R"({"ready":true,"degraded":[]})");
     answers_["http://127.0.0.1:8080/metrics"] =
         Reply(200,
+              "powerctl_build_info{version=\"0.9.2\",commit=\"abc\"} 1\n"
               "powerctl_telemetry_refresh_failing{source=\"cpu\"} 0\n"
               "powerctl_telemetry_snapshot_age_seconds{source=\"cpu\"} 3\n");
   }
@@ -117,7 +118,7 @@ TEST_F(StatusTest, OutOfTheClusterHealthyProcessesAreReadyWithTelemetryAges) {
   StatusReport r = CollectStatus(input_);
 
   EXPECT_EQ(r.mode, "out-of-cluster");
-  EXPECT_EQ(r.installed_version, "");  // the ops port reports no version
+  EXPECT_EQ(r.installed_version, "0.9.2");  // the extender's powerctl_build_info
   EXPECT_EQ(Component(r, "extender").where, "process http://127.0.0.1:8080");
   EXPECT_EQ(Component(r, "scheduler").where, "process http://127.0.0.1:10251/healthz");
   EXPECT_TRUE(r.AllReady()) << r.NotReady();
