@@ -27,7 +27,7 @@ class DoctorTest(ClusterTest):
         checks = {c["id"]: c for c in doc["checks"]}
         self.assertEqual(list(checks), ["api-reachable", "permissions", "scheduler-ready", "scheduler-lease",
                                         "extender-ready", "model-ready", "node-labels", "telemetry",
-                                        "lb-agent"])
+                                        "lb-agent", "extender-tls"])
         self.assertEqual(checks["api-reachable"]["status"], "PASS")
         self.assertIn("v1.20.2", checks["api-reachable"]["message"])
         self.assertEqual(checks["permissions"]["status"], "PASS")
@@ -39,6 +39,9 @@ class DoctorTest(ClusterTest):
         self.assertEqual(checks["scheduler-lease"]["status"], "FAIL")
         self.assertTrue(checks["scheduler-lease"]["fix"])
         self.assertEqual(checks["telemetry"]["status"], "FAIL")  # no metrics-server here
+        # The fake kubelet's pods serve nothing: their /metrics cannot be read, a warning.
+        self.assertEqual(checks["extender-tls"]["status"], "WARN")
+        self.assertIn("metrics not readable", checks["extender-tls"]["message"])
         self.assertEqual(after.returncode, 3)
         self.assertTrue(doc["failed"])
 

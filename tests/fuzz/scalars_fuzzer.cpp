@@ -1,6 +1,7 @@
 // Fuzzes the small scalar parsers that read flags and config values:
 //  * KubeVersion::Parse: an accepted version must re-parse from its own MinorString() and
-//    ImageTag() to the same major/minor (patch: none / the same, 0 when none was given);
+//    ImageTag() to the same major/minor (patch: none / the same, the line's newest known
+//    patch when none was given);
 //  * ParseDuration: an accepted duration must re-parse from FormatDuration() to the same
 //    value, and FormatDuration must be a fixed point (Format(Parse(Format(d))) == Format(d)).
 // Both parsers see the whole input.
@@ -40,7 +41,7 @@ void CheckKubeVersion(std::string_view text) {
   const std::string tag = v->ImageTag();
   auto from_tag = KubeVersion::Parse(tag);
   if (!from_tag.ok() || from_tag->major != v->major || from_tag->minor != v->minor ||
-      from_tag->patch != (v->patch < 0 ? 0 : v->patch)) {
+      from_tag->patch != (v->patch < 0 ? v->NewestKnownPatch() : v->patch)) {
     Fail("ImageTag() does not re-parse to the same version", text, tag);
   }
 }
