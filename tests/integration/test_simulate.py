@@ -129,7 +129,7 @@ class SimulateProgressTest(TempDirTest):
         code, terminal, stdout = run_on_a_terminal("simulate", "--seeds", "3")
         self.assertEqual(code, 0, terminal)
         self.assertRegex(terminal, r"^\rseed 1/3, \w+ \(1/4\), load \d+%")
-        self.assertIn("seed 3/3", terminal)
+        # Later lines are drawn at most every 100 ms, so which seeds show depends on speed.
         # The last thing on the terminal blanks the line: \r, spaces, \r.
         self.assertTrue(terminal.endswith("\r"), repr(terminal[-80:]))
         erased = terminal[:-1].rsplit("\r", 1)[1]
