@@ -1,7 +1,6 @@
 #include "cli/component_targets.h"
 
 #include "cli/kube_context.h"
-#include "core/kube/connection.h"
 
 #include <fmt/format.h>
 
@@ -54,16 +53,20 @@ Result<std::unique_ptr<ComponentTargets>> MakeComponentTargets(const Context& ct
     targets->http = MakeCurlHttpClient(1 << 20);
     input.http = targets->http.get();
   }
-  auto client = ConnectToCluster(ctx);
-  if (client.ok()) {
-    targets->client = std::move(*client);
-    input.client = targets->client.get();
-    kube::ConnectionRequest request{ctx.globals.kubeconfig, ctx.globals.context, ctx.environment};
-    auto connection = kube::ResolveConnection(request);
-    if (connection.ok()) input.server = connection->server;
-  } else {
-    input.connection_error = client.error().message;
+  // The kubeconfig is resolved once: the client and the server doctor names come from it.
+  auto connection = ResolveClusterConnection(ctx);
+  if (!connection.ok()) {
+    input.connection_error = connection.error().message;
+    return targets;
   }
+  auto client = ConnectToCluster(ctx, *connection);
+  if (!client.ok()) {
+    input.connection_error = client.error().message;
+    return targets;
+  }
+  targets->client = std::move(*client);
+  input.client = targets->client.get();
+  input.server = connection->server;
   return targets;
 }
 
