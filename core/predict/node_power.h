@@ -133,6 +133,9 @@ struct PowerEstimate {
   // from now to `after` or beyond, as far as it can be filled (the slope of its lower convex
   // hull from where it stands).
   std::optional<double> fill_watts_per_core;
+  // How much fill_watts_per_core was raised for the pod slot the pod takes (1: not at all);
+  // set by the scoring's pod-slot rule, which the reason shows.
+  double fill_slot_factor = 1.0;
   std::string error;  // why there are no watts (the prepared error, or the model's)
 
   std::optional<double> delta() const {

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 
 namespace powerctl::scoring {
@@ -165,6 +166,10 @@ std::vector<PowerScore> ScorePower(const std::vector<predict::PowerEstimate>& no
       s.component.reason += ", ";
       AppendWattsPerCore(s.component.reason, cost[i]);
       s.component.reason += " to fill";
+      if (nodes[i].fill_slot_factor > 1.0) {
+        fmt::format_to(std::back_inserter(s.component.reason),
+                       " (x{:.2f} for the pod slot it takes)", nodes[i].fill_slot_factor);
+      }
     }
   }
   return out;

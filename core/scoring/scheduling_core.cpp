@@ -8,6 +8,7 @@
 #include "core/scoring/combine.h"
 #include "core/scoring/node_cpu.h"
 #include "core/scoring/pod_groups.h"
+#include "core/scoring/pod_slots.h"
 #include "core/scoring/policies.h"
 #include "core/scoring/power_score.h"
 #include "core/scoring/real_usage.h"
@@ -110,30 +111,6 @@ std::vector<Candidate> Candidates(const std::vector<std::string>& nodes, const j
   pool.ForEachChunk(nodes.size(), kNodesPerChunk, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) FillCandidate(out[i], nodes[i], items, snapshot);
   });
-  return out;
-}
-
-// How much CPU each node can still take: this pod, and pods as large as the candidates' pods
-// are on average in its other free pod slots (infinite when its pod limit is unknown). A node
-// whose pod slots run out before its cores cannot reach the cheap top of its curve, and the
-// fill cost must not count on it (kubelet's default of 110 pods caps many-core nodes well below
-// full load). The average, not this pod's CPU: a small pod must not make a large node look
-// unfillable when the pods that follow it will be larger.
-std::vector<double> ReachableCpu(const std::vector<Candidate>& candidates, double pod_cpu) {
-  double cpu = 0, pods = 0;
-  for (const Candidate& c : candidates) {
-    if (c.cached == nullptr) continue;
-    cpu += c.cached->requested.cpu_cores;
-    pods += static_cast<double>(c.cached->pods.size());
-  }
-  const double typical = pods > 0 ? cpu / pods : pod_cpu;
-  std::vector<double> out(candidates.size(), std::numeric_limits<double>::infinity());
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    const cluster::NodeState* node = candidates[i].cached;
-    if (node == nullptr || !node->pods_allocatable) continue;
-    const double free = *node->pods_allocatable - static_cast<double>(node->pods.size());
-    out[i] = pod_cpu + std::max(0.0, free - 1) * typical;
-  }
   return out;
 }
 
@@ -257,10 +234,16 @@ Decision SchedulingCore::Prioritize(const json& pod, std::vector<std::string> no
   std::vector<predict::PowerEstimate> power;
   if (deps_.predictor != nullptr) {
     const bool fill = config.scoring.objective == config::kObjectiveFill;
+    std::vector<const cluster::NodeState*> cached;
     std::vector<double> reachable;
-    if (fill) reachable = ReachableCpu(candidates, pod_cpu);
+    if (fill) {
+      cached.reserve(candidates.size());
+      for (const Candidate& c : candidates) cached.push_back(c.cached);
+      reachable = ReachableCpu(cached, pod_cpu);
+    }
     power = predict::EstimatePower(inputs, unseen_cpu, pod_cpu, *deps_.predictor, deps_.deadline,
                                    pool_.get(), fill, reachable);
+    if (fill) ApplySlotShare(power, cached, reachable, pod_cpu);
   } else {
     power.resize(nodes.size());
     for (auto& p : power) p.error = "no predictor";

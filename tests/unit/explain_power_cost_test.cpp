@@ -45,6 +45,9 @@ TEST(FillWattsPerCoreFromReason, ReadsWhatThePowerScoreWrites) {
   EXPECT_EQ(FillWattsPerCoreFromReason(scores[1].component.reason), 9.8);
   EXPECT_EQ(FillWattsPerCoreFromReason("+3.0 W, a decrease counted as +0.0 W, 0.25 W/core to fill"),
             0.25);
+  EXPECT_EQ(
+      FillWattsPerCoreFromReason("+3.0 W, 2.40 W/core to fill (x2.00 for the pod slot it takes)"),
+      2.4);
   // Marginal reasons, errors and garbage carry none.
   EXPECT_EQ(FillWattsPerCoreFromReason(Scored("marginal")[0].component.reason), std::nullopt);
   EXPECT_EQ(FillWattsPerCoreFromReason("model server unreachable"), std::nullopt);

@@ -150,6 +150,19 @@ TEST(ScorePowerTest, TheFillObjectiveRanksByTheCostToFillNotThePodsWatts) {
   EXPECT_DOUBLE_EQ(marginal[1].component.value, 10.0);
 }
 
+TEST(ScorePowerTest, TheReasonShowsARaiseForThePodSlot) {
+  // The pod-slot rule raised the first node's fill cost: the reason says by how much, after
+  // the cost, so explain still reads the cost from it.
+  predict::PowerEstimate raised = Filling(60, 72, 2.4);
+  raised.fill_slot_factor = 2.0;
+  auto scores = ScorePower({raised, Filling(200, 208, 2.0)}, config::ScoringSettings{});
+  EXPECT_EQ(scores[0].component.reason,
+            "+12.0 W, 2.40 W/core to fill (x2.00 for the pod slot it takes)");
+  EXPECT_EQ(scores[1].component.reason, "+8.0 W, 2.00 W/core to fill");
+  EXPECT_DOUBLE_EQ(scores[1].component.value, 10.0);
+  EXPECT_LT(scores[0].component.value, 10.0);
+}
+
 TEST(ScorePowerTest, FillCostsAreOnALogScaleThatEndsAtTwiceTheCheapest) {
   config::ScoringSettings fill;
   fill.tie_tolerance = 0;
