@@ -7,11 +7,15 @@ snapshot: mean watts per scorer and the lower bound, and powerctl's saving again
 default scheduler and PEAKS and its distance to the bound.
 
   /usr/bin/python3 tests/bench/placement_table.py [--binary build/powerctl] [--seeds 5]
-      [--errors 0,10,25] [--idle-off] [--set KEY=VALUE ...]
+      [--errors 0,10,25] [--idle-off] [--max-pods N] [--set KEY=VALUE ...]
+
+--max-pods N gives every node of every snapshot N pod slots (kubelet's maxPods; 110 is its
+default), to see placement where many-core nodes run out of pod slots before their cores.
 """
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -37,6 +41,7 @@ def main():
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--errors", default="0,10,25")
     parser.add_argument("--idle-off", action="store_true")
+    parser.add_argument("--max-pods", type=int, help="pod slots of every node (kubelet maxPods)")
     parser.add_argument("--set", action="append", default=[],
                         help="powerctl.yaml key=value for the run, e.g. scoring.objective=marginal")
     args = parser.parse_args()
@@ -59,8 +64,20 @@ def main():
         os.path.join("data", "specpower", f) for f in os.listdir(os.path.join(ROOT, "data", "specpower"))
         if f.endswith(".yaml"))
     os.chdir(ROOT)
+    temporary = []
     for snapshot in snapshots:
-        print(f"\n#### {snapshot}{' (idle nodes off)' if args.idle_off else ''}\n")
+        title = snapshot
+        if args.max_pods:
+            source = os.path.join("data", "demo-snapshot.yaml") if snapshot == "demo" else snapshot
+            with open(source) as f:
+                text = re.sub(r"(?m)^(\s+)pods: \d+$", rf"\g<1>pods: {args.max_pods}", f.read())
+            handle = tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False)
+            handle.write(text)
+            handle.close()
+            temporary.append(handle.name)
+            snapshot = handle.name
+            title += f", {args.max_pods} pod slots per node"
+        print(f"\n#### {title}{' (idle nodes off)' if args.idle_off else ''}\n")
         print("| error | load | powerctl | default | minimizepower | peaks | bound "
               "| vs default | vs PEAKS | above bound |")
         print("|---|---|---|---|---|---|---|---|---|---|")
@@ -77,8 +94,14 @@ def main():
                       f"| {by['default']['loads'][i]['powerctlSavingPercent']:+.1f} % "
                       f"| {by['peaks']['loads'][i]['powerctlSavingPercent']:+.1f} % "
                       f"| {p['aboveBoundPercent']:+.1f} % |")
+                left = {name: by[name]["loads"][i].get("meanUnscheduled", 0) for name in by}
+                if any(left.values()):
+                    print(f"| | | pods left unscheduled (mean): " + ", ".join(
+                        f"{name} {count:g}" for name, count in left.items() if count) + " |")
     if config:
         os.unlink(config)
+    for name in temporary:
+        os.unlink(name)
     return 0
 
 
