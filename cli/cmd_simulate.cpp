@@ -18,6 +18,7 @@
 #include <fstream>
 #include <optional>
 #include <ostream>
+#include <vector>
 
 namespace powerctl::cli {
 namespace {
@@ -128,7 +129,23 @@ Result<std::string> ReadInput(const std::string& path, const char* flag) {
     return MakeError(ErrorCode::kInvalidInput,
                      std::string(flag) + " " + path + ": cannot open the file");
   }
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  // In chunks, and no further than one chunk past the limit: a file too large (or a device
+  // that never ends) is told without reading all of it.
+  std::string text;
+  std::vector<char> chunk(std::size_t{1} << 20);
+  while (in && text.size() <= simulate::kMaxInputFileBytes) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) {
+    return MakeError(ErrorCode::kIo, std::string(flag) + " " + path + ": cannot read the file");
+  }
+  if (text.size() > simulate::kMaxInputFileBytes) {
+    return MakeError(ErrorCode::kInvalidInput,
+                     fmt::format("{} {}: larger than {} MiB, the most simulate reads", flag, path,
+                                 simulate::kMaxInputFileBytes >> 20));
+  }
+  return text;
 }
 
 Status WriteOutput(const std::string& path, const std::string& text) {

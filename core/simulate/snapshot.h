@@ -6,6 +6,7 @@
 // (data/demo-snapshot.yaml shows the format); `simulate --export-snapshot` writes the same.
 
 #include "core/common/result.h"
+#include "core/common/yaml.h"
 
 #include <nlohmann/json.hpp>
 
@@ -44,6 +45,14 @@ struct Snapshot {
   std::string source;  // file name, or "demo"
   std::vector<SimNode> nodes;
 };
+
+// simulate's input files are the user's own and can describe a whole large cluster (a 5,000-
+// node, 150,000-pod export is about 40 MiB), so they are bounded by their size, not by the
+// fixed limits that protect the servers from hostile input (YamlLimits' defaults: 8 MiB,
+// 200,000 YAML nodes): at most kMaxInputFileBytes, and as many YAML nodes, aliases expanded,
+// as text of the file's size can hold without aliases.
+inline constexpr std::size_t kMaxInputFileBytes = std::size_t{256} << 20;
+YamlLimits InputFileYamlLimits(std::size_t file_bytes);
 
 // Parses a snapshot. Errors are kInvalidInput and name `source_name`, and the line of the
 // offending node where it can be found ("demo.yaml:42: node \"a\": cpu: ...").

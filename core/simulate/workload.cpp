@@ -11,6 +11,8 @@
 namespace powerctl::simulate {
 namespace {
 
+using ojson = nlohmann::ordered_json;
+
 // CPU requests in millicores and how often each occurs (weights sum to 100).
 struct Size {
   int millis;
@@ -76,29 +78,46 @@ Result<std::vector<WorkloadPod>> ParseWorkload(std::string_view text, std::strin
   auto error = [&](const std::string& message) {
     return MakeError(ErrorCode::kInvalidInput, message);
   };
-  POWERCTL_TRY(docs, ParseYamlDocuments(text, source));
+  POWERCTL_TRY(docs, ParseYamlDocuments(text, source, InputFileYamlLimits(text.size())));
   if (docs.size() != 1 || !docs[0].is_object() || !docs[0].contains("pods") ||
       !docs[0]["pods"].is_array() || docs[0]["pods"].empty()) {
     return error(name + ": must be a mapping with a non-empty list `pods:`");
   }
-  std::vector<WorkloadPod> out;
   const auto& pods = docs[0]["pods"];
+  // The total first, so that a file asking for too many pods is refused before any is made.
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    const auto& count = pods[i].is_object() ? pods[i].value("count", ojson(1)) : ojson(1);
+    const long long n = count.is_number_integer() ? count.get<long long>() : 1;
+    total += n > 0 ? static_cast<std::size_t>(n) : 1;  // a bad count is refused below
+    if (total > kMaxWorkloadPods) {
+      return error(
+          fmt::format("{}: pods[{}]: more than {} pods in all", name, i, kMaxWorkloadPods));
+    }
+  }
+  std::vector<WorkloadPod> out;
+  out.reserve(total);
   for (std::size_t i = 0; i < pods.size(); ++i) {
     nlohmann::json entry = nlohmann::json::parse(pods[i].dump());
+    // The entry's line only for an error: looking it up for every pod was quadratic.
     std::string pod_name = entry.is_object() ? entry.value("name", "") : "";
-    int line = pod_name.empty() ? 0 : LineOf(text, "name: " + pod_name);
-    std::string where =
-        line > 0 ? fmt::format("{}:{}", name, line) : fmt::format("{}: pods[{}]", name, i);
+    const std::string where = fmt::format("{}: pods[{}]", name, i);
+    auto precise = [&] {
+      int line = pod_name.empty() ? 0 : LineOf(text, "name: " + pod_name);
+      return line > 0 ? fmt::format("{}:{}", name, line) : where;
+    };
     int count = 1;
     if (entry.is_object() && entry.contains("count")) {
       if (!entry["count"].is_number_integer() || entry["count"].get<int>() < 1 ||
           entry["count"].get<int>() > 100000) {
-        return error(where + ": count: must be a whole number from 1 to 100000");
+        return error(precise() + ": count: must be a whole number from 1 to 100000");
       }
       count = entry["count"].get<int>();
       entry.erase("count");
     }
-    POWERCTL_TRY(pod, ParsePodShorthand(entry, where));
+    auto parsed = ParsePodShorthand(entry, where);
+    if (!parsed.ok()) return ParsePodShorthand(entry, precise()).error();
+    const SimPod& pod = *parsed;
     for (int c = 0; c < count; ++c) {
       SimPod copy = pod;
       if (count > 1) {
@@ -107,7 +126,7 @@ Result<std::vector<WorkloadPod>> ParseWorkload(std::string_view text, std::strin
         copy.object["metadata"]["uid"] = copy.name;
       }
       auto made = MakeWorkloadPod(std::move(copy));
-      if (!made.ok()) return WithContext(made.error(), where);
+      if (!made.ok()) return WithContext(made.error(), precise());
       out.push_back(std::move(*made));
     }
   }

@@ -32,6 +32,11 @@ struct WorkloadSpec {
 };
 std::vector<WorkloadPod> GenerateWorkload(const WorkloadSpec& spec);
 
+// At most this many pods in a workload file, `count:` included (150,000 is the most a
+// Kubernetes cluster is tested with).
+inline constexpr std::size_t kMaxWorkloadPods = 500'000;
+
+// Reads a workload file; YAML limits as for a snapshot (InputFileYamlLimits).
 Result<std::vector<WorkloadPod>> ParseWorkload(std::string_view text, std::string_view source);
 
 // Requests of a pod object (kInvalidInput naming the pod when they cannot be read).

@@ -72,6 +72,64 @@ TEST(SimulateSnapshotTest, TheDocumentReadsBackTheSame) {
   EXPECT_DOUBLE_EQ(again->nodes[3].memory_bytes, demo->nodes[3].memory_bytes);
 }
 
+TEST(SimulateSnapshotTest, AFileAboveTheServersYamlLimitsReadsBack) {
+  // 500 nodes of 40 pods: more YAML nodes than the servers' hostile-input limit (200,000),
+  // which a snapshot of the user's own large cluster easily has.
+  Snapshot big;
+  auto demo = DemoSnapshot();
+  ASSERT_TRUE(demo.ok());
+  for (int n = 0; n < 500; ++n) {
+    SimNode node = demo->nodes[static_cast<std::size_t>(n) % demo->nodes.size()];
+    node.name = "node-" + std::to_string(n);
+    node.pods.clear();
+    for (int p = 0; p < 40; ++p) {
+      auto pod = ParsePodShorthand(
+          {{"name", node.name + "-pod-" + std::to_string(p)}, {"cpu", "100m"}, {"memory", "64Mi"}},
+          "test");
+      ASSERT_TRUE(pod.ok());
+      node.pods.push_back(std::move(*pod));
+    }
+    big.nodes.push_back(std::move(node));
+  }
+  const std::string yaml = EmitYaml(SnapshotDocument(big));
+  auto strict = ParseYamlDocuments(yaml, "big.yaml");
+  ASSERT_FALSE(strict.ok());
+  EXPECT_NE(strict.error().message.find("max_nodes"), std::string::npos);
+  auto again = ParseSnapshot(yaml, "big.yaml");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->nodes.size(), 500u);
+  EXPECT_EQ(again->nodes[499].pods.size(), 40u);
+}
+
+TEST(SimulateSnapshotTest, InputFileLimitsGrowWithTheFileOnly) {
+  const YamlLimits server;
+  EXPECT_EQ(InputFileYamlLimits(1000).max_nodes, server.max_nodes);
+  EXPECT_EQ(InputFileYamlLimits(1000).max_bytes, server.max_bytes);
+  EXPECT_EQ(InputFileYamlLimits(std::size_t{40} << 20).max_nodes, std::size_t{20} << 20);
+  EXPECT_EQ(InputFileYamlLimits(std::size_t{40} << 20).max_bytes, std::size_t{40} << 20);
+  EXPECT_EQ(InputFileYamlLimits(std::size_t{40} << 20).max_depth, server.max_depth);
+  // Aliases still cannot blow a small file up.
+  std::string laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  for (char c = 'b'; c <= 'h'; ++c) {
+    laughs += std::string(1, c) + ": &" + c + " [";
+    for (int i = 0; i < 10; ++i) laughs += std::string(i ? ", *" : "*") + static_cast<char>(c - 1);
+    laughs += "]\n";
+  }
+  auto blown = ParseSnapshot("kind: ClusterSnapshot\n" + laughs, "laughs.yaml");
+  ASSERT_FALSE(blown.ok());
+  EXPECT_NE(blown.error().message.find("max_nodes"), std::string::npos) << blown.error().message;
+}
+
+TEST(SimulateWorkloadTest, TooManyPodsInAllAreRefusedBeforeAnyIsMade) {
+  std::string text = "pods:\n";
+  for (int i = 0; i < 6; ++i)
+    text += "- {name: w" + std::to_string(i) + ", cpu: 1, memory: 1Gi, count: 100000}\n";
+  auto w = ParseWorkload(text, "w.yaml");
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.error().message.find("pods[5]: more than 500000 pods in all"), std::string::npos)
+      << w.error().message;
+}
+
 TEST(SimulateWorkloadTest, GenerationIsSeededAndReachesTheCpuAsked) {
   WorkloadSpec spec;
   spec.seed = 3;
