@@ -446,6 +446,20 @@ class ScheduleServer:
         return {v: {"count": int(counts[v]), "mean_ms": round(1000 * sums[v] / counts[v], 3)}
                 for v in counts if counts[v]}
 
+    def decision_records(self):
+        """The decision records so far: decisions by result, and the Events written for them
+        (several decisions share one when they are batched)."""
+        out = {}
+        for line in self._get("/metrics").splitlines():
+            for prefix, key in (('powerctl_extender_decision_events_total{result="', None),
+                                ("powerctl_extender_decision_event_writes_total", "events")):
+                if line.startswith(prefix):
+                    rest = line[len(prefix):]
+                    if key is None:
+                        key, _, rest = rest.partition('"}')
+                    out[key] = int(float(rest.split()[-1]))
+        return out
+
     def stop(self):
         """Stops the server by PID (SIGTERM, then SIGKILL after a timeout)."""
         if self.proc is not None:
@@ -496,7 +510,46 @@ def machine():
     return f"{os.cpu_count()} cores, {model}"
 
 
+def cpu_seconds(pid):
+    """CPU time (user + system, every thread) of process `pid` so far, in seconds, from
+    /proc/PID/stat; None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # Fields after the command (which may hold spaces or parentheses): state is field 3,
+    # utime 14 and stime 15.
+    fields = stat[stat.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu_seconds(pid, name):
+    """CPU seconds so far of the threads of process `pid` named `name` (/proc/PID/task/*/comm),
+    e.g. the extender's decision writer, "powerctl-events"; None when there is none."""
+    total, found = 0.0, False
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                if f.read().strip() != name:
+                    continue
+            found = True
+            total += cpu_seconds(f"{pid}/task/{tid}") or 0.0
+        except OSError:
+            continue
+    return total if found else None
+
+
 def loadavg():
     """The 1-minute load average when the measurement started (other builds share the machine)."""
+    return loadavgs()[0]
+
+
+def loadavgs():
+    """The 1-, 5- and 15-minute load averages, as `uptime` shows them."""
     with open("/proc/loadavg") as f:
-        return float(f.read().split()[0])
+        return [float(x) for x in f.read().split()[:3]]

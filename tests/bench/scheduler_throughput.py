@@ -20,6 +20,11 @@ HTTPS server, mutual TLS and wire code with no decision): the part of the extend
 that any extender pays, whatever it computes. The extender's memory is reported per round: VmRSS
 once it is ready, its peak while kube-scheduler calls it, VmRSS after, and the highest of samples
 taken every 0.25 s with the allocator's heap figures of that moment. --perf DIR records `perf record --call-graph dwarf` of the extender during its runs.
+
+CPU per scheduled pod, which a busy machine hardly moves: utime + stime of every thread of the
+extender, kube-scheduler, kube-apiserver and etcd (/proc/PID/stat), read at the first and at the
+last bind of each run and divided by the pods bound in between, beside the load averages before
+and after the run.
 """
 import argparse
 import copy
@@ -70,12 +75,16 @@ def pod_manifest(i):
 
 class BindWatcher(threading.Thread):
     """Watches the namespace's pods from a resourceVersion and records when each pod first has a
-    spec.nodeName (time.monotonic() on arrival of the event)."""
+    spec.nodeName (time.monotonic() on arrival of the event). At the first and at the last bind
+    it also reads the CPU seconds of the processes in `cpu_pids` (role -> PID, filled in once
+    they run), so CPU per pod covers exactly the window pods/s is measured over."""
 
     def __init__(self, cluster, resource_version, expected):
         super().__init__(daemon=True)
         self.cluster, self.rv, self.expected = cluster, resource_version, expected
         self.bound = {}
+        self.cpu_pids = {}
+        self.cpu_first = self.cpu_last = None
         self.done = threading.Event()
         self.error = None
         api = bs.KeepAliveApi(cluster)
@@ -97,11 +106,52 @@ class BindWatcher(threading.Thread):
                 name, node = pod["metadata"]["name"], pod.get("spec", {}).get("nodeName")
                 if event["type"] in ("ADDED", "MODIFIED") and node and name not in self.bound:
                     self.bound[name] = (time.monotonic(), node)
+                    if len(self.bound) == 1:
+                        self.cpu_first = self.cpu_now()
+                    if len(self.bound) == self.expected:
+                        self.cpu_last = self.cpu_now()
         except Exception as e:  # reported by wait()
             self.error = e
         finally:
             self.done.set()
             self.conn.close()
+
+    def cpu_now(self):
+        out = {role: bs.cpu_seconds(pid) for role, pid in dict(self.cpu_pids).items()}
+        if "extender" in out:  # part of the extender's: its decision writer thread
+            out["extender decision writer"] = bs.thread_cpu_seconds(self.cpu_pids["extender"], "powerctl-events")
+        return out
+
+    def cpu_ms_per_pod(self, last=None):
+        """CPU milliseconds per scheduled pod of each process between the first bind and the
+        last (or `last`, a later cpu_now()): (pods - 1) pods were scheduled in that window, as
+        for pods/s."""
+        last = last or self.cpu_last
+        if not self.cpu_first or not last or self.expected < 2:
+            return {}
+        out = {}
+        for role, first in self.cpu_first.items():
+            end = last.get(role)
+            if first is not None and end is not None:
+                out[role] = round(1000 * (end - first) / (self.expected - 1), 3)
+        return out
+
+    def settle(self, step=0.5, idle_cores=0.1, limit=30):
+        """cpu_now() once the processes are idle again after the last bind: the first moment
+        that the next `step` seconds cost them all less than `idle_cores` of a core. Work
+        queued during the run and done after it (the extender's decision records, the
+        scheduler's Events) then counts."""
+        prev = self.cpu_now()
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            time.sleep(step)
+            cur = self.cpu_now()
+            busy = sum(cur[r] - prev[r] for r in self.cpu_pids
+                       if cur.get(r) is not None and prev.get(r) is not None)
+            if busy < idle_cores * step:
+                return prev
+            prev = cur
+        return prev
 
     def count(self):
         if self.error:
@@ -140,12 +190,51 @@ def start_scheduler(work, name, config_doc):
     return proc, log_path
 
 
+WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE", "APPLY")
+
+
+def api_writes(api):
+    """The API server's write requests so far by resource[/subresource] (apiserver_request_total
+    on its /metrics: every write, whoever made it)."""
+    conn = http.client.HTTPSConnection(api.host, api.port, context=api.context, timeout=30)
+    try:
+        conn.request("GET", "/metrics", headers={"Authorization": f"Bearer {api.token}"})
+        resp = conn.getresponse()
+        text = resp.read().decode()
+        status = resp.status
+    finally:
+        conn.close()
+    if status != 200:
+        return {}
+    out = {}
+    for line in text.splitlines():
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels_text, _, value = line[len("apiserver_request_total{"):].rpartition("} ")
+        labels = dict(kv.split("=", 1) for kv in labels_text.split('",') if "=" in kv)
+        labels = {k: v.strip('"') for k, v in labels.items()}
+        if labels.get("verb") not in WRITE_VERBS:
+            continue
+        key = labels.get("resource", "") + ("/" + labels["subresource"] if labels.get("subresource") else "")
+        out[key] = out.get(key, 0) + float(value)
+    return out
+
+
+def control_plane_pids(cluster):
+    """Role -> PID of the API server and etcd, whose CPU per pod is reported."""
+    return {rec["role"]: rec["pid"] for rec in cluster.processes if rec["role"] in ("kube-apiserver", "etcd")}
+
+
 def measure(cluster, api, work, name, config_doc, pods, extender=None, perf_dir=None):
     """One run: pods created with no scheduler, scheduler started, time until all are bound."""
     create_s = create_pods(api, pods)
     rv = api.ok("GET", f"/api/v1/namespaces/{NS}/pods?limit=1")["metadata"]["resourceVersion"]
     # Every pod exists before the scheduler starts; the watch sees each bind after rv.
     watcher = BindWatcher(cluster, rv, pods)
+    watcher.cpu_pids.update(control_plane_pids(cluster))
+    if extender:
+        watcher.cpu_pids["extender"] = extender.pid
+    load_before = bs.loadavgs()
     watcher.start()
     before = extender.verb_latency() if extender else {}
     perf = None
@@ -154,8 +243,10 @@ def measure(cluster, api, work, name, config_doc, pods, extender=None, perf_dir=
         perf = subprocess.Popen(["perf", "record", "--call-graph", "dwarf,32768", "-F", "199",
                                  "-p", str(extender.pid), "-o", os.path.join(perf_dir, f"{name}.perf.data")],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    writes_before = api_writes(api)
     t_start = time.monotonic()
     proc, log_path = start_scheduler(work, name, config_doc)
+    watcher.cpu_pids["kube-scheduler"] = proc.pid  # before its informers sync, so before any bind
     try:
         def all_bound():
             if proc.poll() is not None:
@@ -163,6 +254,7 @@ def measure(cluster, api, work, name, config_doc, pods, extender=None, perf_dir=
             return watcher.count() >= pods
         cl.wait_for(all_bound, 60 + pods, f"{pods} pods bound by {name}", interval=0.5,
                     diagnose=lambda: f"{watcher.count()} bound\n{cl.tail(log_path)}")
+        settled = watcher.settle()
     finally:
         if perf is not None:
             cl.terminate_pid(perf.pid, popen=perf, name="perf record")
@@ -172,12 +264,18 @@ def measure(cluster, api, work, name, config_doc, pods, extender=None, perf_dir=
     result = {"run": name, "pods": pods, "create_s": round(create_s, 2),
               "first_bind_after_start_s": round(times[0] - t_start, 2), "bind_span_s": round(span, 2),
               "pods_per_s": round((pods - 1) / span, 1) if span > 0 else None,
-              "nodes_used": len({n for _, n in watcher.bound.values()})}
+              "nodes_used": len({n for _, n in watcher.bound.values()}),
+              "cpu_ms_per_pod": watcher.cpu_ms_per_pod(),
+              "cpu_ms_per_pod_with_tail": watcher.cpu_ms_per_pod(settled),
+              "api_writes_per_pod": {k: round((v - writes_before.get(k, 0)) / pods, 3)
+                                     for k, v in sorted(api_writes(api).items()) if v > writes_before.get(k, 0)},
+              "loadavg_before": load_before, "loadavg_after": bs.loadavgs()}
     with open(log_path) as f:
         result["scheduler_extender_errors"] = sum(1 for line in f if "extender" in line.lower()
                                                   and ("error" in line.lower() or "fail" in line.lower()))
     if extender:
         after = extender.verb_latency()
+        result["decision_records"] = extender.decision_records()
         result["extender"] = {v: {"calls": s["count"] - before.get(v, {}).get("count", 0),
                                   "mean_ms_cumulative": s["mean_ms"]} for v, s in after.items()}
     log(f"{name}: {result}")
@@ -267,13 +365,21 @@ def summarize(results):
     """Prints the runs and the with/without ratio (mean over rounds)."""
     print(f"machine: {results['machine']}; load average at start {results['loadavg_at_start']}; "
           f"{results['nodes']} nodes, {results['pods']} pods, qps/burst {results['qps']}/{results['burst']}")
-    print("\n| run | pods/s | bind span s | nodes used | extender calls (filter / prioritize) |")
-    print("|---|---|---|---|---|")
+    print("\n| run | pods/s | bind span s | nodes used | extender calls (filter / prioritize) "
+          "| CPU ms/pod: extender | kube-scheduler | kube-apiserver | etcd | extender ÷ kube-scheduler "
+          "| load before → after |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results["runs"]:
         calls = "-"
         if "extender" in r:
             calls = " / ".join(str(r["extender"].get(v, {}).get("calls", 0)) for v in ("filter", "prioritize"))
-        print(f"| {r['run']} | {r['pods_per_s']} | {r['bind_span_s']} | {r['nodes_used']} | {calls} |")
+        cpu = r.get("cpu_ms_per_pod", {})
+        share = "-"
+        if cpu.get("extender") is not None and cpu.get("kube-scheduler"):
+            share = f"{cpu['extender'] / cpu['kube-scheduler']:.2f}"
+        cells = " | ".join(str(cpu.get(k, "-")) for k in ("extender", "kube-scheduler", "kube-apiserver", "etcd"))
+        print(f"| {r['run']} | {r['pods_per_s']} | {r['bind_span_s']} | {r['nodes_used']} | {calls} | {cells} "
+              f"| {share} | {r['loadavg_before'][0]} → {r['loadavg_after'][0]} |")
     base = [r["pods_per_s"] for r in results["runs"] if r["run"].startswith("baseline") and r["pods_per_s"]]
     ext = [r["pods_per_s"] for r in results["runs"] if r["run"].startswith("extender") and r["pods_per_s"]]
     if base and ext:
@@ -286,6 +392,33 @@ def summarize(results):
     if base and noop:
         results["floor_ratio"] = round((sum(noop) / len(noop)) / (sum(base) / len(base)), 3)
         print(f"ratio with a no-op extender/without: {results['floor_ratio']} (the protocol's own cost)")
+    if ext and noop:
+        results["ratio_to_floor"] = round((sum(ext) / len(ext)) / (sum(noop) / len(noop)), 3)
+        print(f"ratio powerctl/no-op extender: {results['ratio_to_floor']} (target >= 0.95)")
+    for key, what in (("cpu_ms_per_pod", "first to last bind"),
+                      ("cpu_ms_per_pod_with_tail", "first bind until idle again")):
+        for kind in ("baseline", "extender", "noop"):
+            per_pod = {}
+            for r in results["runs"]:
+                if r["run"].startswith(kind):
+                    for role, ms in r.get(key, {}).items():
+                        per_pod.setdefault(role, []).append(ms)
+            if per_pod:
+                medians = {role: sorted(v)[len(v) // 2] for role, v in per_pod.items()}
+                results.setdefault(key + "_median", {})[kind] = medians
+                print(f"CPU ms per pod, {what}, {kind} (median of rounds): "
+                      + ", ".join(f"{role} {ms}" for role, ms in sorted(medians.items())))
+    for kind in ("baseline", "extender", "noop"):
+        per_pod = {}
+        for r in results["runs"]:
+            if r["run"].startswith(kind):
+                for resource, n in r.get("api_writes_per_pod", {}).items():
+                    per_pod.setdefault(resource, []).append(n)
+        if per_pod:
+            medians = {k: sorted(v)[len(v) // 2] for k, v in per_pod.items()}
+            results.setdefault("api_writes_per_pod_median", {})[kind] = medians
+            print(f"API server writes per pod, {kind} (median of rounds): "
+                  + ", ".join(f"{k} {n}" for k, n in sorted(medians.items())))
 
 
 if __name__ == "__main__":
