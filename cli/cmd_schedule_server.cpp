@@ -140,9 +140,10 @@ void RegisterScheduleServer(CLI::App& app, CommandEnv& env) {
       "--lease-name in --lease-namespace alone writes to the cluster (node labels of deschedule\n"
       "and labeling policies every telemetry.refreshInterval, and the powerctl.io/group-complete\n"
       "annotation on waiting pods of a complete pod group). SIGTERM releases the Lease.\n"
-      "Every replica records its decisions as Events on the pods (reason PowerScored or\n"
-      "PowerFiltered, the decision in annotation powerctl.io/decision) for `powerctl explain`\n"
-      "and `kubectl get events`; --decision-events=false turns that off.\n"
+      "Every replica records its decisions in Events, batched per namespace (reason\n"
+      "PowerDecisions, label powerctl.io/pod-<uid> for each pod, the decisions in annotation\n"
+      "powerctl.io/decisions) for `powerctl explain` and `kubectl get events`;\n"
+      "--decision-events=false turns that off.\n"
       "Examples:\n"
       "  powerctl schedule-server --tls-cert tls.crt --tls-key tls.key --client-ca ca.crt\n"
       "  powerctl schedule-server --insecure-http --listen 127.0.0.1:0 --ops-listen 127.0.0.1:0");
@@ -178,8 +179,9 @@ void RegisterScheduleServer(CLI::App& app, CommandEnv& env) {
   cmd->add_option("--identity", flags->identity,
                   "This replica's name in the Lease (default <hostname>_<pid>)")
       ->type_name("NAME");
-  cmd->add_flag("--decision-events", flags->decision_events,
-                "Record each decision as an Event on its pod (default true; =false to turn off)");
+  cmd->add_flag(
+      "--decision-events", flags->decision_events,
+      "Record decisions in Events, batched per namespace (default true; =false to turn off)");
   cmd->callback([&env, flags] { env.exit_code = RunScheduleServerCommand(env.ctx, *flags); });
 }
 

@@ -1,8 +1,10 @@
 #include "core/explain/explain_pod.h"
 
 #include "core/common/json_fields.h"
+#include "core/explain/pod_events.h"
 #include "core/explain/power_cost.h"
 #include "core/explain/scheduler_check.h"
+#include "core/extender/decision_batch.h"
 #include "core/kube/pod_resources.h"
 #include "core/scoring/pod_groups.h"
 
@@ -46,7 +48,8 @@ PodSummary Summarise(const json& pod) {
 
 bool SchedulingEvent(const PodEvent& e, const std::string& scheduler) {
   return e.from == scheduler || e.reason == "FailedScheduling" || e.reason == "Scheduled" ||
-         e.reason == extender::kReasonPowerScored || e.reason == extender::kReasonPowerFiltered;
+         e.reason == extender::kReasonPowerScored || e.reason == extender::kReasonPowerFiltered ||
+         e.reason == extender::kReasonPowerDecisions;
 }
 
 std::string FormatUnixMs(std::int64_t ms) {
@@ -58,9 +61,13 @@ std::string FormatUnixMs(std::int64_t ms) {
 }
 
 std::string Describe(const extender::RecordedDecision& r) {
-  return fmt::format("recorded by the extender{} at {} (Event {} on the pod)",
+  const std::string where = r.event_reason == extender::kReasonPowerDecisions
+                                ? fmt::format("a {} Event labelled {}", r.event_reason,
+                                              extender::PodLabel(r.decision.pod_uid))
+                                : fmt::format("Event {} on the pod", r.event_reason);
+  return fmt::format("recorded by the extender{} at {} ({})",
                      r.instance.empty() ? "" : " replica " + r.instance,
-                     FormatUnixMs(r.decision.at_unix_ms), r.event_reason);
+                     FormatUnixMs(r.decision.at_unix_ms), where);
 }
 
 // Picks the recorded decisions that explain the pod's current state; false when none.
@@ -181,6 +188,10 @@ Result<ExplainReport> ExplainPod(const ExplainRequest& request,
   report.pod = Summarise(*pod);
   const PodSummary& summary = report.pod;
   POWERCTL_TRY(raw_events, ListPodEvents(kube, summary.namespace_, summary.name, summary.uid));
+  // The extender's decisions: single Events on the pod (earlier versions) and batches.
+  POWERCTL_TRY(batches, ListDecisionBatches(kube, summary.namespace_, summary.uid));
+  std::vector<json> decision_events = raw_events;
+  decision_events.insert(decision_events.end(), batches.begin(), batches.end());
   for (const json& e : raw_events) {
     PodEvent event = PodEventFromJson(e);
     if (SchedulingEvent(event, summary.scheduler_name)) report.events.push_back(std::move(event));
@@ -208,7 +219,8 @@ Result<ExplainReport> ExplainPod(const ExplainRequest& request,
     report.source_text = fmt::format(
         "none: the pod's scheduler {} does not call powerctl's extender (scheduler {} does)",
         summary.scheduler_name, config.scheduler.name);
-  } else if (UseRecorded(LatestDecisions(raw_events, summary.uid), report.scheduled(), report)) {
+  } else if (UseRecorded(LatestDecisions(decision_events, summary.name, summary.uid),
+                         report.scheduled(), report)) {
     report.source = DecisionSource::kRecorded;
     if (report.scheduled()) report.extender_consulted = true;
   } else if (request.recompute && deps.http != nullptr && !candidates.empty()) {

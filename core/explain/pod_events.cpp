@@ -1,6 +1,7 @@
 #include "core/explain/pod_events.h"
 
 #include "core/common/json_fields.h"
+#include "core/extender/decision_batch.h"
 
 #include <algorithm>
 
@@ -54,15 +55,29 @@ Result<std::vector<json>> ListPodEvents(kube::Client& kube, const std::string& n
   return out;
 }
 
-RecordedDecisions LatestDecisions(const std::vector<json>& events, const std::string& pod_uid) {
+Result<std::vector<json>> ListDecisionBatches(kube::Client& kube, const std::string& ns,
+                                              const std::string& uid) {
+  if (uid.empty()) return std::vector<json>{};
+  kube::ListOptions options;
+  options.label_selector = extender::PodLabel(uid);
+  return kube.List("/api/v1/namespaces/" + ns + "/events", options);
+}
+
+RecordedDecisions LatestDecisions(const std::vector<json>& events, const std::string& pod_name,
+                                  const std::string& pod_uid) {
   RecordedDecisions out;
-  for (const json& event : events) {
-    auto recorded = extender::DecisionFromEvent(event);
-    if (!recorded.ok()) continue;
-    const scoring::Decision& d = recorded->decision;
-    if (!pod_uid.empty() && !d.pod_uid.empty() && d.pod_uid != pod_uid) continue;
+  auto keep = [&](extender::RecordedDecision recorded) {
+    const scoring::Decision& d = recorded.decision;
+    if (!pod_uid.empty() && !d.pod_uid.empty() && d.pod_uid != pod_uid) return;
     auto& slot = d.verb == scoring::kVerbPrioritize ? out.prioritize : out.filter;
-    if (!slot || slot->decision.at_unix_ms <= d.at_unix_ms) slot = std::move(*recorded);
+    if (!slot || slot->decision.at_unix_ms <= d.at_unix_ms) slot = std::move(recorded);
+  };
+  for (const json& event : events) {
+    if (auto batch = extender::DecisionsFromBatchEvent(event, pod_name, pod_uid); batch.ok()) {
+      for (extender::RecordedDecision& recorded : *batch) keep(std::move(recorded));
+    } else if (auto recorded = extender::DecisionFromEvent(event); recorded.ok()) {
+      keep(std::move(*recorded));
+    }
   }
   return out;
 }

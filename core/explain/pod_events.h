@@ -33,13 +33,20 @@ PodEvent PodEventFromJson(const nlohmann::json& event);
 Result<std::vector<nlohmann::json>> ListPodEvents(kube::Client& kube, const std::string& ns,
                                                   const std::string& name, const std::string& uid);
 
-// The extender's decisions among `events` for this pod (uid checked when both have one):
-// the latest prioritize and filter Events. Undecodable ones are skipped.
+// The Events that batch the extender's decisions about the pod with this uid (labelled
+// extender::PodLabel(uid); decision_batch.h), wherever their involvedObject points. None for
+// a pod without a uid.
+Result<std::vector<nlohmann::json>> ListDecisionBatches(kube::Client& kube, const std::string& ns,
+                                                        const std::string& uid);
+
+// The extender's decisions about this pod among `events` (uid checked when both have one,
+// else the name): the latest prioritize and filter, from single decision Events and from
+// batches alike. Undecodable ones are skipped.
 struct RecordedDecisions {
   std::optional<extender::RecordedDecision> prioritize;
   std::optional<extender::RecordedDecision> filter;
 };
 RecordedDecisions LatestDecisions(const std::vector<nlohmann::json>& events,
-                                  const std::string& pod_uid);
+                                  const std::string& pod_name, const std::string& pod_uid);
 
 }  // namespace powerctl::explain

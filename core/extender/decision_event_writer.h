@@ -1,7 +1,13 @@
 #pragma once
-// Writes decision Events (decision_events.h) in the background, so recording a decision never
+// Writes decision records (decision_batch.h) in the background, so recording a decision never
 // delays or fails the scheduler's request: the request thread only queues the decision; one
-// thread of its own builds each Event and creates it through the API server.
+// thread of its own builds the records and creates them through the API server.
+//
+// Decisions are batched per namespace: a batch is written as one Event when it holds
+// kMaxBatchDecisions decisions or kMaxBatchAnnotationBytes of them, or `batch_interval` after
+// its first decision. A pod scheduled alone is recorded within that interval, as one Event on
+// it; pods scheduled in a burst share an Event per batch, so the API server writes one object
+// for up to a hundred pods instead of one each.
 //
 // The queue holds each decision cut to what its Event needs (DecisionForEvent) and is
 // bounded (1,000 decisions and 50,000 node entries in all); when the API server is slow or
@@ -11,8 +17,11 @@
 // Stop() writes what is queued for a short while, then cancels the request in flight (each
 // is also capped at `request_timeout`), so a hung API server cannot hold up a shutdown.
 //
-// Metric: powerctl_extender_decision_events_total{result="written|failed|dropped"}.
+// Metrics: powerctl_extender_decision_events_total{result="written|failed|dropped"} counts
+// decisions (and the TLS warnings of SubmitEvent); powerctl_extender_decision_event_writes_total
+// counts the Events created.
 
+#include "core/extender/decision_batch.h"
 #include "core/extender/decision_events.h"
 #include "core/kube/client.h"
 #include "core/scoring/decision.h"
@@ -26,6 +35,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -35,12 +45,17 @@
 
 namespace powerctl::extender {
 
+// The writer thread's name (at most 15 characters, Linux's limit).
+inline constexpr const char* kDecisionWriterThreadName = "powerctl-events";
+
 struct DecisionEventWriterOptions {
   std::size_t max_queued = 1000;
   std::size_t max_queued_nodes = 50000;
   std::string instance;  // reportingInstance (the replica's identity)
   // Per request: an Event is worth less than a full API timeout of a stuck writer.
   std::chrono::milliseconds request_timeout{10000};
+  // How long a batch waits for more decisions of its namespace after its first.
+  std::chrono::milliseconds batch_interval{1000};
   std::function<std::chrono::system_clock::time_point()> wall_now = [] {
     return std::chrono::system_clock::now();
   };
@@ -58,9 +73,9 @@ class DecisionEventWriter {
   DecisionEventWriter(const DecisionEventWriter&) = delete;
   DecisionEventWriter& operator=(const DecisionEventWriter&) = delete;
 
-  // Queues what the decision's Event needs; never blocks on I/O. Decisions that get no Event
-  // are ignored. Cutting a large decision down costs a pass over its nodes: call it after
-  // the answer is sent.
+  // Queues what the decision's record needs; never blocks on I/O. Decisions that get no
+  // record (DecisionEventReason) are not queued. Cutting a large decision down costs a pass over
+  // its nodes: call it after the answer is sent.
   void Submit(std::shared_ptr<const scoring::Decision> decision);
   // Queues an Event built elsewhere (the TLS warnings, TlsFailureEvent) for `event_namespace`;
   // never blocks. Few are kept (kMaxQueuedOther): they come at most once a minute.
@@ -71,13 +86,20 @@ class DecisionEventWriter {
   // drops the rest and joins.
   void Stop(std::chrono::milliseconds drain = std::chrono::milliseconds(2000));
 
-  // Writes every queued decision on the caller's thread (tests; the thread does the same).
+  // Writes every queued decision and every open batch on the caller's thread (tests, with the
+  // thread not started: batches belong to the thread that writes).
   void Flush();
 
  private:
   void Run();
   void Drain();  // the thread's loop, until stopped
-  void Write(const scoring::Decision& decision);
+  // Adds the decision to its namespace's batch, writing the batch first if it is full.
+  void Add(const scoring::Decision& decision);
+  void WriteBatch(const DecisionBatch& batch);
+  // Writes the batches opened at or before `opened_before` (all of them with time_point::max()).
+  void WriteDue(std::chrono::steady_clock::time_point opened_before);
+  // When the oldest open batch is due; time_point::max() when none is open.
+  std::chrono::steady_clock::time_point NextDue() const;
   void WriteOther(const std::string& event_namespace, const nlohmann::json& event);
   // Takes the next item under the lock: a prepared Event first, else a decision.
   bool PopLocked(std::pair<std::string, nlohmann::json>& other,
@@ -98,6 +120,12 @@ class DecisionEventWriter {
   std::size_t queued_nodes_ = 0;
   bool stopping_ = false;
   std::chrono::steady_clock::time_point drain_until_{};
+  struct OpenBatch {
+    DecisionBatch batch;
+    std::chrono::steady_clock::time_point opened;
+  };
+  std::map<std::string, OpenBatch> open_;  // by namespace (writer thread only)
+  server::CounterFamily& writes_;
   std::uint64_t failures_ = 0;  // for log rate limiting (writer thread only)
   std::mt19937_64 random_;      // event name suffixes (writer thread only)
   std::thread thread_;

@@ -21,14 +21,6 @@ constexpr std::size_t kKeptPowerReasonBytes = 96;
 // metadata.name is a DNS subdomain: at most 253 characters.
 constexpr std::size_t kMaxNameLength = 253;
 
-std::string FormatTime(std::chrono::system_clock::time_point t) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", utc.tm_year + 1900, utc.tm_mon + 1,
-                     utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
-}
-
 const scoring::Component* PowerComponent(const scoring::NodeDecision& node) {
   for (const scoring::Component& c : node.components) {
     if (c.name == scoring::kPower) return &c;
@@ -78,6 +70,31 @@ std::string FilteredMessage(const scoring::Decision& d) {
 }
 
 }  // namespace
+
+std::string EventTimestamp(std::chrono::system_clock::time_point t) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", utc.tm_year + 1900, utc.tm_mon + 1,
+                     utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
+}
+
+const char* DecisionEventReason(const scoring::Decision& decision) {
+  if (decision.pod_name.empty() || decision.pod_namespace.empty()) return nullptr;
+  if (decision.verb == scoring::kVerbPrioritize) return kReasonPowerScored;
+  if (decision.verb == scoring::kVerbFilter && (Rejects(decision) || !decision.error.empty())) {
+    return kReasonPowerFiltered;
+  }
+  return nullptr;
+}
+
+std::string EventName(const std::string& object_name, const std::string& suffix_text) {
+  const std::string suffix = "." + suffix_text;
+  std::string name = object_name.substr(
+      0, std::min(object_name.size(), kMaxNameLength - std::min(kMaxNameLength, suffix.size())));
+  while (!name.empty() && (name.back() == '.' || name.back() == '-')) name.pop_back();
+  return name + suffix;
+}
 
 std::string TruncateUtf8(std::string text, std::size_t max_bytes) {
   if (text.size() <= max_bytes) return text;
@@ -142,7 +159,7 @@ std::string DecisionAnnotation(const scoring::Decision& decision) {
 
 json TlsFailureEvent(const std::string& pod_namespace, const std::string& pod_name,
                      const TlsWarning& warning, const DecisionEventSource& source) {
-  const std::string when = FormatTime(source.now);
+  const std::string when = EventTimestamp(source.now);
   std::string message =
       warning.count <= 1
           ? fmt::format("TLS handshake with {} failed on the scheduler port ({}): {}",
@@ -174,22 +191,9 @@ json TlsFailureEvent(const std::string& pod_namespace, const std::string& pod_na
 
 std::optional<nlohmann::json> DecisionEvent(const scoring::Decision& decision,
                                             const DecisionEventSource& source) {
-  if (decision.pod_name.empty() || decision.pod_namespace.empty()) return std::nullopt;
-  const char* reason = nullptr;
-  if (decision.verb == scoring::kVerbPrioritize) {
-    reason = kReasonPowerScored;
-  } else if (decision.verb == scoring::kVerbFilter &&
-             (Rejects(decision) || !decision.error.empty())) {
-    reason = kReasonPowerFiltered;
-  } else {
-    return std::nullopt;
-  }
-  const std::string suffix = "." + source.name_suffix;
-  std::string name = decision.pod_name.substr(
-      0,
-      std::min(decision.pod_name.size(), kMaxNameLength - std::min(kMaxNameLength, suffix.size())));
-  while (!name.empty() && (name.back() == '.' || name.back() == '-')) name.pop_back();
-  const std::string when = FormatTime(source.now);
+  const char* reason = DecisionEventReason(decision);
+  if (reason == nullptr) return std::nullopt;
+  const std::string when = EventTimestamp(source.now);
   json involved = {{"apiVersion", "v1"},
                    {"kind", "Pod"},
                    {"namespace", decision.pod_namespace},
@@ -198,7 +202,7 @@ std::optional<nlohmann::json> DecisionEvent(const scoring::Decision& decision,
   return json{{"apiVersion", "v1"},
               {"kind", "Event"},
               {"metadata",
-               {{"name", name + suffix},
+               {{"name", EventName(decision.pod_name, source.name_suffix)},
                 {"namespace", decision.pod_namespace},
                 {"annotations", {{kDecisionAnnotation, DecisionAnnotation(decision)}}}}},
               {"involvedObject", involved},

@@ -52,6 +52,17 @@ struct DecisionEventSource {
 nlohmann::json TlsFailureEvent(const std::string& pod_namespace, const std::string& pod_name,
                                const TlsWarning& warning, const DecisionEventSource& source);
 
+// The reason of the record `decision` gets (kReasonPowerScored or kReasonPowerFiltered), or
+// nullptr when it gets none (see above).
+const char* DecisionEventReason(const scoring::Decision& decision);
+
+// An Event's name for an object named `object_name`: "<object_name>.<suffix>", the name cut
+// so the whole is a valid metadata.name.
+std::string EventName(const std::string& object_name, const std::string& suffix);
+
+// `t` as an Event's firstTimestamp/lastTimestamp: RFC 3339 in UTC, whole seconds.
+std::string EventTimestamp(std::chrono::system_clock::time_point t);
+
 // The Event for `decision`, or nullopt when it gets none (see above, and decisions without a
 // pod name or namespace, which have no object to attach to).
 std::optional<nlohmann::json> DecisionEvent(const scoring::Decision& decision,

@@ -90,6 +90,27 @@ def now_rfc3339():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+def decision_label(pod_uid):
+    """The label of the extender's decision Events that hold a decision about this pod."""
+    return "powerctl.io/pod-" + pod_uid
+
+
+def recorded_decisions(events, pod_uid, verb=None):
+    """[(event, decision)] about the pod with this uid in `events` (the extender's
+    PowerDecisions Events: each holds a batch of pods' decisions in annotation
+    powerctl.io/decisions), oldest first; only `verb`'s ("prioritize", "filter") when given."""
+    out = []
+    for event in events:
+        if event.get("reason") != "PowerDecisions":
+            continue
+        text = event["metadata"].get("annotations", {}).get("powerctl.io/decisions", "[]")
+        for d in json.loads(text):
+            if d.get("pod", {}).get("uid") == pod_uid and verb in (None, d.get("verb")):
+                out.append((event, d))
+    out.sort(key=lambda pair: pair[1].get("at", 0))
+    return out
+
+
 def wait_for(predicate, timeout=60.0, what="condition", interval=0.2, diagnose=None):
     """Polls predicate() until it returns something truthy and returns that.
 

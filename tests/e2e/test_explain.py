@@ -152,6 +152,14 @@ policies:
         return self.cluster.request("GET", f"/api/v1/namespaces/{NS}/pods/{name}")
 
     def events(self, name, reason):
+        """The pod's Events of this reason; for the extender's decisions ("PowerScored",
+        "PowerFiltered"), [(event, decision)] of that verb from its batched decision Events."""
+        verb = {"PowerScored": "prioritize", "PowerFiltered": "filter"}.get(reason)
+        if verb:
+            uid = self.pod(name)["metadata"]["uid"]
+            batches = self.cluster.request("GET", f"/api/v1/namespaces/{NS}/events",
+                                           query={"labelSelector": cl.decision_label(uid)})["items"]
+            return cl.recorded_decisions(batches, uid, verb)
         return self.cluster.request("GET", f"/api/v1/namespaces/{NS}/events",
                                     query={"fieldSelector": f"involvedObject.name={name},reason={reason}"})["items"]
 
@@ -182,8 +190,7 @@ policies:
             self.create_pod(name)
             node = cl.wait_for(lambda: self.pod(name)["spec"].get("nodeName"), 60, f"{name} bound",
                                diagnose=self.diagnose)
-            event = self.wait_event(name, "PowerScored")[-1]
-            recorded = json.loads(event["metadata"]["annotations"]["powerctl.io/decision"])
+            _, recorded = self.wait_event(name, "PowerScored")[-1]
             code, doc = self.explain_json(name)
             self.assertEqual(code, 0, doc)
             self.assertTrue(doc["scheduled"])

@@ -145,8 +145,9 @@ telemetry:
                                       diagnose=lambda: cl.tail(extender_log)))
         self.assertEqual(placed, [names["efficient"]] * 3, cl.tail(extender_log))
 
-        # The decision is recorded as an Event on the pod, readable with nothing but
-        # permission to read events in its namespace (what `powerctl explain` relies on).
+        # The decision is recorded in an Event labelled with the pod's uid, readable with
+        # nothing but permission to read events in its namespace (what `powerctl explain`
+        # relies on).
         reader = f"event-reader-{tag}"
         for obj in ({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": reader, "namespace": NS}},
                     {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
@@ -161,18 +162,28 @@ telemetry:
         reader_token = self.cluster.service_account_token(NS, reader)
         pod0 = f"power-{tag}-0"
 
+        s, pod = self.cluster.api("GET", f"/api/v1/namespaces/{NS}/pods/{pod0}")
+        self.assertEqual(s, 200, pod)
+        uid = pod["metadata"]["uid"]
+
         def scored_event():
             status, body = self.cluster.api(
                 "GET", f"/api/v1/namespaces/{NS}/events", token=reader_token,
-                query={"fieldSelector": f"involvedObject.name={pod0},reason=PowerScored"})
+                query={"labelSelector": cl.decision_label(uid)})
             self.assertNotIn(status, (401, 403), body)
-            items = body.get("items", []) if status == 200 else []
-            return items[-1] if items else None
-        event = cl.wait_for(scored_event, 30, f"a PowerScored event on {pod0}",
-                            diagnose=lambda: cl.tail(extender_log))
+            found = cl.recorded_decisions(body.get("items", []) if status == 200 else [], uid, "prioritize")
+            return found[-1] if found else None
+        event, recorded = cl.wait_for(scored_event, 30, f"a recorded prioritize of {pod0}",
+                                      diagnose=lambda: cl.tail(extender_log))
         self.assertEqual(event["source"]["component"], "powerctl-extender", event)
-        self.assertIn(names["efficient"], event["message"], event)
-        recorded = json.loads(event["metadata"]["annotations"]["powerctl.io/decision"])
+        self.assertEqual(event["reason"], "PowerDecisions", event)
+        # The Event is on the first pod of its batch; a batch of one reads as that decision.
+        batch = json.loads(event["metadata"]["annotations"]["powerctl.io/decisions"])
+        if len(batch) == 1:
+            self.assertEqual(event["involvedObject"]["name"], pod0, event)
+            self.assertIn(names["efficient"], event["message"], event)
+        else:
+            self.assertIn(pod0, event["message"], event)
         self.assertEqual(recorded["verb"], "prioritize", recorded)
         self.assertEqual(recorded["pod"]["name"], pod0, recorded)
         best = max(recorded["nodes"], key=lambda n: n.get("score", -1))
@@ -211,12 +222,12 @@ telemetry:
                 return r.read().decode()
         self.assertIn('powerctl_extender_requests_total{verb="prioritize",code="200"}', metrics())
 
-        # Events are written in the background and counted once the API server has answered.
+        # Decisions are recorded in the background and counted once the API server has answered.
         def events_written():
             written = [line for line in metrics().splitlines()
                        if line.startswith('powerctl_extender_decision_events_total{result="written"}')]
             return written and float(written[0].split()[-1]) >= 3
-        cl.wait_for(events_written, 10, "three decision Events written", diagnose=metrics)
+        cl.wait_for(events_written, 10, "three decisions recorded", diagnose=metrics)
         with open(scheduler_log) as f:
             self.assertNotIn("forbidden", f.read().lower())
         with open(extender_log) as f:

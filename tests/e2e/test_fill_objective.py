@@ -183,12 +183,16 @@ telemetry:
         self.assertEqual(placed, [steep, steep], diagnose())
 
         # explain: the decision recorded on the first pod, each node's cost, why steep won.
+        uid = self.cluster.request("GET", f"/api/v1/namespaces/{NS}/pods/{pods[0]}")["metadata"]["uid"]
+
         def recorded():
-            items = self.cluster.request("GET", f"/api/v1/namespaces/{NS}/events", query={
-                "fieldSelector": f"involvedObject.name={pods[0]},reason=PowerScored"})["items"]
-            return items[-1] if items else None
-        event = cl.wait_for(recorded, 60, f"a PowerScored event on {pods[0]}", diagnose=diagnose)
-        self.assertIn("W/core to fill", event["message"], event)
+            items = self.cluster.request("GET", f"/api/v1/namespaces/{NS}/events",
+                                         query={"labelSelector": cl.decision_label(uid)})["items"]
+            found = cl.recorded_decisions(items, uid, "prioritize")
+            return found[-1][1] if found else None
+        decision = cl.wait_for(recorded, 60, f"a recorded prioritize of {pods[0]}", diagnose=diagnose)
+        power = [c["reason"] for n in decision["nodes"] for c in n.get("components", []) if c["name"] == "power"]
+        self.assertTrue(any("W/core to fill" in r for r in power), decision)
         r = powerctl("explain", "pod", pods[0], "-n", NS, "-c", config, *kc, "-o", "json")
         doc = json.loads(r.stdout)
         self.assertEqual(doc["decision"]["source"], "recorded", doc["decision"])

@@ -1,6 +1,7 @@
 // ExplainPod against the in-memory API server: what it gathers and how it reads it.
 #include "core/explain/explain_pod.h"
 
+#include "core/extender/decision_batch.h"
 #include "tests/unit/fake_api_server.h"
 
 #include <gtest/gtest.h>
@@ -300,6 +301,53 @@ TEST_F(ExplainPodTest, APodPlacedWithoutTheExtenderSaysSo) {
   EXPECT_FALSE(report->extender_consulted);
   EXPECT_NE(report->consulted_note.find("only one node fit"), std::string::npos)
       << report->consulted_note;
+}
+
+// The extender batches decisions: the pod's may be in an Event on another pod, found by
+// the pod's label, beside older decisions of the same pod in single Events.
+TEST_F(ExplainPodTest, ADecisionInABatchOnAnotherPodIsFound) {
+  PutPod(config_.scheduler.name, "n2");
+  PutLease("2026-11-25T07:59:58Z");
+  auto decision = [&](const std::string& pod, const std::string& uid, std::int64_t at) {
+    scoring::Decision d;
+    d.verb = scoring::kVerbPrioritize;
+    d.pod_namespace = "shop";
+    d.pod_name = pod;
+    d.pod_uid = uid;
+    d.at_unix_ms = at;
+    scoring::NodeDecision n2;
+    n2.node = "n2";
+    n2.score = pod == "web-1" ? 10 : 1;
+    n2.components = {{"power", 10, "+12.5 W"}};
+    d.nodes = {n2};
+    return d;
+  };
+  scoring::Decision older = decision("web-1", uid_, 1600000000000);
+  older.nodes[0].score = 2;
+  PutDecision(older, "d0");  // a single Event, as earlier extenders wrote
+  extender::DecisionBatch batch("shop");
+  for (const scoring::Decision& d :
+       {decision("web-0", "uid-web-0", 1700000000000), decision("web-1", uid_, 1700000000000)}) {
+    batch.Add(*extender::BatchEntry(d, batch.empty()));
+  }
+  json event = batch.ToEvent({"replica-c", "b1", std::chrono::system_clock::from_time_t(0)});
+  EXPECT_EQ(event["involvedObject"]["name"], "web-0");
+  server_.PutAt("/api/v1/namespaces/shop/events/" + event["metadata"]["name"].get<std::string>(),
+                event);
+
+  auto report = ExplainPod({"shop", "web-1"}, config_, deps_);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->source, DecisionSource::kRecorded);
+  EXPECT_EQ(report->prioritize, decision("web-1", uid_, 1700000000000));  // the latest
+  EXPECT_NE(report->source_text.find("replica replica-c"), std::string::npos);
+  EXPECT_NE(report->source_text.find(extender::PodLabel(uid_)), std::string::npos)
+      << report->source_text;
+  // The list went by the pod's label, not through every Event of the namespace.
+  bool by_label = false;
+  for (const auto& r : server_.requests()) {
+    by_label = by_label || r.Query("labelSelector") == extender::PodLabel(uid_);
+  }
+  EXPECT_TRUE(by_label);
 }
 
 TEST_F(ExplainPodTest, ARecordedExtenderDecisionMeansItWasConsulted) {

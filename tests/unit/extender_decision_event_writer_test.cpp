@@ -14,13 +14,15 @@ namespace {
 using nlohmann::json;
 using scoring::Decision;
 
-// A prioritize decision for team/web-1 over `nodes` nodes (what the Event says is tested in
-// extender_decision_events_test.cpp).
-Decision Prioritized(std::size_t nodes) {
+// A prioritize decision for team/web-1 (or `pod`) over `nodes` nodes (what the Event says is
+// tested in extender_decision_batch_test.cpp).
+Decision Prioritized(std::size_t nodes, const std::string& pod = "web-1",
+                     const std::string& ns = "team") {
   Decision d;
   d.verb = scoring::kVerbPrioritize;
-  d.pod_namespace = "team";
-  d.pod_name = "web-1";
+  d.pod_namespace = ns;
+  d.pod_name = pod;
+  d.pod_uid = "uid-" + pod;
   for (std::size_t i = 0; i < nodes; ++i) {
     scoring::NodeDecision n;
     n.node = "node-" + std::to_string(i);
@@ -36,10 +38,12 @@ class DecisionEventWriterTest : public ::testing::Test {
     server.Put({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team"}}}});
   }
   std::unique_ptr<DecisionEventWriter> Writer(
-      std::size_t max_queued = 1000, std::unique_ptr<kube::HttpTransport> transport = nullptr) {
+      std::size_t max_queued = 1000, std::unique_ptr<kube::HttpTransport> transport = nullptr,
+      std::chrono::milliseconds batch_interval = std::chrono::milliseconds(1000)) {
     DecisionEventWriterOptions options;
     options.instance = "replica-a";
     options.max_queued = max_queued;
+    options.batch_interval = batch_interval;
     kube::ClientOptions client;
     client.max_attempts = 2;
     client.sleep = [](std::chrono::milliseconds) {};
@@ -50,10 +54,13 @@ class DecisionEventWriterTest : public ::testing::Test {
     return registry.Counter("powerctl_extender_decision_events_total", "", {"result"})
         .Value({result});
   }
-  std::vector<json> Events() {
+  double Writes() {
+    return registry.Counter("powerctl_extender_decision_event_writes_total", "", {}).Value({});
+  }
+  std::vector<json> Events(const std::string& ns = "team") {
     std::vector<json> out;
     for (const auto& r : server.requests()) {
-      if (r.method == "POST" && r.path == "/api/v1/namespaces/team/events") {
+      if (r.method == "POST" && r.path == "/api/v1/namespaces/" + ns + "/events") {
         out.push_back(json::parse(r.body));
       }
     }
@@ -64,18 +71,85 @@ class DecisionEventWriterTest : public ::testing::Test {
   server::MetricsRegistry registry;
 };
 
+// The decisions of the pods in an Event's batch, by pod name.
+std::vector<std::string> PodsIn(const json& event) {
+  std::vector<std::string> out;
+  for (const json& d :
+       json::parse(event["metadata"]["annotations"][kDecisionsAnnotation].get<std::string>())) {
+    out.push_back(d["pod"]["name"]);
+  }
+  return out;
+}
+
 TEST_F(DecisionEventWriterTest, WritesQueuedDecisionsInTheBackground) {
   auto writer = Writer();
   writer->Start();
-  writer->Submit(std::make_shared<const Decision>(Prioritized(3)));
-  writer->Submit(std::make_shared<const Decision>(Prioritized(4)));
-  writer->Stop();  // drains what is queued
+  writer->Submit(std::make_shared<const Decision>(Prioritized(3, "web-1")));
+  writer->Submit(std::make_shared<const Decision>(Prioritized(4, "web-2")));
+  writer->Stop();  // drains what is queued and the open batch
+  std::vector<json> events = Events();
+  ASSERT_GE(events.size(), 1u);
+  std::vector<std::string> pods;
+  for (const json& e : events) {
+    EXPECT_EQ(e["reason"], kReasonPowerDecisions);
+    for (const std::string& pod : PodsIn(e)) pods.push_back(pod);
+  }
+  EXPECT_EQ(pods, (std::vector<std::string>{"web-1", "web-2"}));
+  EXPECT_EQ(Count("written"), 2);
+  EXPECT_EQ(Writes(), static_cast<double>(events.size()));
+  EXPECT_EQ(Count("failed"), 0);
+}
+
+TEST_F(DecisionEventWriterTest, ABurstOfDecisionsIsOneEventPerNamespace) {
+  server.Put({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "shop"}}}});
+  auto writer = Writer();  // not started: Flush writes what is queued, in batches
+  for (int i = 0; i < 30; ++i) {
+    writer->Submit(std::make_shared<const Decision>(Prioritized(2, "web-" + std::to_string(i))));
+  }
+  writer->Submit(std::make_shared<const Decision>(Prioritized(2, "cart-0", "shop")));
+  writer->Flush();
+  ASSERT_EQ(Events("team").size(), 1u);
+  EXPECT_EQ(PodsIn(Events("team")[0]).size(), 30u);
+  EXPECT_EQ(Events("team")[0]["metadata"]["labels"].size(), 30u);
+  ASSERT_EQ(Events("shop").size(), 1u);
+  EXPECT_EQ(PodsIn(Events("shop")[0]), std::vector<std::string>{"cart-0"});
+  EXPECT_EQ(Count("written"), 31);
+  EXPECT_EQ(Writes(), 2);
+}
+
+TEST_F(DecisionEventWriterTest, AFullBatchIsWrittenAndANewOneBegun) {
+  auto writer = Writer(1000);
+  const std::size_t decisions = kMaxBatchDecisions + 5;
+  for (std::size_t i = 0; i < decisions; ++i) {
+    writer->Submit(std::make_shared<const Decision>(Prioritized(2, "web-" + std::to_string(i))));
+  }
+  writer->Flush();
   std::vector<json> events = Events();
   ASSERT_EQ(events.size(), 2u);
-  EXPECT_EQ(events[0]["reason"], kReasonPowerScored);
-  EXPECT_NE(events[0]["metadata"]["name"], events[1]["metadata"]["name"]);
-  EXPECT_EQ(Count("written"), 2);
-  EXPECT_EQ(Count("failed"), 0);
+  EXPECT_EQ(PodsIn(events[0]).size(), kMaxBatchDecisions);
+  EXPECT_EQ(PodsIn(events[1]).size(), 5u);
+  EXPECT_EQ(events[1]["involvedObject"]["name"], "web-" + std::to_string(kMaxBatchDecisions));
+  // The second batch names its own pods.
+  EXPECT_NE(events[1]["message"].get<std::string>().find("5 pods"), std::string::npos);
+}
+
+TEST_F(DecisionEventWriterTest, ALoneDecisionIsWrittenAfterTheBatchInterval) {
+  auto writer = Writer(1000, nullptr, std::chrono::milliseconds(50));
+  writer->Start();
+  const auto begin = std::chrono::steady_clock::now();
+  writer->Submit(std::make_shared<const Decision>(Prioritized(2)));
+  while (Writes() == 0 && std::chrono::steady_clock::now() - begin < std::chrono::seconds(5)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const auto took = std::chrono::steady_clock::now() - begin;
+  EXPECT_EQ(Writes(), 1);  // without Stop: the interval alone wrote it
+  EXPECT_GE(took, std::chrono::milliseconds(50));
+  EXPECT_LT(took, std::chrono::seconds(5));
+  ASSERT_EQ(Events().size(), 1u);
+  // A batch of one: an Event on that pod, with its decision's message.
+  EXPECT_EQ(Events()[0]["involvedObject"]["name"], "web-1");
+  EXPECT_EQ(Events()[0]["message"], DecisionEventMessage(Prioritized(2)));
+  writer->Stop();
 }
 
 TEST_F(DecisionEventWriterTest, TlsWarningsBecomeWarningEventsOnTheExtendersPod) {
@@ -111,8 +185,10 @@ TEST_F(DecisionEventWriterTest, FailuresAreCountedNotRetriedForever) {
   server.FailRequests("/api/v1/namespaces/team/events", 403, "POST", "forbidden");
   auto writer = Writer();
   writer->Submit(std::make_shared<const Decision>(Prioritized(2)));
+  writer->Submit(std::make_shared<const Decision>(Prioritized(2, "web-2")));
   writer->Flush();
-  EXPECT_EQ(Count("failed"), 1);
+  EXPECT_EQ(Count("failed"), 2);  // both decisions of the one Event
+  EXPECT_EQ(Writes(), 0);
   EXPECT_EQ(Count("written"), 0);
   EXPECT_EQ(Events().size(), 1u);  // a 403 is not retried
 
@@ -122,7 +198,7 @@ TEST_F(DecisionEventWriterTest, FailuresAreCountedNotRetriedForever) {
   server.FailRequests("/api/v1/namespaces/team/events", 500, "POST");
   writer->Submit(std::make_shared<const Decision>(Prioritized(2)));
   writer->Flush();
-  EXPECT_EQ(Count("failed"), 2);
+  EXPECT_EQ(Count("failed"), 3);
   EXPECT_EQ(Events().size(), 1u);
   server.ClearFailures();
   writer->Submit(std::make_shared<const Decision>(Prioritized(2)));
@@ -135,13 +211,24 @@ TEST_F(DecisionEventWriterTest, AFullQueueDropsNewDecisions) {
   for (int i = 0; i < 5; ++i) writer->Submit(std::make_shared<const Decision>(Prioritized(1)));
   EXPECT_EQ(Count("dropped"), 3);
   writer->Flush();
-  EXPECT_EQ(Events().size(), 2u);
-  // Decisions that get no Event are not written at all.
+  ASSERT_EQ(Events().size(), 1u);
+  EXPECT_EQ(PodsIn(Events()[0]).size(), 2u);
+  // Decisions that get no record are not written at all, nor take a place in the queue: a
+  // filter that passed every node, a preempt.
   Decision preempt = Prioritized(1);
   preempt.verb = scoring::kVerbPreempt;
-  writer->Submit(std::make_shared<const Decision>(preempt));
+  Decision passed = Prioritized(1);
+  passed.verb = scoring::kVerbFilter;
+  passed.nodes[0].passed = true;
+  for (int i = 0; i < 3; ++i) {
+    writer->Submit(std::make_shared<const Decision>(preempt));
+    writer->Submit(std::make_shared<const Decision>(passed));
+  }
+  writer->Submit(std::make_shared<const Decision>(Prioritized(1)));
+  EXPECT_EQ(Count("dropped"), 3);  // the queue had room for the last one
   writer->Flush();
-  EXPECT_EQ(Events().size(), 2u);
+  ASSERT_EQ(Events().size(), 2u);
+  EXPECT_EQ(PodsIn(Events()[1]).size(), 1u);
 }
 
 TEST_F(DecisionEventWriterTest, StopWithoutDrainDropsTheRestAndReturns) {
@@ -176,17 +263,20 @@ class HangingTransport : public kube::HttpTransport {
 
 TEST_F(DecisionEventWriterTest, StopReturnsPromptlyWhenTheApiServerHangs) {
   std::atomic<int> started{0};
-  auto writer = Writer(1000, std::make_unique<HangingTransport>(&started));
+  auto writer =
+      Writer(1000, std::make_unique<HangingTransport>(&started), std::chrono::milliseconds(10));
   writer->Start();
-  for (int i = 0; i < 3; ++i) writer->Submit(std::make_shared<const Decision>(Prioritized(1)));
+  for (int i = 0; i < 3; ++i) {
+    writer->Submit(std::make_shared<const Decision>(Prioritized(1, "web-" + std::to_string(i))));
+  }
   while (started.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   const auto begin = std::chrono::steady_clock::now();
   writer->Stop(std::chrono::milliseconds(50));
   const auto took = std::chrono::steady_clock::now() - begin;
   EXPECT_LT(took, std::chrono::seconds(2));
   EXPECT_GE(took, std::chrono::milliseconds(50));  // the drain time was given
-  EXPECT_EQ(started.load(), 1);                    // one in flight, cancelled
-  EXPECT_EQ(Count("dropped"), 3);                  // it and the two queued behind it
+  EXPECT_LE(started.load(), 3);                    // each Event in flight is cancelled
+  EXPECT_EQ(Count("dropped"), 3);                  // with its decisions, and any queued behind
   EXPECT_EQ(Count("failed"), 0);
 }
 
