@@ -156,7 +156,7 @@ void RegisterExplain(CLI::App& app, CommandEnv& env) {
   pod->footer(
       "Checks the pod's scheduler (its lease, its events; for powerctl's scheduler the\n"
       "extender's /readyz), shows the scheduler's verdict verbatim, the extender's decision\n"
-      "as it recorded it on the pod (Events PowerScored/PowerFiltered) or recomputed now\n"
+      "as it recorded it (Events PowerDecisions labelled powerctl.io/pod-<uid>) or recomputed now\n"
       "with the same scoring code (labelled so), kube-scheduler's own checks per node\n"
       "(cordon, taints, node selector and affinity, resources) with each node's power cost\n"
       "(DELTA: the pod's watts; FILL: W/core to fill, what scoring.objective=fill ranks by)\n"

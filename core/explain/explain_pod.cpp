@@ -120,9 +120,9 @@ std::optional<CauseInputs::PodGroupNow> GroupNow(const json& pod, const ClusterO
   return CauseInputs::PodGroupNow{verdict.present, verdict.min_available};
 }
 
-// A scheduled pod with no decision Event of the extender: was the extender consulted? Its
-// Events are written with the scheduler's, and expire with them, so while the scheduler's
-// Scheduled Event is still on the pod, the missing decision Event means the extender was not
+// A scheduled pod with no decision recorded by the extender: was the extender consulted? Its
+// Events are written with the scheduler's (up to a second later), and expire with them, so while
+// the scheduler's Scheduled Event is still on the pod, a missing record means the extender was not
 // asked (kube-scheduler skips an ignorable extender it cannot reach) — unless only one node
 // fit, when kube-scheduler asks no scores and a filter that rejects nothing records nothing.
 void JudgeConsulted(const std::vector<PodEvent>& events, std::size_t fitting_nodes,
@@ -140,8 +140,9 @@ void JudgeConsulted(const std::vector<PodEvent>& events, std::size_t fitting_nod
   report.extender_consulted = false;
   report.consulted_note =
       "the extender was not consulted when this pod was scheduled: the scheduler's Scheduled "
-      "Event is on the pod, but no PowerScored or PowerFiltered Event of the extender is "
-      "(with extender.ignorable true, kube-scheduler places pods without the extender when it "
+      "Event is on the pod, but the extender recorded no decision about it (it writes its "
+      "records up to a second after deciding; with extender.ignorable true, kube-scheduler places "
+      "pods without the extender when it "
       "cannot reach it or its call fails; powerctl doctor checks it)";
   if (report.source == DecisionSource::kLocal || report.source == DecisionSource::kExtender)
     report.consulted_note += ". The table below is recomputed now; it is not what placed the pod";

@@ -2,7 +2,8 @@
 // `powerctl explain pod NAME` (alias `why`): why a pod landed where it did, or why it is
 // Pending. Reads the pod, its Events, the nodes, pods and TASPolicies, and the Lease of the
 // pod's scheduler; shows the scheduler's own verdict verbatim, the extender's decision as it
-// recorded it on the pod (Events PowerScored/PowerFiltered, whichever replica made it) or
+// recorded it (its PowerDecisions Events labelled with the pod's uid, or the PowerScored and
+// PowerFiltered Events on the pod of earlier versions; whichever replica made it) or
 // recomputed now with the server's scoring code (labelled so), kube-scheduler's own checks
 // per node, and ranked causes with a fix each.
 
@@ -48,7 +49,7 @@ struct PodSummary {
 };
 
 enum class DecisionSource {
-  kRecorded,  // the extender's Events on the pod
+  kRecorded,  // the extender's records of its decision
   kExtender,  // recomputed now by the running extender (its ops port)
   kLocal,     // recomputed now in this process
   kNone,      // the extender was not involved, or no decision could be made

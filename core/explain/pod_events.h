@@ -1,9 +1,9 @@
 #pragma once
 // A pod's Events as `explain` reads them: the scheduler's verdicts (Scheduled,
-// FailedScheduling) shown verbatim, and the extender's decisions (PowerScored,
-// PowerFiltered) parsed back into Decisions. Both legacy core/v1 Events (count,
-// lastTimestamp, source) and events.k8s.io ones seen through core/v1 (series, eventTime,
-// reportingComponent; kube-scheduler 1.20 writes these) are read.
+// FailedScheduling) shown verbatim, and the extender's decisions (batched in PowerDecisions
+// Events; PowerScored and PowerFiltered from earlier versions) parsed back into Decisions. Both
+// legacy core/v1 Events (count, lastTimestamp, source) and events.k8s.io ones seen through core/v1
+// (series, eventTime, reportingComponent; kube-scheduler 1.20 writes these) are read.
 
 #include "core/common/result.h"
 #include "core/extender/decision_events.h"
