@@ -115,6 +115,10 @@ struct TelemetrySettings {
   std::string temperature_source = "ipmi-exporter";  // ipmi-exporter | prometheus
   std::string prometheus_url = "http://prometheus.monitoring.svc:9090";
   std::string prometheus_cpu_query;  // "" = node_exporter's busy CPU (telemetry/sources.h)
+  // Measured node power (telemetry/power_sources.h): ipmi | kepler | kepler-0.7 | rapl | promql.
+  std::string power_source = "ipmi";
+  std::string power_query;               // with promql: watts per node, one series per node
+  std::string power_rate_window = "5m";  // counters' rate() window for a current reading
   int ipmi_exporter_port = 9290;
   std::string max_age = "2m";  // older readings count as missing
   std::string refresh_interval = "15s";

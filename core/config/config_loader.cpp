@@ -346,6 +346,9 @@ Status ValidateConfig(const PowerctlConfig& config) {
   if (config.predictor.model.grpc_port == config.predictor.model.rest_port) {
     return fail("predictor.model.grpcPort and predictor.model.restPort must differ");
   }
+  if (config.telemetry.power_source == "promql" && config.telemetry.power_query.empty()) {
+    return fail("telemetry.powerQuery must be set when telemetry.powerSource is promql");
+  }
   if (!config.predictor.model.image.empty() &&
       !config.predictor.model.persistent_volume_claim.empty()) {
     return fail(

@@ -341,6 +341,22 @@ const std::vector<FieldSpec>& Fields() {
              return c.telemetry.cpu_source == "prometheus" ||
                     c.telemetry.temperature_source == "prometheus";
            }},
+      {.path = "telemetry.powerSource",
+       .help = "Measured node power: ipmi (ipmi_exporter's DCMI gauge), kepler (Kepler 0.8+, CPU "
+               "and DRAM), kepler-0.7 (Kepler 0.7's platform energy), rapl (node_exporter, CPU "
+               "and DRAM) or promql (telemetry.powerQuery)",
+       .ref = [](C& c) { return Ref(&c.telemetry.power_source); },
+       .choices = {"ipmi", "kepler", "kepler-0.7", "rapl", "promql"}},
+      {.path = "telemetry.powerQuery",
+       .help = "With powerSource promql: PromQL giving each node's power in watts, one series "
+               "per node",
+       .ref = [](C& c) { return Ref(&c.telemetry.power_query); },
+       .check = kPromQl},
+      {.path = "telemetry.powerRateWindow",
+       .help = "Window over which energy counters (kepler, kepler-0.7, rapl) become watts for a "
+               "current reading; at least two scrape intervals",
+       .ref = [](C& c) { return Ref(&c.telemetry.power_rate_window); },
+       .check = kDuration},
       {.path = "telemetry.ipmiExporterPort",
        .help = "ipmi_exporter port on each node",
        .ref = [](C& c) { return Ref(&c.telemetry.ipmi_exporter_port); },
