@@ -10,6 +10,7 @@
 #include "core/common/http_client.h"
 #include "core/common/yaml.h"
 #include "core/setup/calibrate_nodes.h"
+#include "core/telemetry/power_sources.h"
 #include "core/telemetry/prometheus_client.h"
 
 #include <fmt/format.h>
@@ -28,6 +29,9 @@ struct CalibrateFlags {
   std::string window = "7d";
   std::string step = "5m";
   std::string prometheus_url;
+  std::string power_source;
+  std::string power_query;
+  std::string power_metric;
   std::string form = "curve";
   std::size_t min_samples = 30;
   std::size_t min_bin_samples = 3;
@@ -55,7 +59,9 @@ nlohmann::ordered_json ToJson(const setup::NodeCalibration& c, const std::string
                               {"form", setup::CalibrationFormName(c.form)},
                               {"samples", c.fit.samples},
                               {"utilisationMin", c.fit.utilisation_min},
-                              {"utilisationMax", c.fit.utilisation_max}};
+                              {"utilisationMax", c.fit.utilisation_max},
+                              {"loadRangeCovered", c.load_range_covered},
+                              {"measuredSteps", c.measured_steps}};
   if (c.fit.fitted) {
     j["idleWatts"] = c.fit.params.idle_watts;
     j["maxWatts"] = c.fit.params.max_watts;
@@ -90,11 +96,20 @@ std::string Fixed(bool known, double value, int digits) {
   return known ? fmt::format("{:.{}f}", value, digits) : "-";
 }
 
+// "90% 9/11": the utilisation spread the history covered and, with the curve form, the load
+// steps measured rather than filled.
+std::string Covered(const setup::NodeCalibration& c) {
+  if (c.fit.samples == 0) return "-";
+  std::string out = fmt::format("{:.0f}%", c.load_range_covered * 100);
+  if (CurveForm(c) && c.curve.fitted) out += fmt::format(" {}/11", c.measured_steps);
+  return out;
+}
+
 // One line per node: the exponent fit's parameters, and R² and RMSE of the form written.
 void PrintSummary(const Context& ctx, const setup::CalibrationReport& report,
                   const std::string& suffix) {
-  Table table(
-      {"NODE", "SAMPLES", "UTIL", "FORM", "IDLE W", "MAX W", "CURVE", "R2", "RMSE W", "RESULT"});
+  Table table({"NODE", "SAMPLES", "UTIL", "COVERED", "FORM", "IDLE W", "MAX W", "CURVE", "R2",
+               "RMSE W", "RESULT"});
   for (const auto& c : report.nodes) {
     const auto& f = c.fit;
     std::string util =
@@ -103,13 +118,17 @@ void PrintSummary(const Context& ctx, const setup::CalibrationReport& report,
     const bool fitted = CurveForm(c) ? c.curve.fitted : f.fitted;
     const double r2 = CurveForm(c) ? c.curve.r2 : f.r2;
     const double rmse = CurveForm(c) ? c.curve.rmse_watts : f.rmse_watts;
-    table.AddRow({c.node, std::to_string(f.samples), util,
+    table.AddRow({c.node, std::to_string(f.samples), util, Covered(c),
                   std::string(setup::CalibrationFormName(c.form)),
                   Fixed(f.fitted, f.params.idle_watts, 1), Fixed(f.fitted, f.params.max_watts, 1),
                   Fixed(f.fitted, f.params.curve, 2), Fixed(fitted, r2, 3), Fixed(fitted, rmse, 1),
                   ResultText(c, suffix)});
   }
   table.Print(*ctx.out);
+  *ctx.out << fmt::format(
+      "\nMeasured power: {} ({}){}\n", telemetry::PowerSourceName(report.power_source),
+      report.power_measures,
+      report.whole_server ? "" : "; the curves model this part of the server, not wall power");
 }
 
 // The curve's points, one line per node; a filled point is marked with '*'.
@@ -151,6 +170,29 @@ void PrintBins(const Context& ctx, const setup::CalibrationReport& report) {
   }
 }
 
+// telemetry.powerSource and powerQuery, overridden by --power-source and --power-query;
+// --power-metric reads the gauge it names (as calibrate always did), whatever the config says.
+Result<telemetry::PowerQuerySpec> PowerSpec(const CLI::App* cmd, const CalibrateFlags& flags,
+                                            const config::PowerctlConfig& config) {
+  const bool metric = cmd->count("--power-metric") > 0;
+  const bool source = cmd->count("--power-source") > 0;
+  if (metric && source && flags.power_source != "ipmi") {
+    return MakeError(ErrorCode::kInvalidInput,
+                     "--power-metric names a gauge in watts: use it alone or with --power-source "
+                     "ipmi (--power-query takes any other expression)");
+  }
+  telemetry::PowerQuerySpec spec;
+  std::string name = source ? flags.power_source : config.telemetry.power_source;
+  if (metric) name = "ipmi";
+  POWERCTL_TRY(parsed, telemetry::ParsePowerSource(
+                           name, source || metric ? "--power-source" : "telemetry.powerSource"));
+  spec.source = parsed;
+  spec.custom_query =
+      cmd->count("--power-query") > 0 ? flags.power_query : config.telemetry.power_query;
+  if (metric) spec.gauge_metric = flags.power_metric;
+  return spec;
+}
+
 int RunCalibrate(const Context& ctx, const CLI::App* cmd, CalibrateFlags& flags) {
   auto format = ctx.Output();
   if (!format.ok()) return Fail(ctx, format.error());
@@ -169,12 +211,15 @@ int RunCalibrate(const Context& ctx, const CLI::App* cmd, CalibrateFlags& flags)
   request.fit.min_bin_samples = flags.min_bin_samples;
   request.fit.min_r2 = flags.min_r2;
   request.fit.min_utilisation_range = flags.min_utilisation_range;
+  auto config = ctx.LoadConfig();
+  if (!config.ok()) return Fail(ctx, config.error());
+  auto power = PowerSpec(cmd, flags, *config);
+  if (!power.ok()) return Fail(ctx, power.error());
+  request.power = *power;
   // Bad input is refused before the cluster or Prometheus is contacted.
   if (Status valid = setup::ValidateCalibrateRequest(request); !valid.ok()) {
     return Fail(ctx, valid.error());
   }
-  auto config = ctx.LoadConfig();
-  if (!config.ok()) return Fail(ctx, config.error());
   std::string url =
       cmd->count("--prometheus-url") > 0 ? flags.prometheus_url : config->telemetry.prometheus_url;
   auto http = MakeCurlHttpClient();
@@ -195,7 +240,10 @@ int RunCalibrate(const Context& ctx, const CLI::App* cmd, CalibrateFlags& flags)
     }
   } else {
     nlohmann::ordered_json doc = {{"nodes", nlohmann::ordered_json::array()},
-                                  {"written", report->not_written.empty()}};
+                                  {"written", report->not_written.empty()},
+                                  {"powerSource", telemetry::PowerSourceName(report->power_source)},
+                                  {"powerMeasures", report->power_measures},
+                                  {"wholeServer", report->whole_server}};
     for (const auto& c : report->nodes) doc["nodes"].push_back(ToJson(c, ResultText(c, suffix)));
     *ctx.out << (*format == OutputFormat::kJson ? doc.dump(2) + "\n" : EmitYaml(doc));
   }
@@ -212,10 +260,18 @@ void RegisterCalibrate(CLI::App& app, CommandEnv& env) {
   CLI::App* cmd = app.add_subcommand(
       "calibrate", "Fit the built-in power model per node from measured power in Prometheus");
   cmd->footer(
-      "For each node, pairs mean power (ipmi_dcmi_power_consumption_watts) with CPU utilisation\n"
-      "(1 - idle fraction from node_exporter's node_cpu_seconds_total), both averaged over each\n"
-      "--step of --window, and fits watts = idle + (max - idle) * utilisation^curve by least\n"
-      "squares (curve 0.5..2.0 in steps of 0.05).\n"
+      "For each node, pairs mean power with CPU utilisation (1 - idle fraction from\n"
+      "node_exporter's node_cpu_seconds_total), both averaged over each --step of --window, and\n"
+      "fits watts = idle + (max - idle) * utilisation^curve by least squares (curve 0.5..2.0 in\n"
+      "steps of 0.05). Power comes from --power-source (default telemetry.powerSource): ipmi\n"
+      "(ipmi_dcmi_power_consumption_watts), kepler (Kepler 0.8+: kepler_node_cpu_joules_total,\n"
+      "zones package and dram), kepler-0.7 (kepler_node_platform_joules_total), rapl\n"
+      "(node_exporter's node_rapl_package/dram_joules_total) or promql (--power-query); energy\n"
+      "counters become watts with rate() over each --step. kepler and rapl measure CPU and\n"
+      "memory only: the curve then models that part of the server, not wall power.\n"
+      "--power-metric NAME reads the gauge NAME in watts instead, as before.\n"
+      "COVERED is the utilisation spread the history covered and, with the curve form, the\n"
+      "10 % load steps measured rather than filled.\n"
       "--form curve (default) also fits the measured curve: each sample goes to the nearest 10 %\n"
       "load step, a step's watts are its samples' mean, a step with fewer than --min-bin-samples\n"
       "is filled from the exponent fit (or interpolated when that fit is invalid; then an\n"
@@ -233,7 +289,8 @@ void RegisterCalibrate(CLI::App& app, CommandEnv& env) {
       "Examples:\n"
       "  powerctl calibrate --all --dry-run=client -o wide\n"
       "  powerctl calibrate node-a node-b --window 14d --step 10m -o json\n"
-      "  powerctl calibrate -l rack=r1 --form exponent");
+      "  powerctl calibrate -l rack=r1 --form exponent\n"
+      "  powerctl calibrate --all --power-source rapl --dry-run=client");
   cmd->add_option("nodes", flags->request.nodes, "Node names")->type_name("NODE");
   cmd->add_option("-l,--selector", flags->request.selector, "Label selector for the nodes")
       ->type_name("SELECTOR");
@@ -249,8 +306,17 @@ void RegisterCalibrate(CLI::App& app, CommandEnv& env) {
   cmd->add_option("--prometheus-url", flags->prometheus_url,
                   "Prometheus (default: telemetry.prometheusUrl)")
       ->type_name("URL");
-  cmd->add_option("--power-metric", flags->request.power_metric,
-                  "Node power gauge in watts (default ipmi_dcmi_power_consumption_watts)")
+  cmd->add_option("--power-source", flags->power_source,
+                  "Measured power: ipmi, kepler, kepler-0.7, rapl or promql (default: "
+                  "telemetry.powerSource)")
+      ->type_name("SOURCE");
+  env.hints.values["calibrate --power-source"] = {"ipmi", "kepler", "kepler-0.7", "rapl", "promql"};
+  cmd->add_option("--power-query", flags->power_query,
+                  "With --power-source promql: PromQL giving each node's watts (default: "
+                  "telemetry.powerQuery)")
+      ->type_name("PROMQL");
+  cmd->add_option("--power-metric", flags->power_metric,
+                  "Read this node power gauge in watts instead of the power source")
       ->type_name("METRIC");
   cmd->add_option("--min-r2", flags->min_r2, "Refuse fits with a lower R2 (default 0.8)")
       ->type_name("R2");

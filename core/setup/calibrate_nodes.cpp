@@ -44,6 +44,12 @@ ByNode Index(const telemetry::QueryResult& result, const telemetry::NodeNameMapp
   return out;
 }
 
+// The power series a node has no history of, for the refusal.
+std::string PowerHistoryName(const telemetry::PowerQuerySpec& power) {
+  if (power.source == telemetry::PowerSource::kIpmi) return power.gauge_metric;
+  return fmt::format("{} power", telemetry::PowerSourceName(power.source));
+}
+
 std::map<std::string, std::string> StringMap(const json& object) {
   std::map<std::string, std::string> out;
   for (const auto& [key, value] : object.items()) {
@@ -111,7 +117,13 @@ Status ValidateCalibrateRequest(const CalibrateRequest& request) {
   }
   if (request.fit.min_samples < 3) return Invalid("--min-samples: must be at least 3");
   if (request.fit.min_bin_samples < 1) return Invalid("--min-bin-samples: must be at least 1");
-  if (request.power_metric.empty()) return Invalid("--power-metric: must not be empty");
+  if (request.power.source == telemetry::PowerSource::kIpmi && request.power.gauge_metric.empty()) {
+    return Invalid("--power-metric: must not be empty");
+  }
+  if (request.power.source == telemetry::PowerSource::kPromQl &&
+      request.power.custom_query.empty()) {
+    return Invalid("--power-query: must be set with --power-source promql");
+  }
   return OkStatus();
 }
 
@@ -120,9 +132,10 @@ std::string UtilisationQuery(const CalibrateRequest& request) {
                      request.mapping.GroupBy(), Seconds(request.step));
 }
 
-std::string PowerQuery(const CalibrateRequest& request) {
-  return fmt::format("avg by ({}) (avg_over_time({}[{}]))", request.mapping.GroupBy(),
-                     request.power_metric, Seconds(request.step));
+Result<telemetry::PowerQuery> PowerWattsQuery(const CalibrateRequest& request) {
+  telemetry::PowerQuerySpec spec = request.power;
+  spec.mapping = request.mapping;
+  return telemetry::BuildPowerQuery(spec, request.step);
 }
 
 Result<CalibrationReport> CalibrateNodes(kube::Client& client,
@@ -135,15 +148,20 @@ Result<CalibrationReport> CalibrateNodes(kube::Client& client,
   const telemetry::WallTime start = end - request.window;
   const auto step = std::chrono::duration_cast<std::chrono::milliseconds>(request.step);
   POWERCTL_TRY(utilisation, prometheus.QueryRange(UtilisationQuery(request), start, end, step));
-  POWERCTL_TRY(power, prometheus.QueryRange(PowerQuery(request), start, end, step));
+  POWERCTL_TRY(power_query, PowerWattsQuery(request));
+  POWERCTL_TRY(power, prometheus.QueryRange(power_query.promql, start, end, step));
 
   std::vector<telemetry::NodeInfo> infos;
   for (const json& node : nodes) infos.push_back(telemetry::NodeInfoFromJson(node));
   telemetry::NodeNameMapper mapper(infos, request.mapping);
+  telemetry::NodeNameMapper power_mapper(infos, power_query.mapping);
   ByNode u_by_node = Index(utilisation, mapper);
-  ByNode w_by_node = Index(power, mapper);
+  ByNode w_by_node = Index(power, power_mapper);
 
   CalibrationReport report;
+  report.power_source = request.power.source;
+  report.power_measures = power_query.measures;
+  report.whole_server = power_query.whole_server;
   std::vector<std::string> refused;
   for (const json& node : nodes) {
     NodeCalibration c;
@@ -163,12 +181,14 @@ Result<CalibrationReport> CalibrateNodes(kube::Client& client,
       POWERCTL_TRY(curve, predict::FitPowerCurve(samples, c.fit, request.fit));
       c.curve = curve;
       c.refused = c.curve.refused;
+      for (const predict::CurveBin& b : c.curve.bins) c.measured_steps += b.measured ? 1 : 0;
     }
+    if (c.fit.samples > 0) c.load_range_covered = c.fit.utilisation_max - c.fit.utilisation_min;
     if (u.empty() || w.empty()) {
       c.refused = fmt::format("no {} history in Prometheus for this node",
                               u.empty() && w.empty() ? "power or CPU"
                               : u.empty()            ? "node_cpu_seconds_total"
-                                                     : request.power_metric);
+                                                     : PowerHistoryName(request.power));
     }
     if (c.refused.empty()) {
       auto current = StringMap(node["metadata"].value("annotations", json::object()));

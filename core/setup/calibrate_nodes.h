@@ -9,6 +9,7 @@
 #include "core/predict/calibrate.h"
 #include "core/setup/apply.h"
 #include "core/telemetry/node_mapping.h"
+#include "core/telemetry/power_sources.h"
 #include "core/telemetry/prometheus_client.h"
 
 #include <chrono>
@@ -20,7 +21,6 @@
 
 namespace powerctl::setup {
 
-inline constexpr char kDefaultPowerMetric[] = "ipmi_dcmi_power_consumption_watts";
 // Prometheus refuses range queries with more points per series than this.
 inline constexpr long kMaxRangePoints = 11000;
 
@@ -48,7 +48,9 @@ struct CalibrateRequest {
   std::chrono::seconds step{std::chrono::minutes(5)};
   predict::CalibrationOptions fit;
   CalibrationForm form = CalibrationForm::kCurve;
-  std::string power_metric = kDefaultPowerMetric;
+  // Where measured power comes from (telemetry.powerSource); counters are averaged over each
+  // `step` like the utilisation. Its mapping is replaced by `mapping` plus the source's label.
+  telemetry::PowerQuerySpec power;
   bool skip_unfit = false;  // write the nodes that fit, leave the others alone
   DryRunMode dry_run = DryRunMode::kNone;
   telemetry::NodeMappingOptions mapping;
@@ -59,15 +61,20 @@ struct CalibrateRequest {
 Status ValidateCalibrateRequest(const CalibrateRequest& request);
 
 // The PromQL used for each point: utilisation as a fraction of capacity (node_exporter) and
-// mean watts, both over `step`, grouped so each series maps to one node.
+// mean watts from the power source, both over `step`, grouped so each series maps to one node.
 std::string UtilisationQuery(const CalibrateRequest& request);
-std::string PowerQuery(const CalibrateRequest& request);
+Result<telemetry::PowerQuery> PowerWattsQuery(const CalibrateRequest& request);
 
 struct NodeCalibration {
   std::string node;
   CalibrationForm form = CalibrationForm::kCurve;
   predict::CalibrationFit fit;  // the exponent form (always fitted: the curve fills from it)
   predict::CurveFit curve;      // the curve form (only with CalibrationForm::kCurve)
+  // How much of the load range the history covered: the utilisation spread (max - min, 0..1)
+  // and the 10 % load steps of the curve measured rather than filled (0..11; 0 without a
+  // curve fit).
+  double load_range_covered = 0;
+  int measured_steps = 0;
   // Why the node is not written ("" when it is): the chosen form's refusal, no history, or
   // annotations the model would not accept together.
   std::string refused;
@@ -78,6 +85,9 @@ struct NodeCalibration {
 
 struct CalibrationReport {
   std::vector<NodeCalibration> nodes;
+  telemetry::PowerSource power_source = telemetry::PowerSource::kIpmi;
+  std::string power_measures;  // what the fitted watts cover (PowerQuery::measures)
+  bool whole_server = true;    // false: the curve models CPU and memory power only
   // Set when nothing was written because a node could not be calibrated (without
   // skip_unfit); names the nodes and why.
   std::string not_written;

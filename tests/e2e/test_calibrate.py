@@ -89,6 +89,9 @@ class CalibrateTest(ClusterTest):
         r = powerctl("calibrate", *self.names, *self.kc, "--window", "7d", "--step", "5m")
         self.assertIn("NODE", r.stdout.splitlines()[0])
         self.assertIn("FORM", r.stdout.splitlines()[0])
+        self.assertIn("COVERED", r.stdout.splitlines()[0])
+        self.assertRegex(r.stdout, rf"\n{self.names[0]} +\d+ +0\.\d\d-0\.9\d +9\d% 9/11 +curve ")
+        self.assertIn("Measured power: ipmi (the whole server (ipmi_exporter's DCMI reading))", r.stdout)
         self.assertIn("Power curves (W at each load; * = filled, not measured):", r.stdout)
         for want in self.synthetic[:2]:
             ann = self.metadata(want.name)["annotations"]
@@ -160,6 +163,36 @@ class CalibrateTest(ClusterTest):
         bad = powerctl("calibrate", node, *self.kc, "--form", "spline", check=False)
         self.assertEqual(bad.returncode, 2, bad.stderr)
         self.assertIn('--form "spline": must be curve or exponent', bad.stderr)
+
+    def test_calibrate_reads_the_chosen_power_source(self):
+        # This history has only the DCMI gauge: the counter sources find nothing and say which.
+        r = powerctl("calibrate", self.names[0], *self.kc, "--power-source", "rapl", "-o", "json", check=False)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        doc = json.loads(r.stdout)
+        self.assertEqual((doc["powerSource"], doc["wholeServer"]), ("rapl", False))
+        self.assertEqual(doc["nodes"][0]["refused"], "no rapl power history in Prometheus for this node")
+        # A custom expression, and --power-metric as the gauge it always was.
+        doc = json.loads(powerctl("calibrate", self.names[0], *self.kc, "--dry-run=client", "-o", "json",
+                                  "--power-source", "promql", "--power-query",
+                                  "ipmi_dcmi_power_consumption_watts * 1").stdout)
+        self.assertEqual(doc["powerSource"], "promql")
+        self.assertAlmostEqual(doc["nodes"][0]["maxWatts"], self.synthetic[0].max, delta=10)
+        doc = json.loads(powerctl("calibrate", self.names[0], *self.kc, "--dry-run=client", "-o", "json",
+                                  "--power-metric", "ipmi_dcmi_power_consumption_watts").stdout)
+        self.assertEqual(doc["powerSource"], "ipmi")
+        self.assertAlmostEqual(doc["nodes"][0]["idleWatts"], self.synthetic[0].idle, delta=6)
+
+        bad = powerctl("calibrate", self.names[0], *self.kc, "--power-source", "redfish", check=False)
+        self.assertEqual(bad.returncode, 2, bad.stderr)
+        self.assertIn('--power-source "redfish": must be one of ipmi, kepler, kepler-0.7, rapl, promql',
+                      bad.stderr)
+        bad = powerctl("calibrate", self.names[0], *self.kc, "--power-source", "kepler", "--power-metric", "x",
+                       check=False)
+        self.assertEqual(bad.returncode, 2, bad.stderr)
+        self.assertIn("--power-metric names a gauge in watts", bad.stderr)
+        bad = powerctl("calibrate", self.names[0], *self.kc, "--power-source", "promql", check=False)
+        self.assertEqual(bad.returncode, 2, bad.stderr)
+        self.assertIn("--power-query: must be set with --power-source promql", bad.stderr)
 
 
 if __name__ == "__main__":

@@ -159,6 +159,39 @@ TEST_F(CalibrateNodesTest, ANodeWithoutSeriesSaysWhichAreMissing) {
   EXPECT_EQ(report->nodes[0].refused, "no power or CPU history in Prometheus for this node");
 }
 
+TEST_F(CalibrateNodesTest, ACounterSourceIsRatedOverTheStepAndMappedByItsNodeLabel) {
+  // Kepler's series name their node in node_name; their instance is Kepler's pod.
+  FakePrometheus prom;
+  auto [u1, w1] = NodeSeries("n1", 200, 0.05, 0.95, 60, 210, 1.2);
+  prom.Matrix("node_cpu_seconds_total", {u1});
+  w1["metric"] = {{"instance", "10.244.3.9:28282"}, {"node_name", "n1"}, {"job", "kepler"}};
+  prom.Matrix("kepler_node_cpu_joules_total", {w1});
+  request_.nodes = {"n1"};
+  request_.power.source = telemetry::PowerSource::kKepler;
+  auto report = CalibrateNodes(*client_, prom.client(), request_);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_THAT(prom.queries()[1], HasSubstr("rate(kepler_node_cpu_joules_total"));
+  EXPECT_THAT(prom.queries()[1], HasSubstr("[300s]"));
+  EXPECT_EQ(report->power_source, telemetry::PowerSource::kKepler);
+  EXPECT_FALSE(report->whole_server);
+  const NodeCalibration& n1 = report->nodes[0];
+  EXPECT_THAT(n1.refused, IsEmpty());
+  EXPECT_NEAR(n1.fit.params.idle_watts, 60, 1e-6);
+  EXPECT_NEAR(n1.fit.params.max_watts, 210, 1e-6);
+  // 5..95 % swept: 90 % of the load range, every step but 0 % and 100 % measured.
+  EXPECT_NEAR(n1.load_range_covered, 0.9, 1e-9);
+  EXPECT_EQ(n1.measured_steps, 9);
+
+  // A node without that source's series says which source it lacks.
+  server_.Put(NodeObject("n4"));
+  request_.nodes = {"n4"};
+  FakePrometheus cpu_only;
+  cpu_only.Matrix("node_cpu_seconds_total", {NodeSeries("n4", 200, 0, 1, 1, 2, 1).first});
+  auto silent = CalibrateNodes(*client_, cpu_only.client(), request_);
+  ASSERT_TRUE(silent.ok());
+  EXPECT_EQ(silent->nodes[0].refused, "no kepler power history in Prometheus for this node");
+}
+
 TEST_F(CalibrateNodesTest, DryRunModes) {
   request_.nodes = {"n1"};
   request_.dry_run = DryRunMode::kClient;

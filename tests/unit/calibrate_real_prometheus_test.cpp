@@ -1,9 +1,11 @@
 // `label nodes --from-prometheus` and `calibrate` against Debian's real Prometheus holding a
 // week of history: synthetic series with known temperature ranges and a known power model
 // are backfilled with `promtool tsdb create-blocks-from openmetrics`, then Prometheus serves
-// them from its TSDB. Nodes live in the in-memory API server. Prometheus runs on a free
-// loopback port from a temporary directory and is stopped by PID. Skipped when the binaries
-// are not installed.
+// them from its TSDB. Measured power is written as each exporter exposes it (names, labels,
+// counters, and the labels a usual scrape configuration adds): ipmi_exporter's DCMI gauge,
+// Kepler 0.8+ and 0.7 energy counters, node_exporter's RAPL counters with their wraps. Nodes live
+// in the in-memory API server. Prometheus runs on a free loopback port from a temporary directory
+// and is stopped by PID. Skipped when the binaries are not installed.
 
 #include "core/common/http_client.h"
 #include "core/predict/builtin_model.h"
@@ -23,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -80,9 +83,152 @@ double Utilisation(std::int64_t t) {
   return 0.05 + 0.9 * static_cast<double>((h >> 33) % 1000) / 999.0;
 }
 
+// One CPU: its idle seconds grow by (1 - u) per second.
+void WriteCpu(std::ofstream& out, const std::string& node, std::int64_t first, std::int64_t last) {
+  double idle_seconds = 1000;
+  for (std::int64_t t = first; t <= last; t += kInterval) {
+    idle_seconds += (1 - Utilisation(t)) * kInterval;
+    out << "node_cpu_seconds_total{instance=\"" << node
+        << ":9100\",job=\"node\",cpu=\"0\",mode=\"idle\"} " << idle_seconds << " " << t << "\n";
+  }
+}
+
+// Nodes whose power is measured by an energy counter: the exporter and the true curve of
+// what it measures.
+enum class Meter { kKepler, kKepler07, kKepler07Estimated, kRapl };
+struct MeteredNode {
+  std::string name;
+  Meter meter;
+  double idle, max, curve;
+  double Watts(double u) const { return idle + (max - idle) * std::pow(u, curve); }
+};
+
+const std::vector<MeteredNode>& Metered() {
+  static const std::vector<MeteredNode> nodes = {{"node-k", Meter::kKepler, 55, 230, 1.2},
+                                                 {"node-l", Meter::kKepler07, 120, 420, 0.8},
+                                                 {"node-m", Meter::kKepler07Estimated, 100, 300, 1},
+                                                 {"node-r", Meter::kRapl, 45, 260, 1.1}};
+  return nodes;
+}
+
+// One counter series in OpenMetrics: `labels` and the running total at each sample.
+struct CounterSeries {
+  std::string labels;
+  double value;
+  double wrap_at;  // the counter starts again from 0 past this (RAPL's max_energy_range_uj)
+  std::vector<std::pair<std::int64_t, double>> samples;
+  void Add(std::int64_t t, double joules) {
+    value += joules;
+    if (value >= wrap_at) value -= wrap_at;
+    samples.emplace_back(t, value);
+  }
+};
+
+// `name{labels} value t` lines of one counter family, with its metadata first.
+void WriteCounterFamily(std::ofstream& out, const std::string& family, const std::string& help,
+                        const std::vector<CounterSeries>& series) {
+  out << "# HELP " << family << " " << help << "\n# TYPE " << family << " counter\n";
+  for (const CounterSeries& c : series) {
+    for (const auto& [t, v] : c.samples) {
+      out << family << "_total{" << c.labels << "} " << v << " " << t << "\n";
+    }
+  }
+}
+
+constexpr double kNoWrap = 1e18;
+// max_energy_range_uj of a Xeon's package and DRAM zones, in joules.
+constexpr double kPackageWrap = 262143.328850;
+constexpr double kDramWrap = 65712.999613;
+
+// Each metered node's energy as its exporter counts it, the watts split across the zones or
+// modes the exporter reports (zones that overlap the package, and an MMIO duplicate of it,
+// included: the queries must not add them).
+void WriteMeteredHistory(std::ofstream& out, std::int64_t first, std::int64_t last) {
+  std::mt19937 rng(99);
+  std::normal_distribution<double> noise(0, 3);
+  std::vector<CounterSeries> kepler, kepler07, kepler07_package, rapl_package, rapl_dram;
+  const std::string k_target =
+      R"(container="kepler",endpoint="http",instance="10.244.1.7:28282",job="kepler",)"
+      R"(namespace="kepler",pod="kepler-x7k2p",service="kepler",node_name="node-k",)";
+  for (const char* zone : {"package", "dram", "core", "uncore"}) {
+    kepler.push_back({k_target + "zone=\"" + zone + "\",path=\"/sys/class/powercap/intel-rapl:0\"",
+                      5000,
+                      kNoWrap,
+                      {}});
+  }
+  auto k07_target = [](const std::string& node, const char* source, const char* package,
+                       const char* mode) {
+    return R"(container="kepler-exporter",endpoint="http",exported_instance=")" + node +
+           R"(",instance=")" + node +
+           R"(",job="kepler-exporter",namespace="kepler",pod="kepler-exporter-)" + node +
+           R"(",service="kepler-exporter",source=")" + source + R"(",package=")" + package +
+           R"(",mode=")" + mode + "\"";
+  };
+  for (const char* node : {"node-l", "node-m"}) {
+    const char* source = std::string(node) == "node-l" ? "acpi" : "trained_power_model";
+    for (const char* mode : {"dynamic", "idle"}) {
+      kepler07.push_back({k07_target(node, source, "energy1", mode), 100, kNoWrap, {}});
+      kepler07_package.push_back({k07_target(node, "rapl-sysfs", "0", mode), 100, kNoWrap, {}});
+    }
+  }
+  const std::string r_target = R"(instance="node-r:9100",job="node",)";
+  rapl_package = {
+      {r_target + R"(index="0",path="/sys/class/powercap/intel-rapl:0")", 1000, kPackageWrap, {}},
+      {r_target + R"(index="1",path="/sys/class/powercap/intel-rapl:1")", 90000, kPackageWrap, {}},
+      {r_target + R"(index="0",path="/sys/class/powercap/intel-rapl-mmio:0")",
+       1000,
+       kPackageWrap,
+       {}}};
+  rapl_dram = {
+      {r_target + R"(index="0",path="/sys/class/powercap/intel-rapl:0:0")", 20, kDramWrap, {}},
+      {r_target + R"(index="1",path="/sys/class/powercap/intel-rapl:1:0")", 40000, kDramWrap, {}}};
+
+  for (std::int64_t t = first; t <= last; t += kInterval) {
+    const double u = Utilisation(t);
+    for (const MeteredNode& n : Metered()) {
+      const double joules = (n.Watts(u) + noise(rng)) * kInterval;
+      const double idle = n.idle * kInterval;
+      switch (n.meter) {
+        case Meter::kKepler:  // package 80 %, DRAM 20 %; core and uncore inside the package
+          kepler[0].Add(t, 0.8 * joules);
+          kepler[1].Add(t, 0.2 * joules);
+          kepler[2].Add(t, 0.5 * joules);
+          kepler[3].Add(t, 0.1 * joules);
+          break;
+        case Meter::kKepler07:
+        case Meter::kKepler07Estimated: {  // dynamic + idle = the platform
+          std::size_t i = n.meter == Meter::kKepler07 ? 0 : 2;
+          kepler07[i].Add(t, joules - idle);
+          kepler07[i + 1].Add(t, idle);
+          kepler07_package[i].Add(t, 0.3 * (joules - idle));
+          kepler07_package[i + 1].Add(t, 0.3 * idle);
+          break;
+        }
+        case Meter::kRapl:  // two sockets, 40 % each, and their DRAM, 10 % each
+          rapl_package[0].Add(t, 0.4 * joules);
+          rapl_package[1].Add(t, 0.4 * joules);
+          rapl_package[2].Add(t, 0.4 * joules);  // the same package seen through MMIO
+          rapl_dram[0].Add(t, 0.1 * joules);
+          rapl_dram[1].Add(t, 0.1 * joules);
+          break;
+      }
+    }
+  }
+  WriteCounterFamily(out, "kepler_node_cpu_joules", "Energy consumption of cpu at node level",
+                     kepler);
+  WriteCounterFamily(out, "kepler_node_platform_joules", "Aggregated value in platform value",
+                     kepler07);
+  WriteCounterFamily(out, "kepler_node_package_joules", "Aggregated value in package value",
+                     kepler07_package);
+  WriteCounterFamily(out, "node_rapl_package_joules", "Current RAPL package value in joules",
+                     rapl_package);
+  WriteCounterFamily(out, "node_rapl_dram_joules", "Current RAPL dram value in joules", rapl_dram);
+}
+
 // OpenMetrics text for every synthetic series, samples from `first` to `last`.
 void WriteOpenMetrics(const fs::path& path, std::int64_t first, std::int64_t last) {
   std::ofstream out(path);
+  out.precision(12);
   std::mt19937 rng(1234);
   std::normal_distribution<double> noise(0, 3);
   for (const SyntheticNode& n : Synthetic()) {
@@ -98,14 +244,10 @@ void WriteOpenMetrics(const fs::path& path, std::int64_t first, std::int64_t las
       out << "ipmi_dcmi_power_consumption_watts{instance=\"" << n.name << ":9290\",job=\"ipmi\"} "
           << n.idle + (n.max - n.idle) * std::pow(u, n.curve) + noise(rng) << " " << t << "\n";
     }
-    // One CPU: its idle seconds grow by (1 - u) per second.
-    double idle_seconds = 1000;
-    for (std::int64_t t = first; t <= last; t += kInterval) {
-      idle_seconds += (1 - Utilisation(t)) * kInterval;
-      out << "node_cpu_seconds_total{instance=\"" << n.name
-          << ":9100\",job=\"node\",cpu=\"0\",mode=\"idle\"} " << idle_seconds << " " << t << "\n";
-    }
+    WriteCpu(out, n.name, first, last);
   }
+  for (const MeteredNode& n : Metered()) WriteCpu(out, n.name, first, last);
+  WriteMeteredHistory(out, first, last);
   out << "# EOF\n";
 }
 
@@ -263,6 +405,59 @@ TEST_F(CalibrateRealPrometheusTest, CalibrateRecoversTheModelFromAWeekOfHistory)
     }
     EXPECT_LT(got.curve.rmse_watts, 15);
   }
+}
+
+// Each counter source recovers its node's curve; the errors allowed are those of the gauge
+// above (noise of 3 W on every sample, 30-minute load blocks straddling 5-minute steps).
+TEST_F(CalibrateRealPrometheusTest, CalibrateRecoversTheCurveFromEachEnergyCounter) {
+  struct Case {
+    std::string node;
+    telemetry::PowerSource source;
+    std::size_t min_samples, max_samples;
+  };
+  // 7 days at 5 minutes is 2016 steps. RAPL's counters wrap every 40 minutes or so here;
+  // the steps with a wrap are left out.
+  const std::vector<Case> cases = {{"node-k", telemetry::PowerSource::kKepler, 1900, 2016},
+                                   {"node-l", telemetry::PowerSource::kKepler07, 1900, 2016},
+                                   {"node-r", telemetry::PowerSource::kRapl, 1000, 1800}};
+  for (const MeteredNode& n : Metered()) server_.Put(kube::fake::NodeObject(n.name));
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.node);
+    const MeteredNode& want = *std::find_if(Metered().begin(), Metered().end(),
+                                            [&](const MeteredNode& n) { return n.name == c.node; });
+    CalibrateRequest request;
+    request.nodes = {c.node};
+    request.power.source = c.source;
+    request.dry_run = DryRunMode::kClient;
+    auto report = CalibrateNodes(*client_, *prometheus_, request);
+    ASSERT_TRUE(report.ok()) << report.error().message;
+    ASSERT_TRUE(report->not_written.empty()) << report->not_written;
+    const NodeCalibration& got = report->nodes[0];
+    EXPECT_GE(got.fit.samples, c.min_samples);
+    EXPECT_LE(got.fit.samples, c.max_samples);
+    EXPECT_NEAR(got.fit.params.idle_watts, want.idle, 6);
+    EXPECT_NEAR(got.fit.params.max_watts, want.max, 10);
+    EXPECT_NEAR(got.fit.params.curve, want.curve, 0.1);
+    EXPECT_GT(got.fit.r2, 0.95);
+    EXPECT_GT(got.load_range_covered, 0.85);
+    EXPECT_EQ(got.measured_steps, 9);  // 5..95 % swept: the 0 % and 100 % steps are filled
+    double worst = 0;
+    for (int k = 1; k <= 9; ++k) {
+      worst = std::max(worst, std::abs(got.curve.points[k] - want.Watts(k / 10.0)));
+    }
+    EXPECT_LT(worst, 6) << "largest error of a measured load step, W";
+  }
+}
+
+TEST_F(CalibrateRealPrometheusTest, Kepler07sOwnEstimateIsNotAMeasurement) {
+  server_.Put(kube::fake::NodeObject("node-m"));
+  CalibrateRequest request;
+  request.nodes = {"node-m"};
+  request.power.source = telemetry::PowerSource::kKepler07;
+  request.dry_run = DryRunMode::kClient;
+  auto report = CalibrateNodes(*client_, *prometheus_, request);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->nodes[0].refused, "no kepler-0.7 power history in Prometheus for this node");
 }
 
 }  // namespace
