@@ -91,13 +91,22 @@ std::string ModelDetail(const NodePower& p) {
                      b.curve);
 }
 
+// -o wide: the node's measured power from telemetry.powerSource, "-" when there is none.
+std::string MeasuredWatts(const report::PowerReport& report, const std::string& node) {
+  if (!report.measured_power) return "-";
+  auto it = report.measured_power->find(node);
+  if (it == report.measured_power->end() || !it->second.watts) return "-";
+  return fmt::format("{:.1f}", *it->second.watts);
+}
+
 void PrintTable(const Context& ctx, const report::PowerReport& report, bool wide) {
   *ctx.out << "Answered by: " << report.answered_by << "\n";
   std::string after = fmt::format("+{:g} CPU", report.cpu_added);
   std::vector<std::string> headers = {"NODE", "CPU"};
   if (wide) headers.insert(headers.end(), {"MEASURED", "NOT YET MEASURED"});
-  headers.insert(headers.end(), {"AMBIENT°C", "CPU1°C", "CPU2°C", "WATTS", after, "DELTA",
-                                 "FILL W/CORE", "MODEL", "AGE"});
+  headers.insert(headers.end(), {"AMBIENT°C", "CPU1°C", "CPU2°C", "WATTS"});
+  if (wide) headers.push_back("MEASURED W");
+  headers.insert(headers.end(), {after, "DELTA", "FILL W/CORE", "MODEL", "AGE"});
   if (wide) headers.push_back("NOTES");
   Table table(headers);
   bool unmeasured = false;
@@ -106,10 +115,12 @@ void PrintTable(const Context& ctx, const report::PowerReport& report, bool wide
     std::vector<std::string> row = {p.node, Cpu(p)};
     if (wide) row.insert(row.end(), {Measured(p), Unmeasured(p)});
     row.insert(row.end(), {Temperature(p.ambient, wide), Temperature(p.cpu1, wide),
-                           Temperature(p.cpu2, wide), Fixed(p.watts_now), Fixed(p.watts_after),
-                           p.delta() ? fmt::format("{:+.1f}", *p.delta()) : "-",
-                           Fixed(p.fill_watts_per_core, 2), wide ? ModelDetail(p) : ModelForm(p),
-                           Age(p.telemetry_age)});
+                           Temperature(p.cpu2, wide), Fixed(p.watts_now)});
+    if (wide) row.push_back(MeasuredWatts(report, p.node));
+    row.insert(row.end(),
+               {Fixed(p.watts_after), p.delta() ? fmt::format("{:+.1f}", *p.delta()) : "-",
+                Fixed(p.fill_watts_per_core, 2), wide ? ModelDetail(p) : ModelForm(p),
+                Age(p.telemetry_age)});
     if (wide) {
       std::string notes;
       for (const auto& n : p.notes) notes += (notes.empty() ? "" : "; ") + n;
@@ -118,6 +129,10 @@ void PrintTable(const Context& ctx, const report::PowerReport& report, bool wide
     table.AddRow(std::move(row));
   }
   table.Print(*ctx.out);
+  if (wide && report.measured_power) {
+    *ctx.out << "MEASURED W: " << report.measured_source
+             << " power from Prometheus (telemetry.powerSource, over telemetry.powerRateWindow)\n";
+  }
   if (unmeasured && !wide) {
     *ctx.out << "CPU counts the requests of pods bound but not yet in the usage metrics, as the "
                 "scores do (-o wide shows both parts).\n";
@@ -138,6 +153,7 @@ int RunPredict(const Context& ctx, PredictFlags& flags) {
   if (!source.ok()) return Fail(ctx, source.error());
   report::PredictRequest request = flags.request;
   request.source = *source;
+  request.measure_power = *format == OutputFormat::kWide;
   auto config = ctx.LoadConfig();
   if (!config.ok()) return Fail(ctx, config.error());
   auto client = ConnectToCluster(ctx);
@@ -180,6 +196,8 @@ void RegisterPredict(CLI::App& app, CommandEnv& env) {
       "scoring.objective=fill ranks by), the node's model (curve: its measured power-curve\n"
       "annotation; exponent: idle-watts, max-watts and curve; or the model server's model;\n"
       "-o wide shows the numbers) and the age of the oldest telemetry behind it.\n"
+      "-o wide also shows MEASURED W, the node's power now from telemetry.powerSource in\n"
+      "Prometheus (mean over telemetry.powerRateWindow; a warning when Prometheus fails).\n"
       "--source auto (default) asks the running extender through the API server's service proxy "
       "and\n"
       "computes locally from powerctl.yaml's telemetry and predictor settings when it cannot "

@@ -2,6 +2,7 @@
 
 #include "core/cluster/node_cache.h"
 #include "core/cluster/pod_info.h"
+#include "core/common/duration.h"
 #include "core/common/names.h"
 #include "core/config/names.h"
 #include "core/kube/quantity.h"
@@ -95,6 +96,27 @@ Result<std::vector<json>> ListLivePods(kube::Client& kube) {
   kube::ListOptions options;
   options.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
   return kube.List("/api/v1/pods", options);
+}
+
+// Measured watts beside the predictions. Prometheus failing is a warning: the predictions
+// stand without them.
+void AddMeasuredPower(PowerReport& report, const std::vector<json>& node_objects,
+                      const config::PowerctlConfig& config, const PredictDependencies& deps) {
+  auto warn = [&](const std::string& why) { report.warnings.push_back("measured power: " + why); };
+  auto spec = telemetry::PowerQuerySpecFromSettings(config.telemetry);
+  if (!spec.ok()) return warn(spec.error().message);
+  auto window = ParseDuration(config.telemetry.power_rate_window);
+  if (!window.ok()) return warn("telemetry.powerRateWindow: " + window.error().message);
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(*window);
+  telemetry::PrometheusClient prometheus(
+      *deps.http, telemetry::PrometheusOptions{config.telemetry.prometheus_url,
+                                               std::chrono::seconds(5), deps.log});
+  std::vector<telemetry::NodeInfo> infos;
+  for (const json& node : node_objects) infos.push_back(telemetry::NodeInfoFromJson(node));
+  auto measured = telemetry::FetchMeasuredPower(prometheus, infos, *spec, seconds);
+  if (!measured.ok()) return warn(measured.error().message);
+  report.measured_power = std::move(*measured);
+  report.measured_source = std::string(telemetry::PowerSourceName(spec->source));
 }
 
 }  // namespace
@@ -197,6 +219,9 @@ Result<PowerReport> ReportPower(const PredictRequest& request, const config::Pow
   std::string extender_failure;
   if (request.source != PredictSource::kLocal) {
     auto answer = AskExtender(names, request.cpu, config, deps);
+    if (answer.ok() && request.measure_power) {
+      AddMeasuredPower(*answer, node_objects, config, deps);
+    }
     if (answer.ok() || request.source == PredictSource::kExtender) return answer;
     extender_failure = answer.error().message;
   }
@@ -213,6 +238,7 @@ Result<PowerReport> ReportPower(const PredictRequest& request, const config::Pow
     report.warnings.push_back("the extender did not answer (" + extender_failure +
                               "); computed locally");
   }
+  if (request.measure_power) AddMeasuredPower(report, node_objects, config, deps);
   return report;
 }
 

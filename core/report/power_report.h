@@ -9,6 +9,7 @@
 #include "core/config/config.h"
 #include "core/kube/client.h"
 #include "core/predict/node_power.h"
+#include "core/telemetry/power_sources.h"
 
 #include <spdlog/logger.h>
 
@@ -16,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,9 @@ struct PredictRequest {
   std::string selector;
   std::string cpu = "1";  // a CPU quantity: "1", "500m"
   PredictSource source = PredictSource::kAuto;
+  // Also read each node's measured power (telemetry.powerSource over powerRateWindow) from
+  // Prometheus, whoever predicts: `predict -o wide` shows it beside the prediction.
+  bool measure_power = false;
 };
 
 struct PowerReport {
@@ -43,6 +48,10 @@ struct PowerReport {
   double cpu_added = 0;
   std::vector<predict::NodePower> nodes;
   telemetry::SteadyTime now{};  // what ages in `nodes` are relative to
+  // With measure_power, when Prometheus answered: each node's measured power (or why there is
+  // none), and the source's name. When it did not, a warning says why.
+  std::optional<std::map<std::string, telemetry::MeasuredPower>> measured_power;
+  std::string measured_source;
 };
 
 struct PredictDependencies {

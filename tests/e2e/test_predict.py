@@ -152,6 +152,12 @@ telemetry:
             header, row = wide.stdout.splitlines()[1:3]
             self.assertEqual(header.split()[:6], ["NODE", "CPU", "MEASURED", "NOT", "YET", "MEASURED"])
             self.assertEqual(row.split()[1:6], ["2.50/4", "(62%)", "1.50", "1.00", "(1"], wide.stdout)
+            # The node's measured power beside the prediction: the DCMI gauge node_exporter
+            # serves for it (180 W), averaged over telemetry.powerRateWindow.
+            self.assertRegex(header, r" WATTS +MEASURED W +\+0\.5 CPU ")
+            watts_at = header.index("MEASURED W")
+            self.assertEqual(row[watts_at:].split()[0], "180.0", wide.stdout)
+            self.assertIn("MEASURED W: ipmi power from Prometheus", wide.stdout)
 
     def predict_json(self, *args, **kw):
         r = powerctl("predict", self.node, "--source", "local", "-o", "json", *self.kc, *self.config(**kw),

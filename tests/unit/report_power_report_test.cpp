@@ -1,6 +1,7 @@
 #include "core/explain/score.h"
 #include "core/predict/node_power_json.h"
 #include "core/report/power_report.h"
+#include "tests/unit/calibrate_test_support.h"
 #include "tests/unit/fake_api_server.h"
 #include "tests/unit/telemetry_test_support.h"
 
@@ -130,6 +131,58 @@ TEST_F(UnmeasuredPodTest, WithoutTheRightToListPodsPredictSaysWhatItLeftOut) {
   EXPECT_DOUBLE_EQ(predicted->nodes[0].unmeasured.cores, 0.0);
   ASSERT_EQ(predicted->warnings.size(), 1u);
   EXPECT_NE(predicted->warnings[0].find("pods could not be listed"), std::string::npos);
+}
+
+TEST_F(UnmeasuredPodTest, WideAlsoReadsEachNodesMeasuredPower) {
+  // Prometheus has n1's DCMI gauge (instance n1:9290) and no temperatures.
+  telemetry_test::FakeHttp http{[](const HttpClientRequest& r) -> Result<HttpClientResponse> {
+    if (r.body.find("ipmi_dcmi_power_consumption_watts") != std::string::npos) {
+      return telemetry_test::Reply(
+          200, R"({"status":"success","data":{"resultType":"vector","result":[)"
+               R"({"metric":{"instance":"n1:9290"},"value":[1700000000,"187.5"]}]}})");
+    }
+    return telemetry_test::Reply(
+        200, R"({"status":"success","data":{"resultType":"vector","result":[]}})");
+  }};
+  deps_.http = &http;
+  PredictRequest request;
+  request.source = PredictSource::kLocal;
+  auto plain = ReportPower(request, config_, deps_);
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_FALSE(plain->measured_power);
+
+  request.measure_power = true;
+  auto measured = ReportPower(request, config_, deps_);
+  ASSERT_TRUE(measured.ok()) << measured.error().message;
+  ASSERT_TRUE(measured->measured_power);
+  EXPECT_EQ(measured->measured_source, "ipmi");
+  EXPECT_EQ(measured->measured_power->at("n1").watts, 187.5);
+  bool asked = false;
+  for (const HttpClientRequest& r : http.requests()) {
+    asked = asked || calibrate_test::Field(r, "query") ==
+                         "avg by (instance, node, kubernetes_node, nodename) "
+                         "(avg_over_time(ipmi_dcmi_power_consumption_watts[300s]))";
+  }
+  EXPECT_TRUE(asked) << "the gauge averaged over telemetry.powerRateWindow (5m)";
+
+  // Prometheus failing costs the measurement, not the prediction.
+  config_.telemetry.power_source = "rapl";
+  config_.telemetry.prometheus_url = "http://127.0.0.1:1";
+  telemetry_test::FakeHttp down{[](const HttpClientRequest& r) -> Result<HttpClientResponse> {
+    if (r.body.find("node_rapl") != std::string::npos) {
+      return MakeError(ErrorCode::kNetwork, "connection refused");
+    }
+    return telemetry_test::Reply(
+        200, R"({"status":"success","data":{"resultType":"vector","result":[]}})");
+  }};
+  deps_.http = &down;
+  auto failed = ReportPower(request, config_, deps_);
+  ASSERT_TRUE(failed.ok()) << failed.error().message;
+  EXPECT_FALSE(failed->measured_power);
+  ASSERT_FALSE(failed->warnings.empty());
+  EXPECT_NE(failed->warnings.back().find("measured power: "), std::string::npos)
+      << failed->warnings.back();
+  EXPECT_EQ(failed->nodes.size(), 1u);
 }
 
 }  // namespace
