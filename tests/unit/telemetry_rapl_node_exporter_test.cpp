@@ -123,13 +123,14 @@ TEST(RaplNodeExporterTest, MeasuredPowerIsTheSumOfPackagesAndDramFromTheRealExpo
   PowerQuerySpec spec;
   spec.source = PowerSource::kRapl;
   const std::vector<NodeInfo> nodes = {{"node-r", {"10.0.0.9"}, {}, std::nullopt}};
-  // Until eight seconds of scrapes are in: a rate needs two samples in its window.
+  // Once the series are older than the window (Prometheus takes a few seconds to start, and a
+  // rate over a window the series only partly covers reads low), until the query answers.
   std::optional<double> watts;
   std::string last;
   const auto deadline = std::chrono::steady_clock::now() + seconds(60);
   while (std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(milliseconds(1000));
-    if (std::chrono::steady_clock::now() - begin < seconds(12)) continue;
+    if (std::chrono::steady_clock::now() - begin < seconds(25)) continue;
     auto measured = FetchMeasuredPower(client, nodes, spec, seconds(8));
     if (!measured.ok()) {
       last = measured.error().message;
