@@ -153,6 +153,13 @@ struct LbSettings {
   int ops_port = 9447;                  // the agent's /healthz, /readyz, /metrics, /status
 };
 
+// `consolidate`: emptying nodes so they can be switched off.
+struct ConsolidateSettings {
+  // CPU fraction every node that receives moved pods keeps free: its requests with them stay
+  // within (1 - headroom) of its allocatable, room for spikes and for pods still to come.
+  double headroom = 0.2;
+};
+
 struct PowerctlConfig {
   std::string namespace_ = "powerctl";
   std::string kubernetes_version = "1.34";  // the newest supported minor
@@ -162,6 +169,7 @@ struct PowerctlConfig {
   TelemetrySettings telemetry;
   ScoringSettings scoring;
   LbSettings lb;
+  ConsolidateSettings consolidate;
   std::vector<Policy> policies;
   // What LoadConfig noticed but accepted (deprecated keys), for the commands to show.
   std::vector<std::string> warnings;

@@ -436,6 +436,13 @@ const std::vector<FieldSpec>& Fields() {
        .ref = [](C& c) { return Ref(&c.lb.ops_port); },
        .min = 1,
        .max = 65535},
+
+      {.path = "consolidate.headroom",
+       .help = "CPU fraction (0..0.9) each node that receives moved pods keeps free when "
+               "consolidate plans which nodes to empty",
+       .ref = [](C& c) { return Ref(&c.consolidate.headroom); },
+       .min = 0,
+       .max = 0.9},
   };
   return fields;
 }
