@@ -30,13 +30,13 @@ std::optional<double> Allocatable(const json& node, const char* resource, bool c
   return *parsed;
 }
 
-// Only what placement reads of a pod: its name and its containers' requests.
+// Only what placement and consolidate read of a pod: its name, namespace, labels, annotations,
+// controller, its containers' requests and which volumes keep data on the node.
 SimPod Trimmed(const json& pod) {
   SimPod out;
-  const json* name = FindField(pod, {"metadata", "name"});
-  const json* ns = FindField(pod, {"metadata", "namespace"});
-  out.name = (ns != nullptr && ns->is_string() ? ns->get<std::string>() + "/" : "") +
-             (name != nullptr && name->is_string() ? name->get<std::string>() : "pod");
+  const std::string name = StringField(pod, {"metadata", "name"});
+  const std::string ns = StringField(pod, {"metadata", "namespace"});
+  out.name = (ns.empty() ? "" : ns + "/") + (name.empty() ? "pod" : name);
   json containers = json::array();
   if (const json* list = FindField(pod, {"spec", "containers"}); list && list->is_array()) {
     for (const json& c : *list) {
@@ -49,8 +49,39 @@ SimPod Trimmed(const json& pod) {
           {{"name", c.value("name", "c")}, {"resources", {{"requests", requests}}}});
     }
   }
-  out.object = {{"metadata", {{"name", out.name}, {"namespace", "simulated"}, {"uid", out.name}}},
-                {"spec", {{"containers", std::move(containers)}}}};
+  json metadata = {{"name", name.empty() ? "pod" : name},
+                   {"namespace", ns.empty() ? "simulated" : ns},
+                   {"uid", out.name}};
+  if (auto labels = Strings(FindField(pod, {"metadata", "labels"})); !labels.empty())
+    metadata["labels"] = labels;
+  if (auto annotations = Strings(FindField(pod, {"metadata", "annotations"})); !annotations.empty())
+    metadata["annotations"] = annotations;
+  if (const json* owners = FindField(pod, {"metadata", "ownerReferences"});
+      owners && owners->is_array()) {
+    for (const json& owner : *owners) {
+      const json* controller = FindField(owner, {"controller"});
+      if (controller == nullptr || !controller->is_boolean() || !controller->get<bool>()) continue;
+      metadata["ownerReferences"] = json::array({{{"kind", StringField(owner, {"kind"})},
+                                                  {"name", StringField(owner, {"name"})},
+                                                  {"controller", true}}});
+    }
+  }
+  json spec = {{"containers", std::move(containers)}};
+  if (const json* volumes = FindField(pod, {"spec", "volumes"}); volumes && volumes->is_array()) {
+    json kept = json::array();
+    for (const json& v : *volumes) {
+      json entry = {{"name", StringField(v, {"name"})}};
+      if (FindField(v, {"hostPath"}) != nullptr) entry["hostPath"] = json::object();
+      if (const json* e = FindField(v, {"emptyDir"}); e != nullptr) {
+        entry["emptyDir"] = json::object();
+        if (std::string medium = StringField(*e, {"medium"}); !medium.empty())
+          entry["emptyDir"]["medium"] = medium;
+      }
+      if (entry.size() > 1) kept.push_back(std::move(entry));
+    }
+    if (!kept.empty()) spec["volumes"] = std::move(kept);
+  }
+  out.object = {{"metadata", std::move(metadata)}, {"spec", std::move(spec)}};
   return out;
 }
 

@@ -185,10 +185,39 @@ Result<SimPod> ParsePodShorthand(const nlohmann::json& entry, const std::string&
     if (!error.empty()) return Invalid(error);
     containers.push_back({{"name", "main"}, {"resources", std::move(r)}});
   }
+  const std::string name = pod.name;
+  std::string ns = "simulated";
+  if (entry.contains("namespace")) {
+    if (!entry["namespace"].is_string() || entry["namespace"].get<std::string>().empty())
+      return Invalid(what + ": namespace: must be a name");
+    ns = entry["namespace"].get<std::string>();
+    pod.name = ns + "/" + name;
+  }
+  nlohmann::json metadata = {{"name", name}, {"namespace", ns}, {"uid", pod.name}};
+  for (const char* key : {"labels", "annotations"}) {
+    if (!entry.contains(key)) continue;
+    POWERCTL_TRY(map, StringMap(ojson::parse(entry[key].dump()), what + ": " + key));
+    metadata[key] = map;
+  }
+  if (entry.contains("owner")) {
+    if (!entry["owner"].is_string() || entry["owner"].get<std::string>().empty())
+      return Invalid(what + ": owner: must be the kind of the pod's controller, e.g. ReplicaSet");
+    metadata["ownerReferences"] = nlohmann::json::array(
+        {{{"kind", entry["owner"]}, {"name", name + "-owner"}, {"controller", true}}});
+  }
+  nlohmann::json spec = {{"containers", std::move(containers)}};
+  if (entry.contains("volumes")) {
+    const nlohmann::json& volumes = entry["volumes"];
+    if (!volumes.is_array() || volumes.size() > 1000)
+      return Invalid(what + ": volumes: must be a list of at most 1000 volumes");
+    for (const nlohmann::json& v : volumes)
+      if (!v.is_object()) return Invalid(what + ": volumes: each must be a mapping");
+    spec["volumes"] = volumes;
+  }
   pod.object = {{"apiVersion", "v1"},
                 {"kind", "Pod"},
-                {"metadata", {{"name", pod.name}, {"namespace", "simulated"}, {"uid", pod.name}}},
-                {"spec", {{"containers", std::move(containers)}}}};
+                {"metadata", std::move(metadata)},
+                {"spec", std::move(spec)}};
   return pod;
 }
 
@@ -239,6 +268,16 @@ Result<Snapshot> ParseSnapshot(std::string_view text, std::string_view source_na
       return Invalid(where() + ": node \"" + node->name + "\" is listed twice");
     snapshot.nodes.push_back(std::move(*node));
   }
+  if (doc.contains("podDisruptionBudgets")) {
+    const ojson& budgets = doc["podDisruptionBudgets"];
+    if (!budgets.is_array() || budgets.size() > 10000)
+      return Invalid(source + ": podDisruptionBudgets: must be a list of at most 10000 objects");
+    for (const ojson& b : budgets) {
+      if (!b.is_object() || !b.contains("metadata"))
+        return Invalid(source + ": podDisruptionBudgets: each must be an object with metadata");
+      snapshot.disruption_budgets.push_back(nlohmann::json::parse(b.dump()));
+    }
+  }
   return snapshot;
 }
 
@@ -274,12 +313,28 @@ ojson SnapshotDocument(const Snapshot& snapshot) {
         }
         containers.push_back(std::move(out));
       }
-      pods.push_back({{"name", p.name}, {"containers", std::move(containers)}});
+      const nlohmann::json& meta = p.object["metadata"];
+      ojson pod = {{"name", meta.value("name", p.name)}};
+      if (meta.value("namespace", "simulated") != "simulated") pod["namespace"] = meta["namespace"];
+      for (const char* key : {"labels", "annotations"})
+        if (meta.contains(key) && !meta[key].empty()) pod[key] = ojson::parse(meta[key].dump());
+      if (meta.contains("ownerReferences") && !meta["ownerReferences"].empty())
+        pod["owner"] = meta["ownerReferences"][0].value("kind", "");
+      pod["containers"] = std::move(containers);
+      if (p.object["spec"].contains("volumes"))
+        pod["volumes"] = ojson::parse(p.object["spec"]["volumes"].dump());
+      pods.push_back(std::move(pod));
     }
     if (!pods.empty()) node["existingPods"] = std::move(pods);
     nodes.push_back(std::move(node));
   }
   doc["nodes"] = std::move(nodes);
+  if (!snapshot.disruption_budgets.empty()) {
+    ojson budgets = ojson::array();
+    for (const nlohmann::json& b : snapshot.disruption_budgets)
+      budgets.push_back(ojson::parse(b.dump()));
+    doc["podDisruptionBudgets"] = std::move(budgets);
+  }
   return doc;
 }
 

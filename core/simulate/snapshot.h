@@ -44,6 +44,8 @@ struct SimNode {
 struct Snapshot {
   std::string source;  // file name, or "demo"
   std::vector<SimNode> nodes;
+  // podDisruptionBudgets: PodDisruptionBudget objects (consolidate respects them).
+  std::vector<nlohmann::json> disruption_budgets;
 };
 
 // simulate's input files are the user's own and can describe a whole large cluster (a 5,000-
@@ -63,8 +65,9 @@ std::string_view DemoSnapshotYaml();
 Result<Snapshot> DemoSnapshot();
 
 // A pod object from the shorthand the snapshot and workload files use:
-// {name, cpu, memory} or {name, containers: [{name?, cpu, memory}, ...]}. `where` prefixes
-// errors.
+// {name, cpu, memory} or {name, containers: [{name?, cpu, memory}, ...]}, and optionally what
+// consolidate reads: namespace, labels, annotations, owner (the kind of its controller, e.g.
+// ReplicaSet or DaemonSet) and volumes (v1 Volume objects). `where` prefixes errors.
 Result<SimPod> ParsePodShorthand(const nlohmann::json& entry, const std::string& where);
 
 // The snapshot as a document ParseSnapshot reads back.
