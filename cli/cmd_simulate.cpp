@@ -33,6 +33,7 @@ struct SimulateFlags {
   std::vector<double> loads = {25, 50, 75};
   double prediction_error_percent = 10;
   bool idle_off = false;
+  bool consolidate = false;
   bool unrounded = false;
   std::string report;
   std::string export_snapshot;
@@ -84,6 +85,25 @@ void PrintOutcome(std::ostream& out, const simulate::SimulationResult& r) {
       r.idle_off ? "nodes without new work switched off" : "every node on");
 }
 
+// With --consolidate: each scorer's placement with the drained nodes off, against the
+// default scheduler with every node on and the bound with idle nodes off.
+void PrintConsolidation(std::ostream& out, const simulate::SimulationResult& r) {
+  if (!r.consolidate) return;
+  Table table({"LOAD", "SCORER", "CONSOLIDATED W", "DRAINED", "BELOW DEFAULT (ALL ON)",
+               "BOUND W (IDLE OFF)"});
+  for (std::size_t l = 0; l < r.loads.size(); ++l) {
+    for (const auto& c : r.consolidation) {
+      table.AddRow({fmt::format("{:g}%", r.loads[l]), c.scorer, Watts(c.mean_watts[l]),
+                    c.mean_drained[l] ? fmt::format("{:.1f}", *c.mean_drained[l]) : "-",
+                    Saving(c.below_default_on[l]), Watts(r.mean_bound_idle_off[l])});
+    }
+  }
+  out << "After consolidation (consolidate's planner on each placement, drained nodes off; "
+         "mean of seeds):\n";
+  table.Print(out);
+  out << "\n";
+}
+
 void PrintTables(const Context& ctx, const config::PowerctlConfig& config,
                  const simulate::SimulationResult& r) {
   std::ostream& out = *ctx.out;
@@ -96,6 +116,7 @@ void PrintTables(const Context& ctx, const config::PowerctlConfig& config,
                      config.scheduler.resource_scoring, config.extender.weight,
                      r.unrounded_extender_scores ? ", extender scores unrounded (diagnostic)" : "");
   PrintOutcome(out, r);
+  PrintConsolidation(out, r);
   Table totals({"LOAD", "SCORER", "WATTS", "POWERCTL SAVES", "ABOVE BOUND", "UNSCHEDULED"});
   for (std::size_t l = 0; l < r.loads.size(); ++l) {
     for (const auto& s : r.summary) {
@@ -227,6 +248,7 @@ int RunSimulate(const Context& ctx, const SimulateFlags& flags) {
   request.loads = flags.loads;
   request.prediction_error = flags.prediction_error_percent / 100;
   request.idle_off = flags.idle_off;
+  request.consolidate = flags.consolidate;
   request.unrounded_extender_scores = flags.unrounded;
   std::optional<ProgressLine> progress;
   if (WantsProgress(ctx, *format)) {
@@ -312,6 +334,8 @@ void RegisterSimulate(CLI::App& app, CommandEnv& env) {
       ->check(CLI::Range(0.0, 99.0));
   cmd->add_flag("--idle-off", flags->idle_off,
                 "Count nodes left without new work as switched off (0 W)");
+  cmd->add_flag("--consolidate", flags->consolidate,
+                "Also run consolidate's planner after each placement; drained nodes count as off");
   cmd->add_flag("--unrounded-scores", flags->unrounded,
                 "Diagnostic: powerctl's extender score before its rounding to 0..10");
   cmd->add_option("--report", flags->report, "Also write an HTML report with charts")

@@ -194,6 +194,20 @@ class PowerctlScorer : public Scorer {
     snapshot_->PutNode(std::move(state));
   }
 
+  void Removed(const WorkloadPod& pod, std::size_t index,
+               const std::vector<NodeRuntime>& nodes) override {
+    cluster::NodeState state = *snapshot_->FindNode(nodes[index].node->name);
+    const cluster::PodInfo removed = cluster::PodInfoFromJson(pod.pod.object);
+    for (auto it = state.pods.rbegin(); it != state.pods.rend(); ++it) {
+      if ((*it)->Key() == removed.Key() && (*it)->phase == "Pending") {
+        state.pods.erase(std::next(it).base());
+        state.requested.cpu_cores -= static_cast<double>(pod.cpu_request_millis) / 1000.0;
+        break;
+      }
+    }
+    snapshot_->PutNode(std::move(state));
+  }
+
  private:
   config::PowerctlConfig config_;
   ScorerOptions options_;

@@ -61,6 +61,10 @@ class Scorer {
   // `pod` was bound to nodes[index] (whose state already includes it).
   virtual void Placed(const WorkloadPod& /*pod*/, std::size_t /*index*/,
                       const std::vector<NodeRuntime>& /*nodes*/) {}
+  // Undoes the last Placed of `pod` on nodes[index]: consolidation tries a move and takes it
+  // back when the rest of its node's pods do not fit.
+  virtual void Removed(const WorkloadPod& /*pod*/, std::size_t /*index*/,
+                       const std::vector<NodeRuntime>& /*nodes*/) {}
 };
 
 struct ScorerOptions {

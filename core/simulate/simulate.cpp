@@ -2,6 +2,7 @@
 
 #include "core/predict/node_params.h"
 #include "core/simulate/bound.h"
+#include "core/simulate/consolidation.h"
 #include "core/simulate/power_model.h"
 #include "core/simulate/scorers.h"
 
@@ -122,6 +123,7 @@ Result<ScorerRun> PlaceAll(const std::string& name, std::vector<NodeRuntime> nod
       if (!at.watts && percent + 1e-9 >= at.load_percent) {
         at.watts = watts;
         at.unscheduled = run.unscheduled;
+        at.arrived = run.placement.size();
       }
     }
   };
@@ -134,12 +136,14 @@ Result<ScorerRun> PlaceAll(const std::string& name, std::vector<NodeRuntime> nod
       if (nodes[i].Fits(pod)) feasible.push_back(i);
     }
     if (feasible.empty()) {
+      run.placement.push_back(-1);
       ++run.unscheduled;
     } else {
       std::size_t chosen = feasible[PickNode(scorer->Score(pod, feasible, nodes), rng)];
       nodes[chosen].Place(pod);
       scorer->Placed(pod, chosen, nodes);
       ++run.node_pods[chosen];
+      run.placement.push_back(static_cast<int>(chosen));
       ++run.placed;
     }
     record();
@@ -249,6 +253,7 @@ Result<SimulationResult> RunSimulation(const SimulationRequest& request) {
   std::sort(result.loads.begin(), result.loads.end());
   result.prediction_error = request.prediction_error;
   result.idle_off = request.idle_off;
+  result.consolidate = request.consolidate;
   result.unrounded_extender_scores = request.unrounded_extender_scores;
   for (const SimNode& n : request.snapshot.nodes) result.nodes.push_back(n.name);
   SimulationRequest sorted = request;
@@ -324,9 +329,12 @@ Result<SimulationResult> RunSimulation(const SimulationRequest& request) {
       POWERCTL_TRY(placed, PlaceAll(names[k], nodes, workload, sorted, seed * 7919 + k, progress));
       run.scorers.push_back(std::move(placed));
     }
+    if (request.consolidate)
+      POWERCTL_CHECK_OK(ConsolidateSeed(run, nodes, workload, request.config));
     result.runs.push_back(std::move(run));
   }
   Summarise(result);
+  if (request.consolidate) SummariseConsolidation(result);
   return result;
 }
 

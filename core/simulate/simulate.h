@@ -49,6 +49,9 @@ struct SimulationRequest {
   // bound: what consolidation could add. The snapshot's own pods on such a node are taken to
   // be DaemonSet pods, which go with the node.
   bool idle_off = false;
+  // After each scorer's placement, at each load: consolidate's planner (config.consolidate)
+  // drains what it can and the drained nodes count as off (core/simulate/consolidation.h).
+  bool consolidate = false;
   // Diagnostic: powerctl's extender score unrounded (ScorerOptions), to measure what the 0..10
   // protocol's rounding costs.
   bool unrounded_extender_scores = false;
@@ -59,8 +62,11 @@ struct SimulationRequest {
 
 struct LoadWatts {
   double load_percent = 0;
-  std::optional<double> watts;  // nullopt: the workload never reached this load
-  int unscheduled = 0;          // pods no node could take, up to that load
+  std::optional<double> watts;               // nullopt: the workload never reached this load
+  int unscheduled = 0;                       // pods no node could take, up to that load
+  std::size_t arrived = 0;                   // workload pods arrived by then
+  std::optional<double> consolidated_watts;  // with --consolidate: drained nodes off
+  int drained = 0;
 };
 
 struct ScorerRun {
@@ -73,6 +79,7 @@ struct ScorerRun {
   int unscheduled = 0;
   std::vector<LoadWatts> at_loads;                // one per requested load
   std::vector<std::optional<double>> by_percent;  // watts when load first reached 0..100%
+  std::vector<int> placement;                     // per workload pod: its node, or -1
 };
 
 struct SeedRun {
@@ -81,6 +88,7 @@ struct SeedRun {
   double final_load_percent = 0;
   std::vector<ScorerRun> scorers;
   std::vector<std::optional<double>> bound;  // per load: LowerBoundWatts for the pods arrived
+  std::vector<std::optional<double>> bound_idle_off;  // with --consolidate: idle nodes off
 };
 
 struct ScorerSummary {
@@ -94,6 +102,14 @@ struct ScorerSummary {
   double mean_total_watts = 0;
 };
 
+// With --consolidate: one scorer's placement, then consolidation, at each load.
+struct ConsolidationSummary {
+  std::string scorer;
+  std::vector<std::optional<double>> mean_watts;        // drained nodes off
+  std::vector<std::optional<double>> below_default_on;  // mean % below default, all on
+  std::vector<std::optional<double>> mean_drained;      // nodes
+};
+
 struct SimulationResult {
   std::string snapshot_source;
   std::vector<std::string> nodes;
@@ -102,9 +118,12 @@ struct SimulationResult {
   double prediction_error = 0;
   bool idle_off = false;
   bool unrounded_extender_scores = false;
+  bool consolidate = false;
   std::vector<std::optional<double>> mean_bound;  // per load (core/simulate/bound.h)
   std::vector<SeedRun> runs;
-  std::vector<ScorerSummary> summary;  // in request order, "default" included
+  std::vector<ScorerSummary> summary;                      // in request order, "default" included
+  std::vector<ConsolidationSummary> consolidation;         // with --consolidate
+  std::vector<std::optional<double>> mean_bound_idle_off;  // with --consolidate, per load
 };
 
 // kInvalidInput for bad settings (unknown scorer, loads outside (0, 100], no seeds, loads

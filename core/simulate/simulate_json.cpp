@@ -51,6 +51,25 @@ ojson SimulationDocument(const SimulationResult& result) {
                        {"meanNodeWatts", std::move(nodes)}});
   }
   doc["summary"] = std::move(summary);
+  if (result.consolidate) {
+    ojson consolidation = ojson::array();
+    for (const ConsolidationSummary& c : result.consolidation) {
+      ojson loads = ojson::array();
+      for (std::size_t l = 0; l < result.loads.size(); ++l) {
+        loads.push_back({{"loadPercent", result.loads[l]},
+                         {"meanWatts", Rounded(c.mean_watts[l])},
+                         {"belowDefaultAllOnPercent", Rounded(c.below_default_on[l], 2)},
+                         {"meanDrainedNodes", Rounded(c.mean_drained[l])}});
+      }
+      consolidation.push_back({{"scorer", c.scorer}, {"loads", std::move(loads)}});
+    }
+    ojson idle_off = ojson::array();
+    for (std::size_t l = 0; l < result.loads.size(); ++l)
+      idle_off.push_back({{"loadPercent", result.loads[l]},
+                          {"meanWatts", Rounded(result.mean_bound_idle_off[l])}});
+    doc["consolidation"] = {{"scorers", std::move(consolidation)},
+                            {"lowerBoundIdleOff", std::move(idle_off)}};
+  }
   ojson runs = ojson::array();
   for (const SeedRun& run : result.runs) {
     ojson scorers = ojson::array();
