@@ -218,6 +218,7 @@ void BuildApp(CLI::App& app, CommandEnv& env) {
   RegisterExplain(app, env);
   RegisterScheduleServer(app, env);
   RegisterSimulate(app, env);
+  RegisterConsolidate(app, env);
   RegisterLb(app, env);
   RegisterLbAgent(app, env);
   RegisterCompletion(app, env);

@@ -57,6 +57,7 @@ void RegisterScore(CLI::App& app, CommandEnv& env);
 void RegisterExplain(CLI::App& app, CommandEnv& env);
 void RegisterScheduleServer(CLI::App& app, CommandEnv& env);
 void RegisterSimulate(CLI::App& app, CommandEnv& env);
+void RegisterConsolidate(CLI::App& app, CommandEnv& env);
 void RegisterCompletion(CLI::App& app, CommandEnv& env);
 void RegisterVersion(CLI::App& app, CommandEnv& env);
 void RegisterHelp(CLI::App& app, CommandEnv& env);
