@@ -11,7 +11,6 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <ostream>
 
 namespace powerctl::cli {
@@ -25,14 +24,6 @@ struct PlanFlags {
   std::string selector;
   std::vector<std::string> exclude;
 };
-
-Result<simulate::Snapshot> ReadSnapshot(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return MakeError(ErrorCode::kInvalidInput, "--cluster " + path + ": cannot open the file");
-  const std::string text{std::istreambuf_iterator<char>(in), {}};
-  return simulate::ParseSnapshot(text, path);
-}
 
 ojson PlanDocument(const consolidate::Plan& plan) {
   ojson nodes = ojson::array();
@@ -97,7 +88,9 @@ int RunPlan(const Context& ctx, const PlanFlags& flags) {
   request.excluded = flags.exclude;
   simulate::Snapshot snapshot;
   if (!flags.cluster.empty()) {
-    auto read = ReadSnapshot(flags.cluster);
+    auto text = simulate::ReadInputFile(flags.cluster, "--cluster");
+    if (!text.ok()) return Fail(ctx, text.error());
+    auto read = simulate::ParseSnapshot(*text, flags.cluster);
     if (!read.ok()) return Fail(ctx, read.error());
     snapshot = std::move(*read);
     request.budgets = consolidate::DisruptionBudgetsFromObjects(snapshot.disruption_budgets);

@@ -144,31 +144,6 @@ void PrintTables(const Context& ctx, const config::PowerctlConfig& config,
   nodes.Print(out);
 }
 
-Result<std::string> ReadInput(const std::string& path, const char* flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return MakeError(ErrorCode::kInvalidInput,
-                     std::string(flag) + " " + path + ": cannot open the file");
-  }
-  // In chunks, and no further than one chunk past the limit: a file too large (or a device
-  // that never ends) is told without reading all of it.
-  std::string text;
-  std::vector<char> chunk(std::size_t{1} << 20);
-  while (in && text.size() <= simulate::kMaxInputFileBytes) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
-  }
-  if (in.bad()) {
-    return MakeError(ErrorCode::kIo, std::string(flag) + " " + path + ": cannot read the file");
-  }
-  if (text.size() > simulate::kMaxInputFileBytes) {
-    return MakeError(ErrorCode::kInvalidInput,
-                     fmt::format("{} {}: larger than {} MiB, the most simulate reads", flag, path,
-                                 simulate::kMaxInputFileBytes >> 20));
-  }
-  return text;
-}
-
 Status WriteOutput(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return MakeError(ErrorCode::kIo, path + ": cannot open the file for writing");
@@ -228,14 +203,14 @@ int RunSimulate(const Context& ctx, const SimulateFlags& flags) {
     if (!demo.ok()) return Fail(ctx, demo.error());
     request.snapshot = std::move(*demo);
   } else {
-    auto text = ReadInput(flags.cluster, "--cluster");
+    auto text = simulate::ReadInputFile(flags.cluster, "--cluster");
     if (!text.ok()) return Fail(ctx, text.error());
     auto snapshot = simulate::ParseSnapshot(*text, flags.cluster);
     if (!snapshot.ok()) return Fail(ctx, snapshot.error());
     request.snapshot = std::move(*snapshot);
   }
   if (!flags.workload.empty()) {
-    auto text = ReadInput(flags.workload, "--workload");
+    auto text = simulate::ReadInputFile(flags.workload, "--workload");
     if (!text.ok()) return Fail(ctx, text.error());
     auto workload = simulate::ParseWorkload(*text, flags.workload);
     if (!workload.ok()) return Fail(ctx, workload.error());

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <set>
+#include <vector>
 
 namespace powerctl::simulate {
 namespace {
@@ -237,6 +239,31 @@ YamlLimits InputFileYamlLimits(std::size_t file_bytes) {
   limits.max_bytes = std::max(limits.max_bytes, file_bytes);
   limits.max_nodes = std::max(limits.max_nodes, file_bytes / 2);
   return limits;
+}
+
+Result<std::string> ReadInputFile(const std::string& path, std::string_view flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return MakeError(ErrorCode::kInvalidInput,
+                     fmt::format("{} {}: cannot open the file", flag, path));
+  }
+  // In chunks, and no further than one chunk past the limit: a file too large (or a device
+  // that never ends) is told without reading all of it.
+  std::string text;
+  std::vector<char> chunk(std::size_t{1} << 20);
+  while (in && text.size() <= kMaxInputFileBytes) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) {
+    return MakeError(ErrorCode::kIo, fmt::format("{} {}: cannot read the file", flag, path));
+  }
+  if (text.size() > kMaxInputFileBytes) {
+    return MakeError(ErrorCode::kInvalidInput,
+                     fmt::format("{} {}: larger than {} MiB, the most powerctl reads", flag, path,
+                                 kMaxInputFileBytes >> 20));
+  }
+  return text;
 }
 
 Result<Snapshot> ParseSnapshot(std::string_view text, std::string_view source_name) {

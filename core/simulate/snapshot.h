@@ -56,6 +56,11 @@ struct Snapshot {
 inline constexpr std::size_t kMaxInputFileBytes = std::size_t{256} << 20;
 YamlLimits InputFileYamlLimits(std::size_t file_bytes);
 
+// The text of a snapshot or workload file, refused above kMaxInputFileBytes (read in chunks,
+// so a file too large, or a device that never ends, is told without reading all of it).
+// Errors name `flag` and the path: kInvalidInput (cannot open, too large), kIo (read error).
+Result<std::string> ReadInputFile(const std::string& path, std::string_view flag);
+
 // Parses a snapshot. Errors are kInvalidInput and name `source_name`, and the line of the
 // offending node where it can be found ("demo.yaml:42: node \"a\": cpu: ...").
 Result<Snapshot> ParseSnapshot(std::string_view text, std::string_view source_name);

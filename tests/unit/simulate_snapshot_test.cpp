@@ -120,6 +120,19 @@ TEST(SimulateSnapshotTest, InputFileLimitsGrowWithTheFileOnly) {
   EXPECT_NE(blown.error().message.find("max_nodes"), std::string::npos) << blown.error().message;
 }
 
+TEST(SimulateSnapshotTest, InputFilesAreReadUpToTheLimit) {
+  auto missing = ReadInputFile("/nonexistent/cluster.yaml", "--cluster");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message, "--cluster /nonexistent/cluster.yaml: cannot open the file");
+  // A device that never ends is refused once past the limit, not read forever.
+  auto endless = ReadInputFile("/dev/zero", "--workload");
+  ASSERT_FALSE(endless.ok());
+  EXPECT_EQ(endless.error().code, ErrorCode::kInvalidInput);
+  EXPECT_NE(endless.error().message.find("--workload /dev/zero: larger than 256 MiB"),
+            std::string::npos)
+      << endless.error().message;
+}
+
 TEST(SimulateWorkloadTest, TooManyPodsInAllAreRefusedBeforeAnyIsMade) {
   std::string text = "pods:\n";
   for (int i = 0; i < 6; ++i)
