@@ -48,9 +48,10 @@ class SimulateExportTest(ClusterTest):
         self.assertEqual(mine["pods"], 40)
         self.assertEqual(mine["annotations"]["powerctl.io/idle-watts"], "90")
         self.assertEqual(mine["labels"]["ambient/max"], "40")
-        pods = {p["name"]: p for p in mine.get("existingPods", [])}
-        self.assertIn(f"default/{self.pod}", pods)
-        self.assertEqual(pods[f"default/{self.pod}"]["containers"][0]["cpu"], "1500m")
+        # Each pod keeps its namespace (consolidate reads it, with owners, labels and volumes).
+        pods = {(p.get("namespace"), p["name"]): p for p in mine.get("existingPods", [])}
+        self.assertIn(("default", self.pod), pods)
+        self.assertEqual(pods[("default", self.pod)]["containers"][0]["cpu"], "1500m")
 
         sim = powerctl("simulate", "--cluster", path, "--pods", "20", "--seeds", "2",
                        "--load", "100", "-o", "json")
