@@ -1,7 +1,5 @@
 #include "core/consolidate/planner.h"
 
-#include "core/common/json_fields.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,12 +10,6 @@ namespace {
 
 Error Invalid(std::string message) {
   return MakeError(ErrorCode::kInvalidInput, std::move(message));
-}
-
-std::string PodName(const nlohmann::json& pod) {
-  const std::string ns = StringField(pod, {"metadata", "namespace"});
-  const std::string name = StringField(pod, {"metadata", "name"});
-  return ns.empty() ? name : ns + "/" + name;
 }
 
 struct Candidate {

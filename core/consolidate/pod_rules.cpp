@@ -46,6 +46,12 @@ std::string LocalVolume(const json& pod) {
 
 }  // namespace
 
+std::string PodName(const json& pod) {
+  const std::string ns = StringField(pod, {"metadata", "namespace"});
+  const std::string name = StringField(pod, {"metadata", "name"});
+  return ns.empty() ? name : ns + "/" + name;
+}
+
 PodVerdict ClassifyPod(const json& pod) {
   const std::string kind = ControllerKind(pod);
   if (kind == "DaemonSet") return {PodRole::kStays, ""};

@@ -43,6 +43,9 @@ struct PodVerdict {
 // A v1 Pod object, read without throwing.
 PodVerdict ClassifyPod(const nlohmann::json& pod);
 
+// "namespace/name" (just the name without a namespace): how plans name pods.
+std::string PodName(const nlohmann::json& pod);
+
 // A PodDisruptionBudget: the pods its selector matches in its namespace may lose at most
 // `disruptions_allowed` more (status.disruptionsAllowed, what the Eviction API checks).
 struct DisruptionBudget {

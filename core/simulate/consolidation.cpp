@@ -18,12 +18,6 @@ double NodeWatts(const NodeRuntime& n) {
   return TrueWatts(*n.node, n.cpu_used / n.node->cpu_cores);
 }
 
-std::string PodKey(const WorkloadPod& pod) {
-  const auto& meta = pod.pod.object["metadata"];
-  const std::string ns = meta.value("namespace", "");
-  return (ns.empty() ? "" : ns + "/") + meta.value("name", pod.pod.name);
-}
-
 // Pods move onto the open nodes as the extender would send them: the highest powerctl total
 // among the nodes they fit within headroom (ties: the first in snapshot order, so a plan is
 // the same every time it is made).
@@ -57,7 +51,7 @@ class ScoredEvacuator : public consolidate::Evacuator {
       }
       if (feasible.empty()) {
         out.fits = false;
-        out.unplaced = PodKey(pod);
+        out.unplaced = consolidate::PodName(pod.pod.object);
         break;
       }
       const std::vector<std::int64_t> scores = scorer_->Score(pod, feasible, trial);
@@ -67,7 +61,7 @@ class ScoredEvacuator : public consolidate::Evacuator {
       trial[to].Place(pod);
       scorer_->Placed(pod, to, trial);
       placed.emplace_back(p, to);
-      out.moves.push_back({PodKey(pod), trial[to].node->name});
+      out.moves.push_back({consolidate::PodName(pod.pod.object), trial[to].node->name});
     }
     std::vector<bool> touched(trial.size(), false);
     for (const auto& [p, to] : placed) touched[to] = true;
@@ -113,26 +107,14 @@ nlohmann::json OwnedBy(nlohmann::json object, const char* kind) {
 
 Result<consolidate::Plan> PlanSnapshot(const Snapshot& snapshot, consolidate::PlanRequest request,
                                        const config::PowerctlConfig& config) {
-  std::vector<NodeRuntime> nodes;
-  std::vector<std::vector<WorkloadPod>> pods;
-  for (const SimNode& node : snapshot.nodes) {
-    NodeRuntime n;
-    n.node = &node;
-    n.belief = BelievedParams(node);
-    n.cpu_allocatable_millis = std::llround(node.cpu_cores * 1000);
-    n.memory_allocatable_bytes = std::llround(node.memory_bytes);
-    std::vector<WorkloadPod> here;
-    double requested = 0;
-    for (const SimPod& p : node.pods) {
+  std::mt19937_64 no_error_drawn(0);
+  POWERCTL_TRY(nodes, InitialNodes(snapshot, 0.0, no_error_drawn));
+  std::vector<std::vector<WorkloadPod>> pods(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    for (const SimPod& p : snapshot.nodes[i].pods) {
       POWERCTL_TRY(pod, MakeWorkloadPod(p));
-      n.Place(pod);
-      requested += static_cast<double>(pod.cpu_request_millis) / 1000.0;
-      here.push_back(std::move(pod));
+      pods[i].push_back(std::move(pod));
     }
-    n.base_cpu_used = node.cpu_used.value_or(std::min(requested, node.cpu_cores));
-    n.cpu_used = n.base_cpu_used;
-    nodes.push_back(n);
-    pods.push_back(std::move(here));
   }
   request.nodes = Inputs(nodes, pods);
   ScoredEvacuator evacuator(nodes, std::move(pods), MakePowerctlScorer(nodes, config));

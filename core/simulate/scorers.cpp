@@ -1,8 +1,11 @@
 #include "core/simulate/scorers.h"
 
 #include "core/kube/quantity.h"
+#include "core/predict/node_params.h"
 #include "core/simulate/baseline_scorers.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 
@@ -108,6 +111,31 @@ class PeaksScorer : public Scorer {
 std::vector<std::string> AllScorers() {
   return {std::string(kScorerPowerctl), std::string(kScorerDefault),
           std::string(kScorerMinimizePower), std::string(kScorerPeaks)};
+}
+
+Result<std::vector<NodeRuntime>> InitialNodes(const Snapshot& snapshot, double error,
+                                              std::mt19937_64& rng) {
+  std::vector<NodeRuntime> nodes;
+  for (const SimNode& node : snapshot.nodes) {
+    if (auto params = predict::BuiltinParamsFromAnnotations(node.annotations); !params.ok()) {
+      return MakeError(ErrorCode::kInvalidInput,
+                       snapshot.source + ": node \"" + node.name + "\": " + params.error().message);
+    }
+    NodeRuntime n;
+    n.node = &node;
+    n.belief = WithError(BelievedParams(node), error, rng);
+    n.cpu_allocatable_millis = std::llround(node.cpu_cores * 1000);
+    n.memory_allocatable_bytes = std::llround(node.memory_bytes);
+    for (const SimPod& p : node.pods) {
+      POWERCTL_TRY(pod, MakeWorkloadPod(p));
+      n.Place(pod);
+    }
+    // Place counted the pods' requests as used; a snapshot's measured use wins.
+    n.base_cpu_used = node.cpu_used.value_or(std::min(n.cpu_used, node.cpu_cores));
+    n.cpu_used = n.base_cpu_used;
+    nodes.push_back(n);
+  }
+  return nodes;
 }
 
 bool NodeRuntime::Fits(const WorkloadPod& pod) const {

@@ -51,6 +51,12 @@ struct NodeRuntime {
   RequestedResources WithPod(const WorkloadPod& pod) const;
 };
 
+// The snapshot's nodes with their existing pods placed, as every run starts: the predictors'
+// belief off by up to `error` (drawn from `rng`; 0 draws nothing). kInvalidInput for a node
+// whose built-in model annotations cannot be read.
+Result<std::vector<NodeRuntime>> InitialNodes(const Snapshot& snapshot, double error,
+                                              std::mt19937_64& rng);
+
 class Scorer {
  public:
   virtual ~Scorer() = default;

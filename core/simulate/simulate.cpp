@@ -34,35 +34,6 @@ ClusterTotals Totals(const std::vector<NodeRuntime>& nodes) {
   return t;
 }
 
-Result<std::vector<NodeRuntime>> InitialNodes(const Snapshot& snapshot, double error,
-                                              std::mt19937_64& rng) {
-  std::vector<NodeRuntime> nodes;
-  for (const SimNode& node : snapshot.nodes) {
-    if (auto params = predict::BuiltinParamsFromAnnotations(node.annotations); !params.ok()) {
-      return Invalid(snapshot.source + ": node \"" + node.name + "\": " + params.error().message);
-    }
-    NodeRuntime n;
-    n.node = &node;
-    n.belief = WithError(BelievedParams(node), error, rng);
-    n.cpu_allocatable_millis = std::llround(node.cpu_cores * 1000);
-    n.memory_allocatable_bytes = std::llround(node.memory_bytes);
-    double requested = 0;
-    for (const SimPod& p : node.pods) {
-      POWERCTL_TRY(pod, MakeWorkloadPod(p));
-      n.cpu_requested_millis += pod.cpu_request_millis;
-      n.memory_requested_bytes += pod.memory_request_bytes;
-      n.cpu_nonzero_millis += pod.cpu_nonzero_millis;
-      n.memory_nonzero_bytes += pod.memory_nonzero_bytes;
-      requested += static_cast<double>(pod.cpu_request_millis) / 1000.0;
-    }
-    n.pod_count = static_cast<int>(node.pods.size());
-    n.base_cpu_used = node.cpu_used.value_or(std::min(requested, node.cpu_cores));
-    n.cpu_used = n.base_cpu_used;
-    nodes.push_back(n);
-  }
-  return nodes;
-}
-
 // With `placed` (idle-off), a node on which the run placed nothing draws nothing.
 double ClusterWatts(const std::vector<NodeRuntime>& nodes, const std::vector<int>* placed) {
   double watts = 0;
