@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <set>
 
 namespace powerctl::explain {
 namespace {
@@ -191,8 +192,14 @@ Result<ExplainReport> ExplainPod(const ExplainRequest& request,
   POWERCTL_TRY(raw_events, ListPodEvents(kube, summary.namespace_, summary.name, summary.uid));
   // The extender's decisions: single Events on the pod (earlier versions) and batches.
   POWERCTL_TRY(batches, ListDecisionBatches(kube, summary.namespace_, summary.uid));
+  // A batch of one decision is also an Event on the pod: each Event is read once.
   std::vector<json> decision_events = raw_events;
-  decision_events.insert(decision_events.end(), batches.begin(), batches.end());
+  std::set<std::string> listed;
+  for (const json& e : raw_events) listed.insert(StringField(e, {"metadata", "uid"}));
+  for (json& batch : batches) {
+    const std::string uid = StringField(batch, {"metadata", "uid"});
+    if (uid.empty() || listed.count(uid) == 0) decision_events.push_back(std::move(batch));
+  }
   for (const json& e : raw_events) {
     PodEvent event = PodEventFromJson(e);
     if (SchedulingEvent(event, summary.scheduler_name)) report.events.push_back(std::move(event));

@@ -2,10 +2,10 @@
 
 #include "core/common/json_bounds.h"
 #include "core/common/json_fields.h"
+#include "core/common/names.h"
 
 #include <fmt/format.h>
 
-#include <cctype>
 #include <cstdint>
 #include <string_view>
 
@@ -16,28 +16,16 @@ using json = nlohmann::json;
 
 // Pod names in a batch's message; more are counted.
 constexpr std::size_t kMessagePods = 5;
-// A label key's name part is at most 63 characters.
-constexpr std::size_t kMaxLabelName = 63;
-
-// Whether `text` may follow kDecidedPodLabelPrefix in a label key: alphanumerics, '-', '_' and
-// '.', beginning and ending with an alphanumeric (an API server's uids always are).
-bool ValidLabelTail(const std::string& text) {
-  // The name part of the key begins after the prefix's "powerctl.io/".
-  std::string_view prefix_name = kDecidedPodLabelPrefix;
-  prefix_name.remove_prefix(prefix_name.find('/') + 1);
-  if (text.empty() || prefix_name.size() + text.size() > kMaxLabelName) return false;
-  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
-  if (!alnum(text.front()) || !alnum(text.back())) return false;
-  for (char c : text) {
-    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
-  }
-  return true;
-}
 
 }  // namespace
 
 std::string PodLabel(const std::string& pod_uid) {
-  if (ValidLabelTail(pod_uid)) return kDecidedPodLabelPrefix + pod_uid;
+  // The key's name part ("pod-" + uid) follows a label value's rules: at most 63 characters,
+  // alphanumerics, '-', '_' and '.', alphanumeric at both ends (an API server's uids fit).
+  std::string_view prefix_name = kDecidedPodLabelPrefix;
+  prefix_name.remove_prefix(prefix_name.find('/') + 1);
+  if (!pod_uid.empty() && ValidateLabelValue(std::string(prefix_name) + pod_uid).empty())
+    return kDecidedPodLabelPrefix + pod_uid;
   // FNV-1a: stable across versions and replicas, which `explain` relies on.
   std::uint64_t hash = 14695981039346656037ULL;
   for (char c : pod_uid) {
@@ -130,18 +118,15 @@ Result<std::vector<RecordedDecision>> DecisionsFromBatchEvent(const json& event,
                      std::string("event: annotation ") + kDecisionsAnnotation +
                          " is not a JSON array (or is nested too deeply)");
   }
+  const RecordedDecision from = RecordedFrom(event);
   std::vector<RecordedDecision> out;
   for (const json& document : documents) {
     POWERCTL_TRY(decision, scoring::DecisionFromJson(document));
     const bool same = !pod_uid.empty() && !decision.pod_uid.empty() ? decision.pod_uid == pod_uid
                                                                     : decision.pod_name == pod_name;
     if (!same) continue;
-    RecordedDecision recorded;
+    RecordedDecision recorded = from;
     recorded.decision = std::move(decision);
-    recorded.event_reason = kReasonPowerDecisions;
-    recorded.instance = StringField(event, {"reportingInstance"});
-    recorded.message = StringField(event, {"message"});
-    recorded.last_timestamp = StringField(event, {"lastTimestamp"});
     out.push_back(std::move(recorded));
   }
   return out;

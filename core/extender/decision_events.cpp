@@ -1,6 +1,7 @@
 #include "core/extender/decision_events.h"
 
 #include "core/common/json_bounds.h"
+#include "core/common/json_fields.h"
 
 #include <fmt/format.h>
 
@@ -218,23 +219,23 @@ std::optional<nlohmann::json> DecisionEvent(const scoring::Decision& decision,
               {"count", 1}};
 }
 
-Result<RecordedDecision> DecisionFromEvent(const nlohmann::json& event) {
-  auto text = [&event](std::initializer_list<const char*> path) -> std::string {
-    const json* at = &event;
-    for (const char* key : path) {
-      if (!at->is_object()) return "";
-      auto it = at->find(key);
-      if (it == at->end()) return "";
-      at = &*it;
-    }
-    return at->is_string() ? at->get<std::string>() : "";
-  };
+RecordedDecision RecordedFrom(const nlohmann::json& event) {
   RecordedDecision out;
-  out.event_reason = text({"reason"});
+  out.event_reason = StringField(event, {"reason"});
+  out.instance = StringField(event, {"reportingInstance"});
+  out.message = StringField(event, {"message"});
+  out.last_timestamp = StringField(event, {"lastTimestamp"});
+  if (out.last_timestamp.empty()) out.last_timestamp = StringField(event, {"eventTime"});
+  return out;
+}
+
+Result<RecordedDecision> DecisionFromEvent(const nlohmann::json& event) {
+  RecordedDecision out = RecordedFrom(event);
   if (out.event_reason != kReasonPowerScored && out.event_reason != kReasonPowerFiltered) {
     return MakeError(ErrorCode::kNotFound, "event: not a decision event");
   }
-  const std::string annotation = text({"metadata", "annotations", kDecisionAnnotation});
+  const std::string annotation =
+      StringField(event, {"metadata", "annotations", kDecisionAnnotation});
   if (annotation.empty()) {
     return MakeError(ErrorCode::kNotFound,
                      std::string("event: no ") + kDecisionAnnotation + " annotation");
@@ -247,10 +248,6 @@ Result<RecordedDecision> DecisionFromEvent(const nlohmann::json& event) {
   }
   POWERCTL_TRY(decision, scoring::DecisionFromJson(document));
   out.decision = std::move(decision);
-  out.instance = text({"reportingInstance"});
-  out.message = text({"message"});
-  out.last_timestamp = text({"lastTimestamp"});
-  if (out.last_timestamp.empty()) out.last_timestamp = text({"eventTime"});
   return out;
 }
 

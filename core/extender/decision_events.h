@@ -80,7 +80,7 @@ std::string DecisionAnnotation(const scoring::Decision& decision);
 // A decision read back from one of these Events (what `explain` shows).
 struct RecordedDecision {
   scoring::Decision decision;
-  std::string event_reason;    // kReasonPowerScored or kReasonPowerFiltered
+  std::string event_reason;    // kReasonPowerScored, kReasonPowerFiltered or a batch's reason
   std::string instance;        // the replica that decided (reportingInstance)
   std::string message;         // the Event's message
   std::string last_timestamp;  // the Event's lastTimestamp (RFC 3339), "" when absent
@@ -90,6 +90,10 @@ struct RecordedDecision {
 // (another reason or source, or no annotation); kInvalidInput naming the field when its
 // annotation is not a decision.
 Result<RecordedDecision> DecisionFromEvent(const nlohmann::json& event);
+
+// What an Event that records decisions says beside them, for every decision it holds: its
+// reason, the replica that wrote it, its message and when (lastTimestamp, else eventTime).
+RecordedDecision RecordedFrom(const nlohmann::json& event);
 
 // `text` cut to at most `max_bytes` on a UTF-8 character boundary, ending in "…" (U+2026, 3
 // bytes) when cut.
