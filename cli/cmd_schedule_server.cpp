@@ -85,19 +85,15 @@ int RunScheduleServerCommand(const Context& ctx, const ScheduleServerFlags& flag
   app.server = *options;
   app.election.lease_name = flags.lease_name;
   app.election.lease_namespace = flags.lease_namespace;
+  // The downward API's POD_NAMESPACE and POD_NAME: where a replica runs (lease, own Events).
+  app.pod_namespace = ctx.Env("POD_NAMESPACE");
+  app.pod_name = ctx.Env("POD_NAME");
   if (app.election.lease_namespace.empty()) {
-    auto pod_namespace = ctx.environment.find("POD_NAMESPACE");
     app.election.lease_namespace =
-        pod_namespace != ctx.environment.end() && !pod_namespace->second.empty()
-            ? pod_namespace->second
-            : config->namespace_;
+        !app.pod_namespace.empty() ? app.pod_namespace : config->namespace_;
   }
   app.election.identity = flags.identity;
   app.decision_events = flags.decision_events;
-  for (auto [key, field] :
-       {std::pair{"POD_NAMESPACE", &app.pod_namespace}, std::pair{"POD_NAME", &app.pod_name}}) {
-    if (auto it = ctx.environment.find(key); it != ctx.environment.end()) *field = it->second;
-  }
   app.config = *config;
   app.log = ctx.log;
   app.transport.log = ctx.log;
