@@ -169,8 +169,7 @@ json TlsFailureEvent(const std::string& pod_namespace, const std::string& pod_na
                 "{} TLS handshakes failed on the scheduler port; the latest with {} ({}): "
                 "{}",
                 warning.count, warning.remote, warning.reason, warning.message);
-  constexpr std::size_t kMaxEventMessage = 1024;  // the API server keeps at most this much
-  if (message.size() > kMaxEventMessage) message.resize(kMaxEventMessage);
+  message = TruncateUtf8(std::move(message), kMaxEventMessageBytes);
   std::string prefix = pod_name.substr(0, std::min<std::size_t>(pod_name.size(), 200)) + ".";
   return json{
       {"apiVersion", "v1"},
