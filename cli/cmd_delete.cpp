@@ -70,7 +70,7 @@ void RegisterDelete(CLI::App& app, CommandEnv& env) {
   cmd->footer(
       "Deletes objects labelled app.kubernetes.io/managed-by=powerctl of the given components, in\n"
       "reverse dependency order. The TASPolicy CRD stays unless --include-crds. `all` (the\n"
-      "default) also deletes the lb-agent (lb), which `apply all` leaves out.\n"
+      "default) also deletes the opt-in lb and consolidate, which `apply all` leaves out.\n"
       "Examples:\n"
       "  powerctl delete --wait\n"
       "  powerctl delete lb\n"

@@ -119,8 +119,10 @@ void RegisterGenerate(CLI::App& app, CommandEnv& env) {
       app.add_subcommand("generate", "Render the manifests of a power-aware scheduling setup");
   cmd->footer(
       "Components: all (default), namespace, rbac, secrets, policies, model, extender, scheduler,\n"
-      "lb. `all` includes model only when predictor.backend is tfserving-grpc or tfserving-rest,\n"
-      "and never lb (the lb-agent DaemonSet, its RBAC and ConfigMap): ask for it by name.\n"
+      "lb, consolidate. `all` includes model only when predictor.backend is tfserving-grpc or\n"
+      "tfserving-rest, and never lb (the lb-agent DaemonSet, its RBAC and ConfigMap) or\n"
+      "consolidate (the ServiceAccount and ClusterRole `consolidate` needs): ask for them by "
+      "name.\n"
       "Examples:\n"
       "  powerctl generate all --kube-version 1.30 > powerctl.yaml.out\n"
       "  powerctl generate scheduler rbac -c powerctl.yaml --output-dir manifests/\n"

@@ -7,13 +7,17 @@
 #include <algorithm>
 
 namespace powerctl::manifests {
-namespace {
+const std::vector<Component>& AllComponents() {
+  static const std::vector<Component> all = {
+      Component::kNamespace, Component::kRbac,  Component::kSecrets,
+      Component::kPolicies,  Component::kModel, Component::kExtender,
+      Component::kScheduler, Component::kLb,    Component::kConsolidate};
+  return all;
+}
 
-constexpr Component kOrder[] = {Component::kNamespace, Component::kRbac,  Component::kSecrets,
-                                Component::kPolicies,  Component::kModel, Component::kExtender,
-                                Component::kScheduler, Component::kLb};
-
-}  // namespace
+bool IsOptIn(Component c) {
+  return c == Component::kLb || c == Component::kConsolidate;
+}
 
 std::string_view ComponentName(Component c) {
   switch (c) {
@@ -33,13 +37,15 @@ std::string_view ComponentName(Component c) {
       return "scheduler";
     case Component::kLb:
       return "lb";
+    case Component::kConsolidate:
+      return "consolidate";
   }
   return "unknown";
 }
 
 std::vector<std::string_view> ComponentNames() {
   std::vector<std::string_view> names;
-  for (Component c : kOrder) names.push_back(ComponentName(c));
+  for (Component c : AllComponents()) names.push_back(ComponentName(c));
   return names;
 }
 
@@ -49,19 +55,21 @@ Result<std::vector<Component>> ResolveComponents(const std::vector<std::string>&
   std::vector<std::string> effective = names.empty() ? std::vector<std::string>{"all"} : names;
   for (const std::string& name : effective) {
     if (name == "all") {
-      for (Component c : kOrder) {
+      for (Component c : AllComponents()) {
         if (c == Component::kModel && !config::PredictorNeedsModelServer(config)) continue;
-        // The lb-agent programs every node's nftables: the admin asks for it by name.
-        if (c == Component::kLb) continue;
+        // The lb-agent programs every node's nftables, consolidate's account may evict any
+        // pod: the admin asks for them by name.
+        if (IsOptIn(c)) continue;
         // Without TLS there is no key material to hold.
         if (c == Component::kSecrets && config.extender.tls_mode == "insecure") continue;
         wanted.push_back(c);
       }
       continue;
     }
-    auto it = std::find_if(std::begin(kOrder), std::end(kOrder),
-                           [&](Component c) { return ComponentName(c) == name; });
-    if (it == std::end(kOrder)) {
+    const std::vector<Component>& all = AllComponents();
+    auto it =
+        std::find_if(all.begin(), all.end(), [&](Component c) { return ComponentName(c) == name; });
+    if (it == all.end()) {
       std::vector<std::string_view> known = ComponentNames();
       known.insert(known.begin(), "all");
       const std::string closest = ClosestMatch(name, known, 3);
@@ -73,7 +81,7 @@ Result<std::vector<Component>> ResolveComponents(const std::vector<std::string>&
     wanted.push_back(*it);
   }
   std::vector<Component> ordered;
-  for (Component c : kOrder) {
+  for (Component c : AllComponents()) {
     if (std::find(wanted.begin(), wanted.end(), c) != wanted.end()) ordered.push_back(c);
   }
   return ordered;

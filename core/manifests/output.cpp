@@ -72,10 +72,6 @@ Status WriteFileAtomically(const std::filesystem::path& path, const std::string&
 
 namespace {
 
-constexpr Component kAllComponents[] = {
-    Component::kNamespace, Component::kRbac,     Component::kSecrets,   Component::kPolicies,
-    Component::kModel,     Component::kExtender, Component::kScheduler, Component::kLb};
-
 std::string FileName(Component c, const char* ext, bool out_of_cluster) {
   if (out_of_cluster && c == Component::kScheduler) return fmt::format("scheduler-config.{}", ext);
   return fmt::format("{:02}-{}.{}", static_cast<int>(c) * 10, ComponentName(c), ext);
@@ -122,9 +118,9 @@ Result<ManifestFiles> WriteManifestFiles(const std::filesystem::path& dir,
     }
   }
   if (every_component) {
-    for (Component c : kAllComponents) {
-      if (c == Component::kLb || std::find(written_components.begin(), written_components.end(),
-                                           c) != written_components.end()) {
+    for (Component c : AllComponents()) {
+      if (IsOptIn(c) || std::find(written_components.begin(), written_components.end(), c) !=
+                            written_components.end()) {
         continue;
       }
       for (bool ooc : {false, true}) {

@@ -265,6 +265,8 @@ json BuildRenderContext(const config::PowerctlConfig& config, const RenderOption
   // they are the CPU source, so only then does its ClusterRole grant them.
   lb["metricsApi"] = config.telemetry.cpu_source == "metrics-api";
   ctx["lb"] = lb;
+  ctx["consolidate"] = {{"serviceAccount", names.consolidate},
+                        {"clusterRole", names.consolidate_cluster_role}};
   return ctx;
 }
 

@@ -31,6 +31,8 @@ std::vector<std::string_view> KindsOf(manifests::Component c) {
       return {"Namespace"};
     case manifests::Component::kLb:
       return {"DaemonSet", "ConfigMap", "ClusterRoleBinding", "ClusterRole", "ServiceAccount"};
+    case manifests::Component::kConsolidate:
+      return {"ClusterRoleBinding", "ClusterRole", "ServiceAccount"};
   }
   return {};
 }
@@ -100,13 +102,10 @@ Result<DeleteReport> Delete(kube::Client& client, const DeleteRequest& request,
   POWERCTL_TRY(components, manifests::ResolveComponents(request.components, request.config));
   if (request.components.empty() || std::find(request.components.begin(), request.components.end(),
                                               "all") != request.components.end()) {
-    // `all` deletes secrets, the model and the lb-agent too, whatever the current config
-    // enables or `apply all` applies: deleting the namespace would take the agent's
-    // namespaced objects anyway, and leave its ClusterRole and binding behind.
-    components = {manifests::Component::kNamespace, manifests::Component::kRbac,
-                  manifests::Component::kSecrets,   manifests::Component::kPolicies,
-                  manifests::Component::kModel,     manifests::Component::kExtender,
-                  manifests::Component::kScheduler, manifests::Component::kLb};
+    // `all` deletes secrets, the model and the opt-in components too, whatever the current
+    // config enables or `apply all` applies: deleting the namespace would take their
+    // namespaced objects anyway, and leave their ClusterRoles and bindings behind.
+    components = manifests::AllComponents();
   }
   POWERCTL_TRY(objects, FindObjects(client, request, components));
   POWERCTL_TRY(missing, MissingPermissions(client, DeleteChecks(objects)));

@@ -275,6 +275,33 @@ class GenerateTest(TempDirTest):
         r = run("generate", "extender", "--set", "extender.image=")
         self.assertUsageError(r, "extender.image is required")
 
+    def test_consolidate_rbac_is_opt_in_and_grants_only_what_consolidate_needs(self):
+        self.assertFalse(any("consolidate" in o["metadata"]["name"] for o in self.generate("all")))
+        objects = self.generate("consolidate", "-n", "energy")
+        self.assertEqual([(o["kind"], o["metadata"]["name"]) for o in objects], [
+            ("ServiceAccount", "powerctl-consolidate"),
+            ("ClusterRole", "powerctl:consolidate:energy"),
+            ("ClusterRoleBinding", "powerctl:consolidate:energy")])
+        for o in objects:
+            labels = o["metadata"]["labels"]
+            self.assertEqual(labels["app.kubernetes.io/component"], "consolidate")
+            self.assertEqual(labels["app.kubernetes.io/instance"], "energy")
+        grants = {(g, r): sorted(rule["verbs"]) for rule in objects[1]["rules"]
+                  for g in rule["apiGroups"] for r in rule["resources"]}
+        # Writes only where consolidate writes: node patches (cordon and marks), evictions
+        # (never a pod delete), Events; PodDisruptionBudgets only read.
+        self.assertEqual(grants, {
+            ("", "nodes"): ["get", "list", "patch", "watch"],
+            ("", "pods"): ["get", "list", "watch"],
+            ("", "pods/eviction"): ["create"],
+            ("policy", "poddisruptionbudgets"): ["get", "list"],
+            ("", "events"): ["create", "patch"]})
+        binding = objects[2]
+        self.assertEqual(binding["roleRef"]["name"], "powerctl:consolidate:energy")
+        self.assertEqual(binding["subjects"], [{"kind": "ServiceAccount",
+                                                "name": "powerctl-consolidate",
+                                                "namespace": "energy"}])
+
     def test_lb_is_opt_in_and_its_daemonset_runs_root_with_net_admin_only(self):
         self.assertFalse(any("lb-agent" in o["metadata"]["name"] for o in self.generate("all")))
         objects = self.generate("lb", "-n", "energy", "--set", "lb.opsPort=9500")

@@ -473,13 +473,31 @@ TEST_F(DeleteAfterApplyTest, DeleteLbRemovesTheAgentsObjectsClusterScopedToo) {
   for (const std::string& path : setup) EXPECT_TRUE(server_.Has(path)) << path;
 }
 
-TEST_F(DeleteAfterApplyTest, DeleteAllRemovesTheLbAgentThatApplyAllLeftOut) {
+TEST_F(DeleteAfterApplyTest, DeleteConsolidateRemovesItsClusterScopedRbac) {
+  std::vector<std::string> setup = ApplyInstance("powerctl");
+  std::vector<std::string> rbac = ApplyInstance("powerctl", {"consolidate"});
+  ASSERT_EQ(rbac.size(), 3u);
+  auto report = DeleteInstance("powerctl", {"consolidate"});
+  ASSERT_TRUE(report.ok()) << report.error().message;
+
+  std::vector<std::string> deleted;
+  for (const DeletedObject& o : report->objects) deleted.push_back(o.name);
+  EXPECT_THAT(deleted, ::testing::ElementsAre("clusterrolebinding/powerctl:consolidate:powerctl",
+                                              "clusterrole/powerctl:consolidate:powerctl",
+                                              "serviceaccount/powerctl-consolidate"));
+  for (const std::string& path : rbac) EXPECT_FALSE(server_.Has(path)) << path;
+  for (const std::string& path : setup) EXPECT_TRUE(server_.Has(path)) << path;
+}
+
+TEST_F(DeleteAfterApplyTest, DeleteAllRemovesTheOptInComponentsApplyAllLeftOut) {
   ApplyInstance("powerctl");
   std::vector<std::string> agent = ApplyInstance("powerctl", {"lb"});
+  std::vector<std::string> rbac = ApplyInstance("powerctl", {"consolidate"});
   auto report = DeleteInstance("powerctl");
   ASSERT_TRUE(report.ok()) << report.error().message;
 
   for (const std::string& path : agent) EXPECT_FALSE(server_.Has(path)) << path;
+  for (const std::string& path : rbac) EXPECT_FALSE(server_.Has(path)) << path;
   EXPECT_EQ(server_.Paths(), (std::set<std::string>{"/api/v1/namespaces/default",
                                                     "/api/v1/namespaces/kube-system", kCrdPath}));
 }
