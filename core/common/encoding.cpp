@@ -116,4 +116,15 @@ std::string AsciiLower(std::string_view text) {
   return out;
 }
 
+std::string TruncateUtf8(std::string text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  constexpr std::string_view kEllipsis = "\xE2\x80\xA6";  // U+2026 "…", 3 bytes
+  std::size_t cut = max_bytes > kEllipsis.size() ? max_bytes - kEllipsis.size() : 0;
+  // Back up over continuation bytes (10xxxxxx) so no character is split.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  text.resize(cut);
+  if (max_bytes >= kEllipsis.size()) text += kEllipsis;  // else too short for any mark
+  return text;
+}
+
 }  // namespace powerctl

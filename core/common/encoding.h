@@ -19,4 +19,8 @@ std::string AsciiLower(std::string_view text);
 // without control characters that fits is returned unchanged.
 std::string ExcerptForMessage(std::string_view text, std::size_t max_bytes);
 
+// `text` cut to at most `max_bytes` on a UTF-8 character boundary, ending in "…" (U+2026, 3
+// bytes) when cut.
+std::string TruncateUtf8(std::string text, std::size_t max_bytes);
+
 }  // namespace powerctl

@@ -1,8 +1,10 @@
 #include "core/extender/decision_batch.h"
 
+#include "core/common/encoding.h"
 #include "core/common/json_bounds.h"
 #include "core/common/json_fields.h"
 #include "core/common/names.h"
+#include "core/kube/events.h"
 
 #include <fmt/format.h>
 
@@ -74,16 +76,16 @@ json DecisionBatch::ToEvent(const DecisionEventSource& source) const {
       message += fmt::format(" and {} more", entries_.size() - kMessagePods);
     }
     message += " (powerctl explain pod NAME shows each)";
-    message = TruncateUtf8(std::move(message), kMaxEventMessageBytes);
+    message = TruncateUtf8(std::move(message), kube::kMaxEventMessageBytes);
   }
-  const std::string when = EventTimestamp(source.now);
+  const std::string when = kube::EventTimestamp(source.now);
   json involved = {
       {"apiVersion", "v1"}, {"kind", "Pod"}, {"namespace", namespace_}, {"name", first.pod_name}};
   if (!first.pod_uid.empty()) involved["uid"] = first.pod_uid;
   return json{{"apiVersion", "v1"},
               {"kind", "Event"},
               {"metadata",
-               {{"name", EventName(first.pod_name, source.name_suffix)},
+               {{"name", kube::EventName(first.pod_name, source.name_suffix)},
                 {"namespace", namespace_},
                 {"labels", std::move(labels)},
                 {"annotations", {{kDecisionsAnnotation, std::move(decisions)}}}}},

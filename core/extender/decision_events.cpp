@@ -1,7 +1,9 @@
 #include "core/extender/decision_events.h"
 
+#include "core/common/encoding.h"
 #include "core/common/json_bounds.h"
 #include "core/common/json_fields.h"
+#include "core/kube/events.h"
 
 #include <fmt/format.h>
 
@@ -19,9 +21,6 @@ constexpr std::size_t kMessageNodes = 5;
 // A power reason kept when the other reasons do not fit: its cost fits in this (a model's
 // error may not, and is cut).
 constexpr std::size_t kKeptPowerReasonBytes = 96;
-// metadata.name is a DNS subdomain: at most 253 characters.
-constexpr std::size_t kMaxNameLength = 253;
-
 const scoring::Component* PowerComponent(const scoring::NodeDecision& node) {
   for (const scoring::Component& c : node.components) {
     if (c.name == scoring::kPower) return &c;
@@ -72,14 +71,6 @@ std::string FilteredMessage(const scoring::Decision& d) {
 
 }  // namespace
 
-std::string EventTimestamp(std::chrono::system_clock::time_point t) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", utc.tm_year + 1900, utc.tm_mon + 1,
-                     utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
-}
-
 const char* DecisionEventReason(const scoring::Decision& decision) {
   if (decision.pod_name.empty() || decision.pod_namespace.empty()) return nullptr;
   if (decision.verb == scoring::kVerbPrioritize) return kReasonPowerScored;
@@ -87,25 +78,6 @@ const char* DecisionEventReason(const scoring::Decision& decision) {
     return kReasonPowerFiltered;
   }
   return nullptr;
-}
-
-std::string EventName(const std::string& object_name, const std::string& suffix_text) {
-  const std::string suffix = "." + suffix_text;
-  std::string name = object_name.substr(
-      0, std::min(object_name.size(), kMaxNameLength - std::min(kMaxNameLength, suffix.size())));
-  while (!name.empty() && (name.back() == '.' || name.back() == '-')) name.pop_back();
-  return name + suffix;
-}
-
-std::string TruncateUtf8(std::string text, std::size_t max_bytes) {
-  if (text.size() <= max_bytes) return text;
-  constexpr std::string_view kEllipsis = "\xE2\x80\xA6";  // U+2026 "…", 3 bytes
-  std::size_t cut = max_bytes > kEllipsis.size() ? max_bytes - kEllipsis.size() : 0;
-  // Back up over continuation bytes (10xxxxxx) so no character is split.
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  text.resize(cut);
-  if (max_bytes >= kEllipsis.size()) text += kEllipsis;  // else too short for any mark
-  return text;
 }
 
 scoring::Decision DecisionForEvent(const scoring::Decision& decision) {
@@ -120,7 +92,7 @@ std::string DecisionEventMessage(const scoring::Decision& d) {
     message = d.verb == scoring::kVerbPrioritize ? ScoredMessage(d) : FilteredMessage(d);
     for (const std::string& note : d.notes) message += "; " + note;
   }
-  message = TruncateUtf8(std::move(message), kMaxEventMessageBytes);
+  message = TruncateUtf8(std::move(message), kube::kMaxEventMessageBytes);
   // Reasons can quote what a request carried: invalid UTF-8 becomes U+FFFD here, so the
   // Event always serialises.
   return json::parse(json(message).dump(-1, ' ', false, json::error_handler_t::replace))
@@ -160,8 +132,17 @@ std::string DecisionAnnotation(const scoring::Decision& decision) {
 
 json TlsFailureEvent(const std::string& pod_namespace, const std::string& pod_name,
                      const TlsWarning& warning, const DecisionEventSource& source) {
-  const std::string when = EventTimestamp(source.now);
-  std::string message =
+  kube::PodEventFields fields;
+  fields.pod_namespace = pod_namespace;
+  fields.pod_name = pod_name;
+  fields.reason = kReasonTlsHandshakeFailed;
+  fields.type = "Warning";
+  fields.action = "Handshake";
+  fields.component = kEventComponent;
+  fields.instance = source.instance;
+  fields.count = warning.count;
+  fields.now = source.now;
+  fields.message =
       warning.count <= 1
           ? fmt::format("TLS handshake with {} failed on the scheduler port ({}): {}",
                         warning.remote, warning.reason, warning.message)
@@ -169,31 +150,14 @@ json TlsFailureEvent(const std::string& pod_namespace, const std::string& pod_na
                 "{} TLS handshakes failed on the scheduler port; the latest with {} ({}): "
                 "{}",
                 warning.count, warning.remote, warning.reason, warning.message);
-  message = TruncateUtf8(std::move(message), kMaxEventMessageBytes);
-  std::string prefix = pod_name.substr(0, std::min<std::size_t>(pod_name.size(), 200)) + ".";
-  return json{
-      {"apiVersion", "v1"},
-      {"kind", "Event"},
-      {"metadata", {{"generateName", prefix}, {"namespace", pod_namespace}}},
-      {"involvedObject",
-       {{"apiVersion", "v1"}, {"kind", "Pod"}, {"namespace", pod_namespace}, {"name", pod_name}}},
-      {"reason", kReasonTlsHandshakeFailed},
-      {"message", message},
-      {"type", "Warning"},
-      {"source", {{"component", kEventComponent}}},
-      {"reportingComponent", kEventComponent},
-      {"reportingInstance", source.instance},
-      {"action", "Handshake"},
-      {"firstTimestamp", when},
-      {"lastTimestamp", when},
-      {"count", std::max<std::uint64_t>(1, warning.count)}};
+  return kube::PodEvent(fields);
 }
 
 std::optional<nlohmann::json> DecisionEvent(const scoring::Decision& decision,
                                             const DecisionEventSource& source) {
   const char* reason = DecisionEventReason(decision);
   if (reason == nullptr) return std::nullopt;
-  const std::string when = EventTimestamp(source.now);
+  const std::string when = kube::EventTimestamp(source.now);
   json involved = {{"apiVersion", "v1"},
                    {"kind", "Pod"},
                    {"namespace", decision.pod_namespace},
@@ -202,7 +166,7 @@ std::optional<nlohmann::json> DecisionEvent(const scoring::Decision& decision,
   return json{{"apiVersion", "v1"},
               {"kind", "Event"},
               {"metadata",
-               {{"name", EventName(decision.pod_name, source.name_suffix)},
+               {{"name", kube::EventName(decision.pod_name, source.name_suffix)},
                 {"namespace", decision.pod_namespace},
                 {"annotations", {{kDecisionAnnotation, DecisionAnnotation(decision)}}}}},
               {"involvedObject", involved},

@@ -35,7 +35,6 @@ inline constexpr const char* kReasonPowerScored = "PowerScored";
 inline constexpr const char* kReasonPowerFiltered = "PowerFiltered";
 inline constexpr const char* kEventComponent = "powerctl-extender";
 inline constexpr const char* kReasonTlsHandshakeFailed = "TLSHandshakeFailed";
-inline constexpr std::size_t kMaxEventMessageBytes = 1024;
 inline constexpr std::size_t kMaxDecisionAnnotationBytes = 16 * 1024;
 inline constexpr std::size_t kEventScoredNodes = 20;
 inline constexpr std::size_t kEventRejectedNodes = 50;
@@ -55,13 +54,6 @@ nlohmann::json TlsFailureEvent(const std::string& pod_namespace, const std::stri
 // The reason of the record `decision` gets (kReasonPowerScored or kReasonPowerFiltered), or
 // nullptr when it gets none (see above).
 const char* DecisionEventReason(const scoring::Decision& decision);
-
-// An Event's name for an object named `object_name`: "<object_name>.<suffix>", the name cut
-// so the whole is a valid metadata.name.
-std::string EventName(const std::string& object_name, const std::string& suffix);
-
-// `t` as an Event's firstTimestamp/lastTimestamp: RFC 3339 in UTC, whole seconds.
-std::string EventTimestamp(std::chrono::system_clock::time_point t);
 
 // The Event for `decision`, or nullopt when it gets none (see above, and decisions without a
 // pod name or namespace, which have no object to attach to).
@@ -94,9 +86,5 @@ Result<RecordedDecision> DecisionFromEvent(const nlohmann::json& event);
 // What an Event that records decisions says beside them, for every decision it holds: its
 // reason, the replica that wrote it, its message and when (lastTimestamp, else eventTime).
 RecordedDecision RecordedFrom(const nlohmann::json& event);
-
-// `text` cut to at most `max_bytes` on a UTF-8 character boundary, ending in "…" (U+2026, 3
-// bytes) when cut.
-std::string TruncateUtf8(std::string text, std::size_t max_bytes);
 
 }  // namespace powerctl::extender

@@ -1,4 +1,6 @@
+#include "core/common/encoding.h"
 #include "core/extender/decision_events.h"
+#include "core/kube/events.h"
 
 #include <gtest/gtest.h>
 
@@ -80,7 +82,7 @@ TEST(DecisionEventTest, LargeDecisionsKeepTheBestNodesWithinTheLimits) {
   ASSERT_TRUE(event.has_value());
   const std::string annotation = (*event)["metadata"]["annotations"][kDecisionAnnotation];
   EXPECT_LE(annotation.size(), kMaxDecisionAnnotationBytes);
-  EXPECT_LE((*event)["message"].get<std::string>().size(), kMaxEventMessageBytes);
+  EXPECT_LE((*event)["message"].get<std::string>().size(), kube::kMaxEventMessageBytes);
   auto back = scoring::DecisionFromJson(json::parse(annotation));
   ASSERT_TRUE(back.ok());
   ASSERT_EQ(back->nodes.size(), kEventScoredNodes);
@@ -190,15 +192,15 @@ TEST(DecisionEventTest, TruncatesOnCharacterBoundaries) {
   wide.notes = {""};
   for (int i = 0; i < 600; ++i) wide.notes[0] += "\xE2\x84\x83";  // "℃"
   const std::string message = DecisionEventMessage(wide);
-  EXPECT_LE(message.size(), kMaxEventMessageBytes);
-  EXPECT_GT(message.size(), kMaxEventMessageBytes - 6);
+  EXPECT_LE(message.size(), kube::kMaxEventMessageBytes);
+  EXPECT_GT(message.size(), kube::kMaxEventMessageBytes - 6);
   EXPECT_EQ(message.substr(message.size() - 3), ellipsis);
   EXPECT_NO_THROW((void)json(message).dump());  // strict: throws on invalid UTF-8
   Decision d = Prioritized(1);
   d.error = std::string(2000, 'e') + "\xff";
   auto event = DecisionEvent(d, Source());
   ASSERT_TRUE(event.has_value());
-  EXPECT_LE((*event)["message"].get<std::string>().size(), kMaxEventMessageBytes);
+  EXPECT_LE((*event)["message"].get<std::string>().size(), kube::kMaxEventMessageBytes);
   EXPECT_NO_THROW((void)event->dump());
 }
 
