@@ -90,22 +90,6 @@ std::shared_ptr<const cluster::ClusterSnapshot> SnapshotOf(const ClusterObjects&
   return snapshot;
 }
 
-std::map<std::string, scoring::NodeLoad> NodeLoads(const ClusterObjects& objects,
-                                                   const std::string& exclude_key) {
-  std::map<std::string, scoring::NodeLoad> out;
-  for (const json& pod : objects.pods) {
-    const std::string node = StringField(pod, {"spec", "nodeName"});
-    if (node.empty() || Terminal(pod) || PodKey(pod) == exclude_key) continue;
-    scoring::NodeLoad& load = out[node];
-    ++load.pods;
-    if (auto resources = kube::EffectivePodResources(pod); resources.ok()) {
-      load.cpu_millis += resources->cpu_request_millis;
-      load.memory_bytes += resources->memory_request_bytes;
-    }
-  }
-  return out;
-}
-
 Result<ComputedDecision> DecideLocally(const json& pod, const std::vector<std::string>& candidates,
                                        const ClusterObjects& objects,
                                        const config::PowerctlConfig& config,

@@ -39,11 +39,6 @@ Result<ClusterObjects> ListClusterObjects(kube::Client& kube);
 std::shared_ptr<const cluster::ClusterSnapshot> SnapshotOf(const ClusterObjects& objects,
                                                            const std::string& exclude_key = "");
 
-// Per node, what its bound pods request (kube-scheduler's view, for scoring::CheckNodeFit);
-// the pod `exclude_key` is not counted.
-std::map<std::string, scoring::NodeLoad> NodeLoads(const ClusterObjects& objects,
-                                                   const std::string& exclude_key = "");
-
 // "namespace/name" of a Pod object.
 std::string PodKey(const nlohmann::json& pod);
 

@@ -143,7 +143,7 @@ Result<ScoreReport> ScorePod(const ScoreRequest& request, const config::Powerctl
   // kube-scheduler filters first; the extender is asked only about the nodes that fit.
   POWERCTL_TRY(resources, kube::EffectivePodResources(pod));
   const std::string key = PodKey(pod);
-  std::map<std::string, scoring::NodeLoad> loads = NodeLoads(objects, key);
+  std::map<std::string, scoring::NodeLoad> loads = scoring::NodeLoadsOf(objects.pods, key);
   std::map<std::string, std::vector<scoring::FitFailure>> fit;
   std::vector<std::string> candidates;
   for (const std::string& name : order) {

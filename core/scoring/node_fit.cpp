@@ -242,4 +242,27 @@ std::vector<FitFailure> CheckNodeFit(const json& pod, const kube::PodResources& 
   return out;
 }
 
+std::map<std::string, NodeLoad> NodeLoadsOf(const std::vector<json>& pods,
+                                            const std::string& exclude_key) {
+  std::map<std::string, NodeLoad> out;
+  for (const json& pod : pods) {
+    const std::string node = StringField(pod, {"spec", "nodeName"});
+    if (node.empty()) continue;
+    const std::string phase = StringField(pod, {"status", "phase"});
+    if (phase == "Succeeded" || phase == "Failed") continue;
+    if (!exclude_key.empty() && StringField(pod, {"metadata", "namespace"}) + "/" +
+                                        StringField(pod, {"metadata", "name"}) ==
+                                    exclude_key) {
+      continue;
+    }
+    NodeLoad& load = out[node];
+    ++load.pods;
+    if (auto resources = kube::EffectivePodResources(pod); resources.ok()) {
+      load.cpu_millis += resources->cpu_request_millis;
+      load.memory_bytes += resources->memory_request_bytes;
+    }
+  }
+  return out;
+}
+
 }  // namespace powerctl::scoring

@@ -50,6 +50,12 @@ struct NodeLoad {
   std::int64_t pods = 0;
 };
 
+// What the pods bound to each node request, from v1 Pod objects (Succeeded and Failed pods
+// hold nothing). The pod named `exclude_key` ("namespace/name") is not counted, so a bound pod
+// being explained is not counted twice.
+std::map<std::string, NodeLoad> NodeLoadsOf(const std::vector<nlohmann::json>& pods,
+                                            const std::string& exclude_key = "");
+
 // Every failed check of `pod` on `node`, in the scheduler's filter order; empty: it fits.
 // `requests` is the pod's EffectivePodResources.
 std::vector<FitFailure> CheckNodeFit(const nlohmann::json& pod, const kube::PodResources& requests,
