@@ -179,6 +179,18 @@ std::vector<Cause> RankCauses(const CauseInputs& in) {
           "doctor";
     }
   }
+  if (!feasible && !in.drained_nodes_that_fit.empty()) {
+    // Before the per-node failures: the drained node's own one (it is cordoned) is the plan's
+    // doing, and waking it is the fix that keeps the other nodes as they are.
+    const std::string& first = in.drained_nodes_that_fit.front();
+    out.push_back(
+        {kCauseDrainedNodeWouldFit,
+         "node(s) drained by powerctl consolidate would take the pod once switched back on",
+         in.drained_nodes_that_fit, fmt::format("{} is the cheapest of them to run", first),
+         fmt::format("switch {} on and run powerctl consolidate undo {}; or let powerctl "
+                     "consolidate wake --on-wake CMD do both",
+                     first, first)});
+  }
   out.insert(out.end(), per_node.begin(), per_node.end());
   if (in.nodes != nullptr && node_count == 0) {
     out.push_back({kCauseNoNodes, "the cluster has no nodes", {}, "", "add nodes to the cluster"});

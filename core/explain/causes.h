@@ -32,6 +32,7 @@ inline constexpr const char* kCauseDontSchedule = "dontschedule-policy";
 inline constexpr const char* kCauseExtenderRejected = "extender-rejected";
 inline constexpr const char* kCauseExtenderError = "extender-error";
 inline constexpr const char* kCauseNoNodes = "no-nodes";
+inline constexpr const char* kCauseDrainedNodeWouldFit = "drained-node-would-fit";
 inline constexpr const char* kCauseUnknown = "scheduler-reports-unschedulable";
 // A scheduled pod on a node it should leave:
 inline constexpr const char* kCauseDeschedule = "deschedule-policy";
@@ -66,6 +67,9 @@ struct CauseInputs {
   };
   std::optional<PodGroupNow> pod_group_now;
   std::string decision_age;  // how long ago the decision shown was recorded ("" made now)
+  // Nodes `consolidate apply` drained that would take the pod once switched on and
+  // uncordoned, cheapest to run first (consolidate::DrainedNodesThatFit).
+  std::vector<std::string> drained_nodes_that_fit;
 };
 
 // The causes of a Pending pod, most likely first.

@@ -1,6 +1,7 @@
 #include "core/explain/explain_pod.h"
 
 #include "core/common/json_fields.h"
+#include "core/consolidate/wake.h"
 #include "core/explain/pod_events.h"
 #include "core/explain/power_cost.h"
 #include "core/explain/scheduler_check.h"
@@ -210,7 +211,7 @@ Result<ExplainReport> ExplainPod(const ExplainRequest& request,
 
   POWERCTL_TRY(objects, ListClusterObjects(kube));
   const std::string key = PodKey(*pod);
-  std::map<std::string, scoring::NodeLoad> loads = NodeLoads(objects, key);
+  std::map<std::string, scoring::NodeLoad> loads = scoring::NodeLoadsOf(objects.pods, key);
   auto resources = kube::EffectivePodResources(*pod);
   if (!resources.ok()) report.notes.push_back("pod resources: " + resources.error().message);
   std::vector<std::string> names, candidates;
@@ -291,6 +292,7 @@ Result<ExplainReport> ExplainPod(const ExplainRequest& request,
     }
   }
   causes.pod_group_now = GroupNow(*pod, objects);
+  causes.drained_nodes_that_fit = consolidate::DrainedNodesThatFit(*pod, objects.nodes, loads);
   if (report.source == DecisionSource::kRecorded) {
     const scoring::Decision& shown = report.filter.verb.empty() ? report.prioritize : report.filter;
     causes.decision_age = AgeText(shown.at_unix_ms, deps.now);

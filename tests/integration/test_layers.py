@@ -28,9 +28,9 @@ ALLOWED = {
     "lb": {"common", "config", "kube", "server", "telemetry", "predict", "cluster", "report"},
     "extender": {"common", "config", "kube", "server", "telemetry", "predict", "cluster",
                  "scoring"},
-    "setup": {"common", "config", "kube", "telemetry", "predict", "manifests", "lb"},
+    "setup": {"common", "config", "kube", "telemetry", "predict", "manifests", "lb", "consolidate"},
     "explain": {"common", "config", "kube", "telemetry", "predict", "cluster", "scoring", "report",
-                "extender", "setup"},
+                "extender", "setup", "consolidate"},
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)

@@ -56,6 +56,26 @@ TEST(RankCauses, SchedulerNotRunningComesFirst) {
   EXPECT_TRUE(causes[0].nodes.empty());
 }
 
+TEST(RankCauses, ADrainedNodeThatWouldFitComesBeforeThePerNodeFailures) {
+  std::vector<NodeScore> nodes = {
+      Row("busy", {Fit(scoring::kCheckResources, scoring::kReasonInsufficientCpu, "cpu")}),
+      Row("off-1", {Fit(scoring::kCheckUnschedulable, scoring::kReasonUnschedulable, "cordon")}),
+      Row("off-2", {Fit(scoring::kCheckUnschedulable, scoring::kReasonUnschedulable, "cordon")})};
+  CauseInputs in = Inputs(nodes);
+  in.drained_nodes_that_fit = {"off-2", "off-1"};
+  auto causes = RankCauses(in);
+  ASSERT_EQ(Ids(causes), (std::vector<std::string>{kCauseDrainedNodeWouldFit, kCauseUnschedulable,
+                                                   kCauseInsufficientResources}));
+  EXPECT_EQ(causes[0].nodes, (std::vector<std::string>{"off-2", "off-1"}));
+  EXPECT_NE(causes[0].fix.find("powerctl consolidate undo off-2"), std::string::npos);
+  // Not a cause when some node could take the pod anyway.
+  nodes.push_back(Row("free"));
+  EXPECT_EQ(Ids(RankCauses(Inputs(nodes))).size(), 1u);
+  in = Inputs(nodes);
+  in.drained_nodes_that_fit = {"off-1"};
+  EXPECT_EQ(Ids(RankCauses(in)), (std::vector<std::string>{kCauseUnknown}));
+}
+
 TEST(RankCauses, AggregatesNodesByStableReason) {
   std::vector<NodeScore> nodes = {
       Row("a", {Fit(scoring::kCheckTaints, scoring::kReasonUntoleratedTaint, "taint x=1")}),
