@@ -68,7 +68,7 @@ void RegisterDoctor(CLI::App& app, CommandEnv& env) {
       "Checks, in order: api-reachable, permissions, scheduler-ready, scheduler-lease, "
       "extender-ready,\n"
       "model-ready, node-labels, telemetry, lb-agent (only when the lb-agent DaemonSet exists),\n"
-      "extender-tls.\n"
+      "extender-tls, drained-nodes (nodes consolidate drained).\n"
       "Each failure comes with a fix line.\n"
       "Out of the cluster (kube-scheduler and schedule-server run as processes), "
       "--scheduler-config\n"

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <ostream>
 
@@ -53,7 +54,14 @@ nlohmann::ordered_json ToJson(const setup::StatusReport& r) {
           {"api", {{"reachable", r.api_reachable}, {"message", r.api}}},
           {"components", components},
           {"telemetry", {{"known", r.telemetry_known}, {"sources", sources}}},
-          {"degraded", r.degraded}};
+          {"degraded", r.degraded},
+          {"consolidation",
+           r.consolidation.known
+               ? ojson{{"drained", r.consolidation.drained},
+                       {"draining", r.consolidation.draining},
+                       {"expectedWattsSaved", std::round(r.consolidation.expected_watts_saved)},
+                       {"drifted", r.consolidation.drifted}}
+               : ojson{{"error", r.consolidation.error}}}};
 }
 
 std::string Colour(const Context& ctx, bool ok, const std::string& text) {
@@ -105,6 +113,20 @@ void PrintTable(const Context& ctx, const setup::StatusReport& r) {
     }
   }
   for (const auto& d : r.degraded) out << fmt::format("Degraded:    {}\n", d);
+  const setup::ConsolidationStatus& c = r.consolidation;
+  if (!r.api_reachable) return;
+  if (!c.known) {
+    out << fmt::format("Drained:     unknown ({})\n", c.error);
+  } else if (c.drained + c.draining == 0) {
+    out << "Drained:     no nodes (powerctl consolidate plan shows what could be)\n";
+  } else {
+    out << fmt::format(
+        "Drained:     {} node(s), about {:.0f} W saved once off{}{}\n", c.drained,
+        c.expected_watts_saved, c.draining > 0 ? fmt::format(", {} draining", c.draining) : "",
+        c.drifted.empty() ? ""
+                          : ", " + Colour(ctx, false, fmt::format("{} drifted", c.drifted.size())) +
+                                " (powerctl doctor)");
+  }
 }
 
 int RunStatus(const Context& ctx, const StatusFlags& flags) {

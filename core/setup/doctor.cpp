@@ -6,6 +6,7 @@
 #include "core/kube/resources.h"
 #include "core/manifests/components.h"
 #include "core/setup/access.h"
+#include "core/setup/doctor_consolidate.h"
 #include "core/setup/doctor_lb.h"
 #include "core/setup/doctor_tls.h"
 #include "core/setup/label_nodes.h"
@@ -373,8 +374,9 @@ bool DoctorReport::failed() const {
 
 const std::vector<std::string>& DoctorCheckIds() {
   static const std::vector<std::string> ids = {
-      "api-reachable", "permissions", "scheduler-ready", "scheduler-lease", "extender-ready",
-      "model-ready",   "node-labels", "telemetry",       kLbAgentCheckId,   kExtenderTlsCheckId};
+      "api-reachable",  "permissions",       "scheduler-ready",   "scheduler-lease",
+      "extender-ready", "model-ready",       "node-labels",       "telemetry",
+      kLbAgentCheckId,  kExtenderTlsCheckId, kDrainedNodesCheckId};
   return ids;
 }
 
@@ -462,6 +464,7 @@ DoctorReport RunDoctor(const DoctorInput& in) {
   report.checks.push_back(CheckTelemetry(client, config));
   report.checks.push_back(CheckLbAgent(client, config));
   report.checks.push_back(CheckExtenderTls(client, config));
+  report.checks.push_back(CheckDrainedNodes(client, in.now));
   return report;
 }
 

@@ -2,6 +2,8 @@
 
 #include "core/common/build_info.h"
 #include "core/config/names.h"
+#include "core/consolidate/marked_nodes.h"
+#include "core/consolidate/node_marks.h"
 
 #include <fmt/format.h>
 
@@ -32,6 +34,28 @@ ComponentStatus FromCheck(const std::string& name, const std::string& where,
   c.detail = check.message;
   if (!c.ready) c.fix = check.fix;
   return c;
+}
+
+ConsolidationStatus CollectConsolidation(kube::Client& client,
+                                         std::chrono::system_clock::time_point now) {
+  ConsolidationStatus out;
+  auto nodes = consolidate::InspectMarkedNodes(client, now);
+  if (!nodes.ok()) {
+    out.error = nodes.error().message;
+    return out;
+  }
+  out.known = true;
+  for (const consolidate::MarkedNode& n : *nodes) {
+    if (n.marks.state == consolidate::kPowerStateDraining) {
+      ++out.draining;
+    } else {
+      ++out.drained;
+      out.expected_watts_saved += n.marks.expected_watts_saved.value_or(0);
+    }
+    if (!n.drift.empty())
+      out.drifted.push_back(n.name + ": " + fmt::format("{}", fmt::join(n.drift, "; ")));
+  }
+  return out;
 }
 
 }  // namespace
@@ -121,6 +145,7 @@ StatusReport CollectStatus(const DoctorInput& in) {
                              checks.extender->url, report.degraded.size());
     }
   }
+  report.consolidation = CollectConsolidation(*in.client, in.now);
   return report;
 }
 

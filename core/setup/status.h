@@ -29,6 +29,15 @@ struct TelemetryStatus {
   bool failing = false;
 };
 
+// The nodes `consolidate apply` drained (doctor's drained-nodes check has the details).
+struct ConsolidationStatus {
+  bool known = false;  // false: the nodes could not be read (`error` says why)
+  std::string error;
+  int drained = 0, draining = 0;
+  double expected_watts_saved = 0;   // the drained nodes' plans, summed
+  std::vector<std::string> drifted;  // "node: what no longer holds"
+};
+
 struct StatusReport {
   std::string client_version;  // this binary
   // What runs: the extender Deployment's image tag in the cluster; out of the cluster the
@@ -43,6 +52,7 @@ struct StatusReport {
   std::vector<TelemetryStatus> telemetry;
   bool telemetry_known = false;
   std::vector<std::string> degraded;  // the extender's degraded dependencies, "name: reason"
+  ConsolidationStatus consolidation;
 
   bool AllReady() const;
   // "scheduler (reason); extender (reason)": what is not ready, for a timeout's message.

@@ -1,0 +1,89 @@
+// What `status` and `doctor` say of the nodes consolidate marked: drift is a drained node that
+// no longer keeps its promise (uncordoned, pods landed, still on) or a drain left unfinished.
+#include "core/consolidate/marked_nodes.h"
+#include "core/consolidate/node_marks.h"
+#include "core/telemetry/metrics_api.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace powerctl::consolidate {
+namespace {
+
+using json = nlohmann::json;
+using std::chrono::minutes;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const auto kNow = *telemetry::ParseRfc3339("2026-11-27T12:00:00Z");
+
+json Marked(const char* state, const std::string& since, bool cordoned = true,
+            const char* heartbeat = nullptr) {
+  json node = {
+      {"metadata",
+       {{"name", "n1"},
+        {"labels", {{kPowerStateLabel, state}}},
+        {"annotations",
+         {{kConsolidationAnnotation,
+           json{{"state", state}, {"since", since}, {"expectedWattsSaved", 250.0}}.dump()}}}}},
+      {"spec", {{"unschedulable", cordoned}}}};
+  if (heartbeat != nullptr) {
+    node["status"]["conditions"] = {
+        {{"type", "Ready"}, {"status", "True"}, {"lastHeartbeatTime", heartbeat}}};
+  }
+  return node;
+}
+
+json Pod(const std::string& name, const char* owner_kind) {
+  return {{"metadata",
+           {{"name", name},
+            {"namespace", "shop"},
+            {"ownerReferences", {{{"kind", owner_kind}, {"name", "o"}, {"controller", true}}}}}},
+          {"spec", {{"nodeName", "n1"}}},
+          {"status", {{"phase", "Running"}}}};
+}
+
+TEST(ConsolidateMarkedNodes, ADrainedNodeOffAndEmptyHasNoDrift) {
+  MarkedNode n = JudgeMarkedNode(Marked(kPowerStateDrained, "2026-11-27T10:00:00Z"),
+                                 {Pod("agent", "DaemonSet")}, kNow);
+  EXPECT_EQ(n.marks.expected_watts_saved, 250.0);
+  EXPECT_TRUE(n.cordoned);
+  EXPECT_FALSE(n.kubelet_ready);
+  EXPECT_TRUE(n.movable.empty());
+  EXPECT_TRUE(n.drift.empty());
+}
+
+TEST(ConsolidateMarkedNodes, UncordonedLandedAndStillOnAreDrift) {
+  MarkedNode n = JudgeMarkedNode(
+      Marked(kPowerStateDrained, "2026-11-27T10:00:00Z", false, "2026-11-27T11:59:00Z"),
+      {Pod("web-2", "ReplicaSet"), Pod("agent", "DaemonSet")}, kNow);
+  EXPECT_THAT(n.movable, ElementsAre("shop/web-2"));
+  ASSERT_EQ(n.drift.size(), 3u);
+  EXPECT_THAT(n.drift[0], HasSubstr("uncordoned"));
+  EXPECT_THAT(n.drift[1], HasSubstr("1 pod(s) landed on it since it was drained (shop/web-2)"));
+  EXPECT_THAT(n.drift[2], HasSubstr("still on 2 h after it was drained"));
+}
+
+TEST(ConsolidateMarkedNodes, StillOnIsDriftOnlyAfterTheGraceAndWithAFreshHeartbeat) {
+  // Drained 5 minutes ago: its hook may still be switching it off.
+  EXPECT_TRUE(JudgeMarkedNode(
+                  Marked(kPowerStateDrained, "2026-11-27T11:55:00Z", true, "2026-11-27T11:59:30Z"),
+                  {}, kNow)
+                  .drift.empty());
+  // A stale heartbeat: the node stopped reporting, it is off.
+  EXPECT_TRUE(JudgeMarkedNode(
+                  Marked(kPowerStateDrained, "2026-11-27T10:00:00Z", true, "2026-11-27T11:40:00Z"),
+                  {}, kNow)
+                  .drift.empty());
+}
+
+TEST(ConsolidateMarkedNodes, ADrainLeftUnfinishedIsDriftAfterHalfAnHour) {
+  EXPECT_TRUE(
+      JudgeMarkedNode(Marked(kPowerStateDraining, "2026-11-27T11:50:00Z"), {}, kNow).drift.empty());
+  MarkedNode n = JudgeMarkedNode(Marked(kPowerStateDraining, "2026-11-27T11:00:00Z"), {}, kNow);
+  ASSERT_EQ(n.drift.size(), 1u);
+  EXPECT_THAT(n.drift[0], HasSubstr("draining for 60 min: an apply was interrupted"));
+}
+
+}  // namespace
+}  // namespace powerctl::consolidate
