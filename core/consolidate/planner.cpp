@@ -28,6 +28,7 @@ Result<Plan> PlanConsolidation(const PlanRequest& request, Evacuator& evacuator)
   if (request.nodes.size() > static_cast<std::size_t>(kMaxPlanNodes))
     return Invalid(fmt::format("the cluster has more than {} nodes", kMaxPlanNodes));
   const std::set<std::string> excluded(request.excluded.begin(), request.excluded.end());
+  const std::set<std::string> cordoned(request.cordoned.begin(), request.cordoned.end());
 
   Plan plan;
   plan.headroom = request.headroom;
@@ -57,7 +58,9 @@ Result<Plan> PlanConsolidation(const PlanRequest& request, Evacuator& evacuator)
       for (std::size_t b = 0; b < request.budgets.size(); ++b)
         if (request.budgets[b].Covers(in.pods[p])) ++c.budget_uses[b];
     }
-    if (excluded.count(in.name) != 0) {
+    if (auto kept = request.kept_on.find(in.name); kept != request.kept_on.end()) {
+      out.reason = kept->second;
+    } else if (excluded.count(in.name) != 0) {
       out.reason = "excluded (--exclude)";
     } else if (!request.selector.Matches(in.labels)) {
       out.reason = "not selected (-l)";
@@ -70,6 +73,15 @@ Result<Plan> PlanConsolidation(const PlanRequest& request, Evacuator& evacuator)
   }
 
   std::vector<bool> open(request.nodes.size(), true);
+  // Where pods may go: a node still on that is not cordoned.
+  std::vector<bool> receives(request.nodes.size(), true);
+  for (std::size_t i = 0; i < request.nodes.size(); ++i)
+    receives[i] = cordoned.count(request.nodes[i].name) == 0;
+  auto receivers = [&](std::size_t emptied) {
+    std::vector<bool> out(open.size());
+    for (std::size_t i = 0; i < open.size(); ++i) out[i] = open[i] && receives[i] && i != emptied;
+    return out;
+  };
   // A node that takes moved pods stays on: emptying it later would move them twice.
   std::vector<std::string> received_from(request.nodes.size());
   std::map<std::string, std::size_t> position;
@@ -101,9 +113,8 @@ Result<Plan> PlanConsolidation(const PlanRequest& request, Evacuator& evacuator)
         out.reason = over_budget;
         continue;
       }
-      std::vector<bool> others = open;
-      others[c.node] = false;
-      const Evacuation trial = evacuator.Evacuate(c.node, c.movable, others, max_fill, false);
+      const Evacuation trial =
+          evacuator.Evacuate(c.node, c.movable, receivers(c.node), max_fill, false);
       if (!trial.fits) {
         out.reason = fmt::format("pod {} fits on no node that stays on, within {:g} % headroom",
                                  trial.unplaced, request.headroom * 100);
@@ -123,9 +134,7 @@ Result<Plan> PlanConsolidation(const PlanRequest& request, Evacuator& evacuator)
     }
     if (!best) break;
     const Candidate& c = candidates[*best];
-    std::vector<bool> others = open;
-    others[c.node] = false;
-    Evacuation done = evacuator.Evacuate(c.node, c.movable, others, max_fill, true);
+    Evacuation done = evacuator.Evacuate(c.node, c.movable, receivers(c.node), max_fill, true);
     if (!done.fits) break;  // the evacuator is deterministic: the trial fitted
     open[c.node] = false;
     for (std::size_t b = 0; b < budget_left.size(); ++b) budget_left[b] -= c.budget_uses[b];

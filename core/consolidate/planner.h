@@ -66,6 +66,10 @@ struct PlanRequest {
   int max_nodes = kMaxPlanNodes;      // drain at most this many, 1..kMaxPlanNodes
   LabelSelector selector;             // only nodes it matches may be emptied
   std::vector<std::string> excluded;  // never emptied (they may still receive pods)
+  // Cordoned (spec.unschedulable): they take no pods; they may still be emptied.
+  std::vector<std::string> cordoned;
+  // Never emptied, with why ("already drained", cluster-autoscaler's scale-down-disabled).
+  std::map<std::string, std::string> kept_on;
 };
 
 struct NodePlan {

@@ -102,6 +102,29 @@ TEST(ConsolidatePlanner, DrainsNodesInTurnAndNeverOntoADrainedNode) {
   EXPECT_EQ(Find(*plan, "big").reason, "excluded (--exclude)");
 }
 
+TEST(ConsolidatePlanner, CordonedNodesTakeNoPods) {
+  Fixture f;
+  f.request.cordoned = {"big"};
+  auto plan = PlanConsolidation(f.request, f.evacuator);
+  ASSERT_TRUE(plan.ok());
+  // With big cordoned, b's pod can only go to a (which then stays on), and a's only to b.
+  const NodePlan& b = Find(*plan, "b");
+  ASSERT_TRUE(b.drain);
+  ASSERT_EQ(b.moves.size(), 1u);
+  EXPECT_EQ(b.moves[0].to, "a");
+  EXPECT_EQ(plan->drained, 1);
+}
+
+TEST(ConsolidatePlanner, KeptOnNodesSayWhy) {
+  Fixture f;
+  f.request.kept_on = {{"b", "already drained"}};
+  auto plan = PlanConsolidation(f.request, f.evacuator);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_FALSE(Find(*plan, "b").drain);
+  EXPECT_EQ(Find(*plan, "b").reason, "already drained");
+  EXPECT_TRUE(Find(*plan, "a").drain);
+}
+
 TEST(ConsolidatePlanner, DaemonSetPodsStayAndAreNoLoad) {
   Fixture f;
   f.request.nodes[0].pods = {Pod("ds", "DaemonSet")};
