@@ -1,6 +1,7 @@
 // powerctl consolidate plan [--cluster FILE] [--max-nodes N] [-l SELECTOR] [--exclude NODE]:
 // which nodes to empty so the cluster draws least, and where their pods would go.
 #include "cli/app.h"
+#include "cli/consolidate_planner.h"
 #include "cli/exit_codes.h"
 #include "cli/kube_context.h"
 #include "cli/table.h"
@@ -11,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ostream>
 
 namespace powerctl::cli {
@@ -86,30 +88,28 @@ int RunPlan(const Context& ctx, const PlanFlags& flags) {
   request.max_nodes = flags.max_nodes;
   request.selector = std::move(*selector);
   request.excluded = flags.exclude;
-  simulate::Snapshot snapshot;
+  Result<consolidate::Plan> plan = consolidate::Plan{};
+  std::vector<std::string> names;
   if (!flags.cluster.empty()) {
     auto text = simulate::ReadInputFile(flags.cluster, "--cluster");
     if (!text.ok()) return Fail(ctx, text.error());
     auto read = simulate::ParseSnapshot(*text, flags.cluster);
     if (!read.ok()) return Fail(ctx, read.error());
-    snapshot = std::move(*read);
-    request.budgets = consolidate::DisruptionBudgetsFromObjects(snapshot.disruption_budgets);
+    request.budgets = consolidate::DisruptionBudgetsFromObjects(read->disruption_budgets);
+    for (const auto& n : read->nodes) names.push_back(n.name);
+    plan = simulate::PlanSnapshot(*read, std::move(request), *config);
   } else {
     auto client = ConnectToCluster(ctx);
     if (!client.ok()) return Fail(ctx, client.error());
-    auto exported = simulate::ExportSnapshot(**client);
-    if (!exported.ok()) return Fail(ctx, exported.error());
-    snapshot = std::move(*exported);
-    auto budgets = consolidate::ListDisruptionBudgets(**client);
-    if (!budgets.ok()) return Fail(ctx, budgets.error());
-    request.budgets = std::move(*budgets);
+    // Cordoned nodes take no pods; drained ones and those cluster-autoscaler must keep stay.
+    plan = consolidate::PlanLive(**client, std::move(request), LivePlanner(*config));
+    if (plan.ok())
+      for (const auto& n : plan->nodes) names.push_back(n.node);
   }
   for (const std::string& name : flags.exclude) {
-    bool known = false;
-    for (const auto& n : snapshot.nodes) known = known || n.name == name;
-    if (!known) ctx.Warn("--exclude " + name + ": no such node");
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      ctx.Warn("--exclude " + name + ": no such node");
   }
-  auto plan = simulate::PlanSnapshot(snapshot, std::move(request), *config);
   if (!plan.ok()) return Fail(ctx, plan.error());
   if (*format == OutputFormat::kJson) {
     *ctx.out << PlanDocument(*plan).dump(2) << "\n";
@@ -122,6 +122,14 @@ int RunPlan(const Context& ctx, const PlanFlags& flags) {
 }
 
 }  // namespace
+
+consolidate::StatePlanner LivePlanner(const config::PowerctlConfig& config) {
+  return [&config](const consolidate::ClusterState& state,
+                   consolidate::PlanRequest request) -> Result<consolidate::Plan> {
+    POWERCTL_TRY(snapshot, simulate::SnapshotFromObjects(state.nodes, state.pods));
+    return simulate::PlanSnapshot(snapshot, std::move(request), config);
+  };
+}
 
 void RegisterConsolidate(CLI::App& app, CommandEnv& env) {
   CLI::App* consolidate = app.add_subcommand(
@@ -157,6 +165,7 @@ void RegisterConsolidate(CLI::App& app, CommandEnv& env) {
   DeclareOutput(*cmd, env, OutputFormat::kTable,
                 {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml});
   cmd->callback([&env, flags] { env.exit_code = RunPlan(env.ctx, *flags); });
+  RegisterConsolidateApply(*consolidate, env);
 }
 
 }  // namespace powerctl::cli

@@ -1,0 +1,100 @@
+#include "core/consolidate/drained_hook.h"
+
+#include "core/common/duration.h"
+#include "core/common/json_fields.h"
+#include "core/common/subprocess.h"
+
+#include <fmt/format.h>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+
+namespace powerctl::consolidate {
+namespace {
+
+using json = nlohmann::json;
+
+// The last non-empty line of `text`, at most 200 bytes of it.
+std::string LastLine(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  const std::size_t start = text.rfind('\n');
+  std::string line = start == std::string::npos ? text : text.substr(start + 1);
+  if (line.size() > 200) line = line.substr(0, 200) + "...";
+  return line;
+}
+
+}  // namespace
+
+std::vector<std::string> NodeAddresses(const json& node) {
+  std::vector<std::string> internal, others;
+  const json* addresses = FindField(node, {"status", "addresses"});
+  if (addresses == nullptr || !addresses->is_array()) return {};
+  for (const json& a : *addresses) {
+    const std::string address = StringField(a, {"address"});
+    if (address.empty()) continue;
+    (StringField(a, {"type"}) == "InternalIP" ? internal : others).push_back(address);
+  }
+  std::vector<std::string> out;
+  for (auto* list : {&internal, &others})
+    for (const std::string& a : *list)
+      if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+  return out;
+}
+
+HookOutcome RunDrainedHook(const HookRequest& request, const json& node,
+                           double expected_watts_saved) {
+  HookOutcome outcome;
+  const std::string name = StringField(node, {"metadata", "name"});
+  const std::vector<std::string> addresses = NodeAddresses(node);
+  std::string internal_ip;
+  if (const json* list = FindField(node, {"status", "addresses"}); list && list->is_array()) {
+    for (const json& a : *list) {
+      if (StringField(a, {"type"}) == "InternalIP") {
+        internal_ip = StringField(a, {"address"});
+        break;
+      }
+    }
+  }
+  std::map<std::string, std::string> env = request.environment;
+  env["POWERCTL_NODE"] = name;
+  env["POWERCTL_NODE_INTERNAL_IP"] = internal_ip;
+  std::string joined;
+  for (const std::string& a : addresses) joined += (joined.empty() ? "" : " ") + a;
+  env["POWERCTL_NODE_ADDRESSES"] = joined;
+  env["POWERCTL_EXPECTED_WATTS_SAVED"] = fmt::format("{:.0f}", expected_watts_saved);
+
+  SubprocessRequest run;
+  run.program = "/bin/sh";
+  run.argv = {"sh", "-c", request.command, "powerctl-on-drained", name};
+  run.argv.insert(run.argv.end(), addresses.begin(), addresses.end());
+  run.env.emplace();
+  for (const auto& [k, v] : env) run.env->push_back(k + "=" + v);
+  run.timeout = request.timeout;
+  run.max_stdout_bytes = 1 << 20;
+  auto result = RunSubprocess(run);
+  if (!result.ok()) {
+    outcome.detail = result.error().message;
+    return outcome;
+  }
+  outcome.ran = true;
+  if (result->timed_out) {
+    outcome.detail = "killed after " + FormatDuration(request.timeout);
+  } else if (result->stdout_too_large) {
+    outcome.detail = "killed: wrote more than 1 MiB to stdout";
+  } else if (WIFEXITED(result->status) && WEXITSTATUS(result->status) == 0) {
+    outcome.ok = true;
+  } else if (WIFEXITED(result->status)) {
+    outcome.detail = fmt::format("exit status {}", WEXITSTATUS(result->status));
+  } else if (WIFSIGNALED(result->status)) {
+    outcome.detail = fmt::format("killed by signal {}", WTERMSIG(result->status));
+  } else {
+    outcome.detail = "did not finish";
+  }
+  if (!outcome.ok) {
+    if (std::string line = LastLine(result->err); !line.empty()) outcome.detail += ": " + line;
+  }
+  return outcome;
+}
+
+}  // namespace powerctl::consolidate
