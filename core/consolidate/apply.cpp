@@ -211,6 +211,10 @@ class Run {
   NodeOutcome Release(const json& node, const NodeMark& mark, NodeOutcome out) {
     out.action = NodeAction::kReleased;
     const std::string name = NodeName(node);
+    if (request_.dry_run == kube::DryRun::kClient) {
+      Event(name + ": would be released (" + out.detail + ")");
+      return out;
+    }
     auto patched = client_.MergePatch("/api/v1/nodes/" + name, UnmarkPatch(mark), DryRunAny());
     if (!patched.ok()) return Fail(std::move(out), "releasing: " + patched.error().message);
     Event(name + ": released (" + out.detail + ")");

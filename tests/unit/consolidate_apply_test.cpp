@@ -314,6 +314,20 @@ TEST_F(ConsolidateApplyTest, ReleasesADrainingNodeWhosePlanNoLongerHolds) {
   EXPECT_EQ(node["spec"]["unschedulable"], false);
 }
 
+TEST_F(ConsolidateApplyTest, ClientDryRunReleasesNothing) {
+  MarkDraining("costly");
+  json pinned = PodObject("db-0", "costly", "ReplicaSet", "rs-db");
+  pinned["metadata"]["annotations"] = {{kSafeToEvictAnnotation, "false"}};
+  server_.Put(pinned);
+  request_.dry_run = kube::DryRun::kClient;
+  auto result = Apply();
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  ASSERT_EQ(result->nodes.size(), 1u);
+  EXPECT_EQ(result->nodes[0].action, NodeAction::kReleased);
+  EXPECT_TRUE(server_.MutatingRequests().empty());
+  EXPECT_EQ(ReadNodeMark(Stored("costly"))->state, kPowerStateDraining);
+}
+
 TEST_F(ConsolidateApplyTest, SkipsWithoutEvictingWhenPodsChangedSinceThePlan) {
   after_plan_ = [this](int plan) {
     if (plan == 1) server_.Put(PodObject("late-1", "costly", "ReplicaSet", "rs-late"));
