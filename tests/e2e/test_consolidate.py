@@ -1,0 +1,240 @@
+"""`powerctl consolidate` against the real kube-apiserver, controller-manager and kube-scheduler
+1.20 with powerctl's extender: Deployments placed on costly nodes, `plan` names them and keeps
+the node whose PodDisruptionBudget forbids a move, `apply` drains them (cordon + mark in one
+PATCH, the Eviction API, the ReplicaSets' replacements scheduled by power onto the efficient
+nodes), is killed by PID mid-drain and resumed, and `undo` gives a node back.
+
+Nodes (built-in model, watts = idle + (max - idle) * utilisation):
+  eff-1, eff-2:          8 cores,  50 W idle, 150 W at full load (12.5 W per core)
+  old-1, old-2, old-3:   4 cores, 200 W idle, 400 W at full load (50 W per core)
+  guard:                 4 cores, 200 W idle, 400 W: its pods are covered by a PDB that allows
+                         no disruption
+The fake kubelet makes pods Running and finalizes deleted pods; a finalizer on one pod holds
+its eviction open so the run can be killed while that node is draining."""
+import json
+import os
+import signal
+import subprocess
+import unittest
+import urllib.request
+import uuid
+
+import cluster as cl
+import prometheus_stack
+from e2e_support import BINARY, ClusterTest, load_docs, powerctl
+
+NS = "consolidate-e2e"
+SCHEDULER = "consolidate-e2e-scheduler"
+LABEL = "powerctl.io/power-state"
+ANNOTATION = "powerctl.io/consolidation"
+HOLD = "e2e.powerctl.io/hold"
+
+
+@unittest.skipUnless(prometheus_stack.available(), "Debian's prometheus and prometheus-node-exporter are needed")
+class ConsolidateTest(ClusterTest):
+    def start(self, name, argv, log_name):
+        log_path = os.path.join(self.tmp, log_name)
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.addCleanup(cl.terminate_pid, proc.pid, popen=proc, name=name)
+        return proc, log_path
+
+    def node(self, name):
+        return self.cluster.request("GET", f"/api/v1/nodes/{name}")
+
+    def cordon(self, name, on):
+        self.cluster.request("PATCH", f"/api/v1/nodes/{name}", {"spec": {"unschedulable": on}})
+
+    def pods(self, app=None):
+        query = {"labelSelector": f"app={app}"} if app else {"labelSelector": "consolidate-e2e"}
+        return self.cluster.request("GET", f"/api/v1/namespaces/{NS}/pods", query=query)["items"]
+
+    def deployment(self, name, replicas, tag):
+        return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": NS},
+                "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                         "template": {"metadata": {"labels": {"app": name, "consolidate-e2e": tag}},
+                                      "spec": {"schedulerName": SCHEDULER, "automountServiceAccountToken": False,
+                                               "terminationGracePeriodSeconds": 1,
+                                               "nodeSelector": {"consolidate-e2e": tag},
+                                               "containers": [{"name": "c", "image": "registry.invalid/pause:1",
+                                                               "resources": {"requests": {"cpu": "500m",
+                                                                                          "memory": "64Mi"}}}]}}}}
+
+    def ready_replicas(self, name):
+        d = self.cluster.request("GET", f"/apis/apps/v1/namespaces/{NS}/deployments/{name}")
+        return d.get("status", {}).get("readyReplicas", 0), d["spec"]["replicas"]
+
+    def test_plan_apply_interrupt_resume_undo(self):
+        tag = uuid.uuid4().hex[:5]
+        n = {role: f"c{tag}-{role}" for role in ("eff-1", "eff-2", "old-1", "old-2", "old-3", "guard")}
+        for role, name in n.items():
+            cpu, idle, peak = ("8", "50", "150") if role.startswith("eff") else ("4", "200", "400")
+            self.cluster.create_node(name, cpu=cpu, labels={"consolidate-e2e": tag},
+                                     annotations={"powerctl.io/idle-watts": idle, "powerctl.io/max-watts": peak})
+            self.addCleanup(self.cluster.delete_node, name)
+        stack = prometheus_stack.PrometheusStack(*n.values())
+        stack.__enter__()
+        self.addCleanup(stack.stop)
+        stack.write_ipmi({"Ambient": 22, "CPU1": 45, "CPU2": 47})
+        for name in n.values():
+            stack.wait_for_series(f'rate(node_cpu_seconds_total{{instance="{name}:9100",mode="idle"}}[1m])')
+
+        healthz_port, = cl.free_ports(1)
+        config = os.path.join(self.tmp, "powerctl.yaml")
+        with open(config, "w") as f:
+            f.write(f"""namespace: {NS}
+scheduler:
+  name: {SCHEDULER}
+  legacyHealthzPort: {healthz_port}
+telemetry:
+  cpuSource: prometheus
+  temperatureSource: prometheus
+  prometheusUrl: {stack.url}
+  refreshInterval: 1s
+""")
+        common = ["-c", config, "--kube-version", "1.20"]
+        for obj in load_docs(powerctl("generate", "namespace", "rbac", *common).stdout):
+            status, body = self.apply(obj)
+            self.assertIn(status, (200, 201), body)
+
+        def kubeconfig_for(account):
+            token = self.cluster.service_account_token(NS, account)
+            return self.cluster.write_kubeconfig(os.path.join(self.tmp, f"{account}.kubeconfig"), token=token,
+                                                 user=account)
+        scheduler_kc = kubeconfig_for(SCHEDULER)
+        extender_kc = kubeconfig_for("powerctl-extender")
+        port, ops_port, secure_port = cl.free_ports(3)
+        out = os.path.join(self.tmp, "out")
+        tls = os.path.join(out, "tls")
+        powerctl("generate", "scheduler", *common, "--out-of-cluster", "--kubeconfig", scheduler_kc,
+                 "--extender-url", f"https://127.0.0.1:{port}/scheduler", "--output-dir", out)
+        extender, extender_log = self.start("powerctl schedule-server", [
+            BINARY, "schedule-server", "-c", config, "--kubeconfig", extender_kc,
+            f"--listen=127.0.0.1:{port}", f"--ops-listen=127.0.0.1:{ops_port}",
+            f"--tls-cert={tls}/server.crt", f"--tls-key={tls}/server.key", f"--client-ca={tls}/ca.crt"],
+            "extender.log")
+
+        def predictions():
+            if extender.poll() is not None:
+                raise cl.FatalWaitError(f"schedule-server exited:\n{cl.tail(extender_log)}")
+            url = f"http://127.0.0.1:{ops_port}/v1/predictions?cpu=1&node={n['eff-1']}&node={n['old-1']}"
+            with urllib.request.urlopen(url, timeout=5) as r:
+                doc = json.load(r)
+            return doc if all(x["deltaWatts"] is not None for x in doc["nodes"]) else None
+        cl.wait_for(predictions, 90, "the extender's predictions", diagnose=lambda: cl.tail(extender_log))
+        scheduler, scheduler_log = self.start("kube-scheduler", [
+            os.path.join(cl.default_bin_dir(), "kube-scheduler"), f"--config={out}/scheduler-config.yaml",
+            f"--secure-port={secure_port}", "--bind-address=127.0.0.1",
+            f"--authentication-kubeconfig={scheduler_kc}", f"--authorization-kubeconfig={scheduler_kc}"],
+            "kube-scheduler.log")
+
+        def diagnose():
+            return cl.tail(extender_log) + "\n" + cl.tail(scheduler_log)
+
+        # Each Deployment placed on one costly node: only that node is schedulable meanwhile.
+        placement = {"web-1": "old-1", "web-2": "old-2", "web-3": "old-3", "db": "guard"}
+        for app, role in placement.items():
+            for other in n.values():
+                self.cordon(other, other != n[role])
+            status, body = self.apply(self.deployment(app, 2, tag))
+            self.assertIn(status, (200, 201), body)
+
+            def placed(app=app):
+                running = [p for p in self.pods(app) if p.get("status", {}).get("phase") == "Running"]
+                return len(running) == 2 and all(p["spec"]["nodeName"] == n[role] for p in running)
+            cl.wait_for(placed, 90, f"{app} running on {n[role]}", diagnose=diagnose)
+        for name in n.values():
+            self.cordon(name, False)
+        pdb = {"apiVersion": "policy/v1beta1", "kind": "PodDisruptionBudget",
+               "metadata": {"name": "db", "namespace": NS},
+               "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "db"}}}}
+        self.cluster.request("POST", f"/apis/policy/v1beta1/namespaces/{NS}/poddisruptionbudgets", pdb)
+
+        def budget_observed():
+            b = self.cluster.request("GET", f"/apis/policy/v1beta1/namespaces/{NS}/poddisruptionbudgets/db")
+            return b.get("status", {}).get("observedGeneration") is not None
+        cl.wait_for(budget_observed, 60, "the disruption controller to count the db budget")
+
+        kc = ["--kubeconfig", self.cluster.kubeconfig, "-c", config]
+        select = ["-l", f"consolidate-e2e={tag}", "--max-nodes", "3"]
+        # plan: the three costly nodes with movable pods; guard stays for its budget.
+        plan = json.loads(powerctl("consolidate", "plan", *select, "-o", "json", *kc).stdout)
+        drained = [x["node"] for x in sorted((x for x in plan["nodes"] if x["drain"]), key=lambda x: x["order"])]
+        self.assertEqual(set(drained), {n["old-1"], n["old-2"], n["old-3"]}, plan)
+        guard = next(x for x in plan["nodes"] if x["node"] == n["guard"])
+        self.assertIn("PodDisruptionBudget consolidate-e2e/db", guard["reason"])
+
+        # apply, killed while the first node drains: a finalizer holds one of its pods.
+        first = drained[0]
+        held = next(p for p in self.pods() if p["spec"]["nodeName"] == first)
+        held_path = f"/api/v1/namespaces/{NS}/pods/{held['metadata']['name']}"
+        self.cluster.request("PATCH", held_path, {"metadata": {"finalizers": [HOLD]}})
+        self.addCleanup(self.cluster.api, "PATCH", held_path, {"metadata": {"finalizers": None}})
+        run, run_log = self.start("consolidate apply", [BINARY, "consolidate", "apply", *select, "--timeout", "2m",
+                                                        *kc], "apply-1.log")
+
+        def held_open():
+            if run.poll() is not None:
+                raise cl.FatalWaitError(f"apply exited {run.returncode}:\n{cl.tail(run_log)}")
+            pod = self.cluster.request("GET", held_path)
+            return pod["metadata"].get("deletionTimestamp") is not None
+        cl.wait_for(held_open, 60, "the held pod evicted", diagnose=lambda: cl.tail(run_log))
+        os.kill(run.pid, signal.SIGKILL)
+        run.wait(10)
+        node = self.node(first)
+        self.assertTrue(node["spec"].get("unschedulable"), node)
+        self.assertEqual(node["metadata"]["labels"].get(LABEL), "draining")
+        mark = json.loads(node["metadata"]["annotations"][ANNOTATION])
+        self.assertEqual(mark["state"], "draining")
+        self.assertFalse(mark["wasUnschedulable"])
+        self.assertGreater(mark["expectedWattsSaved"], 0)
+        self.assert_cordoned_nodes_marked(n)
+
+        # The rerun finishes the draining node first, then the rest of the plan.
+        self.cluster.request("PATCH", held_path, {"metadata": {"finalizers": None}})
+        r = powerctl("consolidate", "apply", *select, "--timeout", "2m", "-o", "json", *kc, timeout=400)
+        result = json.loads(r.stdout)
+        outcomes = {x["node"]: x for x in result["nodes"]}
+        self.assertEqual(result["nodes"][0]["node"], first, result)
+        self.assertTrue(result["nodes"][0]["resumed"], result)
+        for role in ("old-1", "old-2", "old-3"):
+            self.assertEqual(outcomes[n[role]]["action"], "drained", result)
+            node = self.node(n[role])
+            self.assertTrue(node["spec"].get("unschedulable"))
+            self.assertEqual(node["metadata"]["labels"].get(LABEL), "drained")
+        self.assertNotIn(LABEL, self.node(n["guard"])["metadata"].get("labels", {}))
+        self.assert_cordoned_nodes_marked(n)
+        # No pod lost: every Deployment ready again, the moved ones on the efficient nodes, where
+        # powerctl's scheduler put them.
+        for app in placement:
+            self.assertEqual(*self.ready_replicas(app), app)
+            running = [p for p in self.pods(app) if p.get("status", {}).get("phase") == "Running"]
+            self.assertEqual(len(running), 2, app)
+            where = {p["spec"]["nodeName"] for p in running}
+            if app == "db":
+                self.assertEqual(where, {n["guard"]})
+            else:
+                self.assertLessEqual(where, {n["eff-1"], n["eff-2"]}, (app, where, diagnose()))
+
+        # undo: the node takes pods again; a node powerctl did not drain is refused.
+        r = powerctl("consolidate", "undo", n["old-1"], *kc)
+        self.assertIn(f"node/{n['old-1']} uncordoned", r.stdout)
+        node = self.node(n["old-1"])
+        self.assertFalse(node["spec"].get("unschedulable", False))
+        self.assertNotIn(LABEL, node["metadata"].get("labels", {}))
+        self.assertNotIn(ANNOTATION, node["metadata"].get("annotations", {}))
+        r = powerctl("consolidate", "undo", n["guard"], *kc, check=False)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("did not drain it", r.stderr)
+        powerctl("consolidate", "undo", n["old-2"], n["old-3"], *kc)
+
+    def assert_cordoned_nodes_marked(self, nodes):
+        for name in nodes.values():
+            node = self.node(name)
+            if node["spec"].get("unschedulable"):
+                self.assertIn(node["metadata"].get("labels", {}).get(LABEL), ("draining", "drained"), name)
+                self.assertIn(ANNOTATION, node["metadata"].get("annotations", {}), name)
+
+
+if __name__ == "__main__":
+    unittest.main()
