@@ -152,14 +152,14 @@ class Run {
     out.expected_watts_saved = alone->watts_saved.value_or(0);
     if (resumed && existing && existing->expected_watts_saved > 0)
       out.expected_watts_saved = existing->expected_watts_saved;
-    std::vector<json> pods;
+    std::vector<json> pods, terminating;
     std::set<std::string> moving;
     for (const PodMove& m : alone->moves) moving.insert(m.pod);
     for (const json& pod : state.pods) {
       if (StringField(pod, {"spec", "nodeName"}) != name) continue;
       if (moving.count(PodName(pod)) == 0) continue;
-      if (FindField(pod, {"metadata", "deletionTimestamp"}) != nullptr) continue;  // going
-      pods.push_back(pod);
+      const bool going = FindField(pod, {"metadata", "deletionTimestamp"}) != nullptr;
+      (going ? terminating : pods).push_back(pod);
     }
     if (request_.dry_run == kube::DryRun::kClient) {
       for (const json& pod : pods) out.evicted.push_back(PodName(pod));
@@ -180,6 +180,7 @@ class Run {
     DrainRequest drain;
     drain.node = name;
     drain.pods = pods;
+    drain.terminating = terminating;
     drain.eviction_api_version = eviction_version_;
     drain.dry_run = DryRunAny();
     drain.timeout = request_.timeout;

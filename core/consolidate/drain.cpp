@@ -76,14 +76,16 @@ Result<std::vector<std::string>> DrainNode(kube::Client& client, const DrainRequ
   POWERCTL_TRY(before, client.List("/api/v1/pods"));
   std::map<std::string, int> wanted;
   std::set<std::string> owners;
-  for (const json& pod : request.pods)
-    if (std::string owner = ControllerUid(pod); !owner.empty()) owners.insert(owner);
+  for (const auto* list : {&request.pods, &request.terminating})
+    for (const json& pod : *list)
+      if (std::string owner = ControllerUid(pod); !owner.empty()) owners.insert(owner);
   for (const auto& [owner, count] : RunningByController(before, "")) {
     if (owners.count(owner) != 0) wanted[owner] = count;
   }
 
   std::vector<std::string> evicted;
-  std::set<std::string> evicted_uids;
+  std::set<std::string> evicted_uids;  // the pods to see gone
+  for (const json& pod : request.terminating) evicted_uids.insert(Uid(pod));
   EvictRequest evict;
   evict.api_version = request.eviction_api_version;
   evict.dry_run = request.dry_run;

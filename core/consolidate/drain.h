@@ -23,6 +23,8 @@ namespace powerctl::consolidate {
 struct DrainRequest {
   std::string node;
   std::vector<nlohmann::json> pods;  // the node's pods to evict (v1 Pod objects)
+  // Its pods already terminating (an earlier run evicted them): waited for like the others.
+  std::vector<nlohmann::json> terminating;
   std::string eviction_api_version = "policy/v1";
   bool dry_run = false;  // server-side dry run: evictions checked, nothing waited for
   std::chrono::milliseconds timeout{300'000};  // the whole drain: 429s, termination, replacements

@@ -298,6 +298,25 @@ TEST_F(ConsolidateApplyTest, ResumesANodeMarkedDrainingWithoutCordoningAgain) {
   EXPECT_EQ(transport_.evictions.size(), 1u);
 }
 
+TEST_F(ConsolidateApplyTest, AResumedNodeWaitsForPodsAnEarlierRunEvicted) {
+  MarkDraining("costly");
+  server_.PutExactly([&] {
+    json pod = client_->Get("/api/v1/namespaces/default/pods/web-1").value();
+    pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+    pod["metadata"]["finalizers"] = {"example.com/hold"};
+    return pod;
+  }());
+  request_.timeout = std::chrono::seconds(5);
+  auto result = Apply();
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  ASSERT_EQ(result->nodes.size(), 1u);
+  EXPECT_EQ(result->nodes[0].action, NodeAction::kFailed);
+  EXPECT_NE(result->nodes[0].detail.find("pod default/web-1 is still on costly"), std::string::npos)
+      << result->nodes[0].detail;
+  EXPECT_TRUE(transport_.evictions.empty());  // not evicted twice
+  EXPECT_EQ(ReadNodeMark(Stored("costly"))->state, kPowerStateDraining);
+}
+
 TEST_F(ConsolidateApplyTest, ReleasesADrainingNodeWhosePlanNoLongerHolds) {
   MarkDraining("costly");
   json pinned = PodObject("db-0", "costly", "ReplicaSet", "rs-db");
