@@ -1,7 +1,8 @@
 // powerctl consolidate plan [--cluster FILE] [--max-nodes N] [-l SELECTOR] [--exclude NODE]:
 // which nodes to empty so the cluster draws least, and where their pods would go.
+#include "cli/cmd_consolidate.h"
+
 #include "cli/app.h"
-#include "cli/consolidate_planner.h"
 #include "cli/exit_codes.h"
 #include "cli/kube_context.h"
 #include "cli/table.h"
@@ -166,6 +167,7 @@ void RegisterConsolidate(CLI::App& app, CommandEnv& env) {
                 {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml});
   cmd->callback([&env, flags] { env.exit_code = RunPlan(env.ctx, *flags); });
   RegisterConsolidateApply(*consolidate, env);
+  RegisterConsolidateWake(*consolidate, env);
 }
 
 }  // namespace powerctl::cli

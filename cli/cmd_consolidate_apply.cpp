@@ -2,7 +2,7 @@
 //                            [--on-drained CMD] [--hook-timeout D] [--dry-run MODE]
 // powerctl consolidate undo NODE... | --all
 #include "cli/app.h"
-#include "cli/consolidate_planner.h"
+#include "cli/cmd_consolidate.h"
 #include "cli/dry_run.h"
 #include "cli/exit_codes.h"
 #include "cli/kube_context.h"

@@ -202,7 +202,7 @@ class Run {
     if (!marked.ok()) return Fail(std::move(out), "marking drained: " + marked.error().message);
     Event(fmt::format("{}: drained (expected to save {:.0f} W)", name, out.expected_watts_saved));
     if (!request_.on_drained.command.empty()) {
-      out.hook = RunDrainedHook(request_.on_drained, *node, out.expected_watts_saved);
+      out.hook = RunNodeHook(request_.on_drained, kHookDrained, *node, out.expected_watts_saved);
       Event(out.hook.ok ? name + ": --on-drained hook succeeded"
                         : name + ": --on-drained hook failed: " + out.hook.detail);
     }
@@ -299,10 +299,7 @@ Result<ApplyResult> ApplyConsolidation(kube::Client& client, const ApplyRequest&
                                        const Clock& clock) {
   if (request.timeout < std::chrono::seconds(1) || request.timeout > kMaxDrainTimeout)
     return MakeError(ErrorCode::kInvalidInput, "--timeout: must be between 1s and 6h");
-  if (!request.on_drained.command.empty() &&
-      (request.on_drained.timeout < std::chrono::seconds(1) ||
-       request.on_drained.timeout > kMaxHookTimeout))
-    return MakeError(ErrorCode::kInvalidInput, "--hook-timeout: must be between 1s and 1h");
+  POWERCTL_CHECK_OK(ValidateHook(request.on_drained, "--on-drained", "--hook-timeout"));
   if (request.poll_interval < std::chrono::milliseconds(10) ||
       request.poll_interval > std::chrono::seconds(60))
     return MakeError(ErrorCode::kInternal, "poll interval out of range");

@@ -12,13 +12,13 @@
 //   3. One PATCH cordons the node and marks it draining (node_marks.h), so powerctl never
 //      leaves a node cordoned without its mark; its pods are evicted (drain.h); once they are
 //      gone and their controllers run them elsewhere, a second PATCH marks it drained; then the
-//      --on-drained hook runs (drained_hook.h).
+//      --on-drained hook runs (node_hook.h).
 // A failed drain stops the run and leaves the node cordoned and marked draining: the next run
 // resumes it, and `undo` releases it.
 
 #include "core/common/clock.h"
 #include "core/common/result.h"
-#include "core/consolidate/drained_hook.h"
+#include "core/consolidate/node_hook.h"
 #include "core/consolidate/planner.h"
 #include "core/kube/client.h"
 

@@ -49,7 +49,7 @@ MarkedNode JudgeMarkedNode(const json& node, const std::vector<json>& pods,
                            system_clock::time_point now) {
   MarkedNode out;
   out.name = StringField(node, {"metadata", "name"});
-  out.marks = ReadNodeMarks(node).value_or(NodeMarks{});
+  out.mark = ReadNodeMark(node).value_or(NodeMark{});
   const json* unschedulable = FindField(node, {"spec", "unschedulable"});
   out.cordoned =
       unschedulable != nullptr && unschedulable->is_boolean() && unschedulable->get<bool>();
@@ -60,19 +60,19 @@ MarkedNode JudgeMarkedNode(const json& node, const std::vector<json>& pods,
   }
   std::sort(out.movable.begin(), out.movable.end());
 
-  const auto since = telemetry::ParseRfc3339(out.marks.since);
+  const auto since = telemetry::ParseRfc3339(out.mark.since);
   // A plain duration and a flag: GCC 12 warns falsely on an optional duration here.
   const bool dated = since.has_value();
   const system_clock::duration age = dated ? now - *since : system_clock::duration::zero();
-  if (out.marks.state == kPowerStateDraining) {
+  if (out.mark.state == kPowerStateDraining) {
     if (dated && age > kStuckDraining) {
       out.drift.push_back(
           fmt::format("draining for {}: an apply was interrupted or is stuck", Age(age)));
     }
     return out;
   }
-  if (out.marks.state != kPowerStateDrained) {
-    out.drift.push_back(fmt::format("unknown power state \"{}\"", out.marks.state));
+  if (out.mark.state != kPowerStateDrained) {
+    out.drift.push_back(fmt::format("unknown power state \"{}\"", out.mark.state));
     return out;
   }
   if (!out.cordoned) out.drift.push_back("uncordoned by hand: the scheduler may place pods on it");

@@ -30,7 +30,7 @@ inline constexpr std::size_t kMarkedNodesListedOneByOne = 20;
 
 struct MarkedNode {
   std::string name;
-  NodeMarks marks;
+  NodeMark mark;
   bool cordoned = false;
   bool kubelet_ready = false;        // Ready True with a fresh heartbeat: still on
   std::vector<std::string> movable;  // pods that would have to move, namespace/name

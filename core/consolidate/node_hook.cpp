@@ -1,93 +1,115 @@
 #include "core/consolidate/node_hook.h"
 
+#include "core/common/duration.h"
+#include "core/common/json_fields.h"
 #include "core/common/subprocess.h"
 
 #include <fmt/format.h>
 
 #include <sys/wait.h>
 
-#include <cstdlib>
-#include <sstream>
-
-extern char** environ;
+#include <algorithm>
 
 namespace powerctl::consolidate {
 namespace {
 
-// The environment for the hook: this process's, with powerctl's variables set.
-std::vector<std::string> HookEnvironment(const std::string& event, const std::string& node,
-                                         const std::vector<std::string>& addresses) {
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string_view entry(*e);
-    if (entry.starts_with("POWERCTL_NODE=") || entry.starts_with("POWERCTL_ADDRESSES=") ||
-        entry.starts_with("POWERCTL_EVENT=")) {
-      continue;
-    }
-    env.emplace_back(entry);
-  }
-  env.push_back("POWERCTL_NODE=" + node);
-  env.push_back(fmt::format("POWERCTL_ADDRESSES={}", fmt::join(addresses, " ")));
-  env.push_back("POWERCTL_EVENT=" + event);
-  return env;
-}
+using json = nlohmann::json;
 
-std::string LastLine(const std::string& text) {
-  std::string trimmed = text;
-  while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == '\r')) trimmed.pop_back();
-  const std::size_t nl = trimmed.rfind('\n');
-  std::string line = nl == std::string::npos ? trimmed : trimmed.substr(nl + 1);
-  if (line.size() > 300) line = line.substr(0, 300) + "...";
+// The last non-empty line of `text`, at most 200 bytes of it.
+std::string LastLine(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  const std::size_t start = text.rfind('\n');
+  std::string line = start == std::string::npos ? text : text.substr(start + 1);
+  if (line.size() > 200) line = line.substr(0, 200) + "...";
   return line;
 }
 
 }  // namespace
 
-Status ValidateHook(const NodeHook& hook, const std::string& flag) {
-  if (hook.command.size() > kMaxHookCommandBytes) {
+Status ValidateHook(const HookRequest& request, const std::string& flag,
+                    const std::string& timeout_flag) {
+  if (request.command.size() > kMaxHookCommandBytes) {
     return MakeError(ErrorCode::kInvalidInput,
                      fmt::format("{}: the command is {} bytes, more than {}", flag,
-                                 hook.command.size(), kMaxHookCommandBytes));
+                                 request.command.size(), kMaxHookCommandBytes));
   }
-  if (hook.timeout < std::chrono::seconds(1) || hook.timeout > kMaxHookTimeout) {
-    return MakeError(ErrorCode::kInvalidInput,
-                     fmt::format("{} timeout must be 1s..{}s, not {}s", flag,
-                                 kMaxHookTimeout.count(), hook.timeout.count()));
+  if (!request.command.empty() &&
+      (request.timeout < std::chrono::seconds(1) || request.timeout > kMaxHookTimeout)) {
+    return MakeError(ErrorCode::kInvalidInput, timeout_flag + ": must be between 1s and 1h");
   }
   return OkStatus();
 }
 
-Result<HookRun> RunNodeHook(const NodeHook& hook, const std::string& event, const std::string& node,
-                            const std::vector<std::string>& addresses) {
-  SubprocessRequest request;
-  request.program = "/bin/sh";
-  // sh -c CMD NAME ARG...: $0 is NAME, $1.. the node and its addresses.
-  request.argv = {"sh", "-c", hook.command, "powerctl-hook", node};
-  request.argv.insert(request.argv.end(), addresses.begin(), addresses.end());
-  request.env = HookEnvironment(event, node, addresses);
-  request.timeout = hook.timeout;
-  request.max_stdout_bytes = 1 << 20;
-  POWERCTL_TRY(outcome, RunSubprocess(request));
-  HookRun run;
-  if (outcome.timed_out) {
-    run.summary = fmt::format("timed out after {}s", hook.timeout.count());
-  } else if (outcome.stdout_too_large) {
-    run.summary = "wrote more than 1 MiB to stdout and was stopped";
-  } else if (WIFEXITED(outcome.status) && WEXITSTATUS(outcome.status) == 0) {
-    run.ok = true;
-    run.summary = "exit status 0";
-  } else if (WIFEXITED(outcome.status)) {
-    run.summary = fmt::format("exit status {}", WEXITSTATUS(outcome.status));
-  } else if (WIFSIGNALED(outcome.status)) {
-    run.summary = fmt::format("killed by signal {}", WTERMSIG(outcome.status));
+std::vector<std::string> NodeAddresses(const json& node) {
+  std::vector<std::string> internal, others;
+  const json* addresses = FindField(node, {"status", "addresses"});
+  if (addresses == nullptr || !addresses->is_array()) return {};
+  for (const json& a : *addresses) {
+    const std::string address = StringField(a, {"address"});
+    if (address.empty()) continue;
+    (StringField(a, {"type"}) == "InternalIP" ? internal : others).push_back(address);
+  }
+  std::vector<std::string> out;
+  for (auto* list : {&internal, &others})
+    for (const std::string& a : *list)
+      if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+  return out;
+}
+
+HookOutcome RunNodeHook(const HookRequest& request, const std::string& event, const json& node,
+                        double expected_watts_saved) {
+  HookOutcome outcome;
+  const std::string name = StringField(node, {"metadata", "name"});
+  const std::vector<std::string> addresses = NodeAddresses(node);
+  std::string internal_ip;
+  if (const json* list = FindField(node, {"status", "addresses"}); list && list->is_array()) {
+    for (const json& a : *list) {
+      if (StringField(a, {"type"}) == "InternalIP") {
+        internal_ip = StringField(a, {"address"});
+        break;
+      }
+    }
+  }
+  std::map<std::string, std::string> env = request.environment;
+  env["POWERCTL_EVENT"] = event;
+  env["POWERCTL_NODE"] = name;
+  env["POWERCTL_NODE_INTERNAL_IP"] = internal_ip;
+  std::string joined;
+  for (const std::string& a : addresses) joined += (joined.empty() ? "" : " ") + a;
+  env["POWERCTL_NODE_ADDRESSES"] = joined;
+  env["POWERCTL_EXPECTED_WATTS_SAVED"] = fmt::format("{:.0f}", expected_watts_saved);
+
+  SubprocessRequest run;
+  run.program = "/bin/sh";
+  run.argv = {"sh", "-c", request.command, "powerctl-on-" + event, name};
+  run.argv.insert(run.argv.end(), addresses.begin(), addresses.end());
+  run.env.emplace();
+  for (const auto& [k, v] : env) run.env->push_back(k + "=" + v);
+  run.timeout = request.timeout;
+  run.max_stdout_bytes = 1 << 20;
+  auto result = RunSubprocess(run);
+  if (!result.ok()) {
+    outcome.detail = result.error().message;
+    return outcome;
+  }
+  outcome.ran = true;
+  if (result->timed_out) {
+    outcome.detail = "killed after " + FormatDuration(request.timeout);
+  } else if (result->stdout_too_large) {
+    outcome.detail = "killed: wrote more than 1 MiB to stdout";
+  } else if (WIFEXITED(result->status) && WEXITSTATUS(result->status) == 0) {
+    outcome.ok = true;
+  } else if (WIFEXITED(result->status)) {
+    outcome.detail = fmt::format("exit status {}", WEXITSTATUS(result->status));
+  } else if (WIFSIGNALED(result->status)) {
+    outcome.detail = fmt::format("killed by signal {}", WTERMSIG(result->status));
   } else {
-    run.summary = "ended abnormally";
+    outcome.detail = "did not finish";
   }
-  if (!run.ok) {
-    const std::string line = LastLine(outcome.err);
-    if (!line.empty()) run.summary += ": " + line;
+  if (!outcome.ok) {
+    if (std::string line = LastLine(result->err); !line.empty()) outcome.detail += ": " + line;
   }
-  return run;
+  return outcome;
 }
 
 }  // namespace powerctl::consolidate

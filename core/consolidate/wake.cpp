@@ -1,7 +1,7 @@
 #include "core/consolidate/wake.h"
 
 #include "core/common/json_fields.h"
-#include "core/consolidate/node_marks.h"
+#include "core/consolidate/node_hook.h"
 #include "core/consolidate/pod_rules.h"
 #include "core/kube/pod_resources.h"
 
@@ -31,11 +31,11 @@ struct Candidate {
 std::vector<Candidate> DrainedCandidates(const std::vector<json>& nodes) {
   std::vector<Candidate> out;
   for (const json& node : nodes) {
-    std::optional<NodeMarks> marks = ReadNodeMarks(node);
-    if (!marks || marks->state != kPowerStateDrained) continue;
+    std::optional<NodeMark> mark = ReadNodeMark(node);
+    if (!mark || mark->state != kPowerStateDrained) continue;
     Candidate c{StringField(node, {"metadata", "name"}), std::numeric_limits<double>::infinity(),
                 &node, AsWoken(node)};
-    if (marks->expected_watts_saved) c.cost = *marks->expected_watts_saved;
+    if (mark->annotation_readable) c.cost = mark->expected_watts_saved;
     out.push_back(std::move(c));
   }
   std::sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
@@ -44,41 +44,12 @@ std::vector<Candidate> DrainedCandidates(const std::vector<json>& nodes) {
   return out;
 }
 
-std::vector<std::string> Addresses(const json& node) {
-  std::vector<std::string> internal, other;
-  const json* addresses = FindField(node, {"status", "addresses"});
-  if (addresses == nullptr || !addresses->is_array()) return {};
-  for (const json& a : *addresses) {
-    const std::string address = StringField(a, {"address"});
-    if (address.empty()) continue;
-    (StringField(a, {"type"}) == "InternalIP" ? internal : other).push_back(address);
-  }
-  internal.insert(internal.end(), other.begin(), other.end());
-  return internal;
-}
-
 bool Fits(const json& pod, const kube::PodResources& requests, const json& woken,
           const scoring::NodeLoad& load) {
   return scoring::CheckNodeFit(pod, requests, woken, load).empty();
 }
 
 }  // namespace
-
-std::optional<NodeMarks> ReadNodeMarks(const json& node) {
-  const std::string state = StringField(node, {"metadata", "labels", kPowerStateLabel});
-  if (state.empty()) return std::nullopt;
-  NodeMarks marks;
-  marks.state = state;
-  const std::string text = StringField(node, {"metadata", "annotations", kConsolidationAnnotation});
-  const json annotation = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!annotation.is_object()) return marks;
-  marks.since = StringField(annotation, {"since"});
-  if (const json* w = FindField(annotation, {"expectedWattsSaved"}); w != nullptr && w->is_number())
-    marks.expected_watts_saved = w->get<double>();
-  if (const json* u = FindField(annotation, {"wasUnschedulable"}); u != nullptr && u->is_boolean())
-    marks.was_unschedulable = u->get<bool>();
-  return marks;
-}
 
 json AsWoken(const json& node) {
   json woken = node;
@@ -159,7 +130,7 @@ Result<WakePlan> PlanWake(const std::vector<json>& pods, const std::vector<json>
         if (Fits(*pod, *requests, candidates[i].woken, loads[candidates[i].name])) {
           home = i;
           chosen.push_back(i);
-          plan.wakes.push_back({candidates[i].name, Addresses(*candidates[i].node), {}});
+          plan.wakes.push_back({candidates[i].name, NodeAddresses(*candidates[i].node), {}});
         }
       }
     }

@@ -12,28 +12,16 @@
 // wakes them in the reverse order), then by name.
 
 #include "core/common/result.h"
+#include "core/consolidate/node_marks.h"
 #include "core/scoring/node_fit.h"
 
 #include <nlohmann/json.hpp>
 
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
 namespace powerctl::consolidate {
-
-// What the marks of node_marks.h say about a node.
-struct NodeMarks {
-  std::string state;  // kPowerStateDraining or kPowerStateDrained
-  std::string since;  // RFC 3339, as written; "" when the annotation lacks it
-  std::optional<double> expected_watts_saved;
-  bool was_unschedulable = false;  // cordoned before powerctl touched it
-};
-
-// nullopt for a node without the power-state label; a missing or malformed annotation leaves
-// the fields it would give empty.
-std::optional<NodeMarks> ReadNodeMarks(const nlohmann::json& node);
 
 // The node as kube-scheduler will see it once woken and uncordoned.
 nlohmann::json AsWoken(const nlohmann::json& node);
@@ -52,7 +40,7 @@ inline constexpr int kMaxWakeNodes = 1000;
 
 struct NodeWake {
   std::string node;
-  std::vector<std::string> addresses;  // status.addresses, InternalIP first
+  std::vector<std::string> addresses;  // NodeAddresses: InternalIP first
   std::vector<std::string> pods;       // namespace/name of the Pending pods it takes
 };
 

@@ -2,6 +2,7 @@
 
 #include "core/common/json_fields.h"
 #include "core/consolidate/pod_rules.h"
+#include "core/consolidate/undo.h"
 #include "core/kube/client.h"
 #include "core/kube/events.h"
 
@@ -50,17 +51,17 @@ json WakeEvent(const json& pod, const NodeWake& wake, bool waking, const WakeReq
 }  // namespace
 
 Result<WakeReport> WakeOnce(kube::Client& client, const WakeRequest& request,
-                            const BringBack& bring_back,
                             std::chrono::system_clock::time_point now) {
-  POWERCTL_CHECK_OK(ValidateHook(request.on_wake, "--on-wake"));
+  POWERCTL_CHECK_OK(ValidateHook(request.on_wake, "--on-wake", "--hook-timeout"));
   POWERCTL_TRY(nodes, client.List("/api/v1/nodes"));
   kube::ListOptions running;
   running.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
   POWERCTL_TRY(pods, client.List("/api/v1/pods", running));
   POWERCTL_TRY(plan, PlanWake(pods, nodes, request.max_nodes, kMaxWakePods));
 
-  std::map<std::string, const json*> by_name;
+  std::map<std::string, const json*> by_name, node_by_name;
   for (const json& pod : pods) by_name[PodName(pod)] = &pod;
+  for (const json& node : nodes) node_by_name[StringField(node, {"metadata", "name"})] = &node;
   WakeReport report;
   report.no_room = plan.no_room;
   const bool waking = !request.on_wake.command.empty();
@@ -81,14 +82,17 @@ Result<WakeReport> WakeOnce(kube::Client& client, const WakeRequest& request,
       }
     }
     if (waking && !request.dry_run) {
-      POWERCTL_TRY(run, RunNodeHook(request.on_wake, "wake", wake.node, wake.addresses));
-      outcome.hook_ran = true;
-      if (!run.ok) {
-        outcome.hook_error = run.summary;
-      } else if (Status back = bring_back(wake.node); back.ok()) {
-        outcome.brought_back = true;
-      } else {
-        outcome.error = back.error().message;
+      const json& node = *node_by_name.at(wake.node);
+      const std::optional<NodeMark> mark = ReadNodeMark(node);
+      outcome.hook =
+          RunNodeHook(request.on_wake, kHookWake, node, mark ? mark->expected_watts_saved : 0.0);
+      if (outcome.hook.ok) {
+        auto back = UndoNode(client, wake.node);
+        if (back.ok()) {
+          outcome.brought_back = true;
+        } else {
+          outcome.error = back.error().message;
+        }
       }
     }
     outcome.wake = std::move(wake);

@@ -10,7 +10,6 @@
 #include "core/consolidate/wake.h"
 
 #include <chrono>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,16 +25,15 @@ inline constexpr const char* kWakeEventComponent = "powerctl-consolidate";
 inline constexpr std::size_t kMaxWakePods = 10000;
 
 struct WakeRequest {
-  int max_nodes = 1;  // nodes woken per pass, 1..kMaxWakeNodes
-  NodeHook on_wake;   // empty command: report only, wake nothing
+  int max_nodes = 1;    // nodes woken per pass, 1..kMaxWakeNodes
+  HookRequest on_wake;  // empty command: report only, wake nothing
   bool dry_run = false;
   std::string instance;  // the Events' reportingInstance (host name)
 };
 
 struct NodeWakeOutcome {
   NodeWake wake;
-  bool hook_ran = false;
-  std::string hook_error;  // "" when the hook succeeded (or none ran)
+  HookOutcome hook;  // hook.ran false: no hook, or a dry run
   bool brought_back = false;
   std::string error;  // bringing it back failed
 };
@@ -47,11 +45,9 @@ struct WakeReport {
   std::vector<std::string> warnings;
 };
 
-// Brings a woken node back into scheduling: uncordons it unless it was cordoned before
-// consolidate drained it, and clears the marks (`consolidate undo`).
-using BringBack = std::function<Status(const std::string& node)>;
-
+// kInvalidInput for a hook out of bounds (ValidateHook) or max_nodes out of range. A node
+// whose hook succeeded is brought back with UndoNode.
 Result<WakeReport> WakeOnce(kube::Client& client, const WakeRequest& request,
-                            const BringBack& bring_back, std::chrono::system_clock::time_point now);
+                            std::chrono::system_clock::time_point now);
 
 }  // namespace powerctl::consolidate

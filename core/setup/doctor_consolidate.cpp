@@ -26,12 +26,12 @@ CheckResult CheckDrainedNodes(kube::Client& client, std::chrono::system_clock::t
   std::vector<std::string> drifted;
   bool stuck = false;
   for (const consolidate::MarkedNode& n : *nodes) {
-    if (n.marks.state == consolidate::kPowerStateDraining) {
+    if (n.mark.state == consolidate::kPowerStateDraining) {
       ++draining;
       stuck = stuck || !n.drift.empty();
     } else {
       ++drained;
-      saved += n.marks.expected_watts_saved.value_or(0);
+      saved += n.mark.expected_watts_saved;
     }
     if (!n.drift.empty())
       drifted.push_back(fmt::format("{}: {}", n.name, fmt::join(n.drift, "; ")));

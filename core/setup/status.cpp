@@ -46,11 +46,11 @@ ConsolidationStatus CollectConsolidation(kube::Client& client,
   }
   out.known = true;
   for (const consolidate::MarkedNode& n : *nodes) {
-    if (n.marks.state == consolidate::kPowerStateDraining) {
+    if (n.mark.state == consolidate::kPowerStateDraining) {
       ++out.draining;
     } else {
       ++out.drained;
-      out.expected_watts_saved += n.marks.expected_watts_saved.value_or(0);
+      out.expected_watts_saved += n.mark.expected_watts_saved;
     }
     if (!n.drift.empty())
       out.drifted.push_back(n.name + ": " + fmt::format("{}", fmt::join(n.drift, "; ")));

@@ -2,7 +2,10 @@
 1.20 with powerctl's extender: Deployments placed on costly nodes, `plan` names them and keeps
 the node whose PodDisruptionBudget forbids a move, `apply` drains them (cordon + mark in one
 PATCH, the Eviction API, the ReplicaSets' replacements scheduled by power onto the efficient
-nodes), is killed by PID mid-drain and resumed, and `undo` gives a node back.
+nodes), is killed by PID mid-drain and resumed (the rerun with only the opt-in consolidate
+ClusterRole), `status` and `doctor` count the drained nodes, `wake` switches one back on for a
+pod that needs it (an Event on the pod, the --on-wake hook, the node uncordoned and the pod
+scheduled there), and `undo` gives a node back.
 
 Nodes (built-in model, watts = idle + (max - idle) * utilisation):
   eff-1, eff-2:          8 cores,  50 W idle, 150 W at full load (12.5 W per core)
@@ -103,6 +106,11 @@ telemetry:
                                                  user=account)
         scheduler_kc = kubeconfig_for(SCHEDULER)
         extender_kc = kubeconfig_for("powerctl-extender")
+        # consolidate runs below with only its opt-in ClusterRole.
+        for obj in load_docs(powerctl("generate", "consolidate", *common).stdout):
+            status, body = self.apply(obj)
+            self.assertIn(status, (200, 201), body)
+        consolidate_kc = kubeconfig_for("powerctl-consolidate")
         port, ops_port, secure_port = cl.free_ports(3)
         out = os.path.join(self.tmp, "out")
         tls = os.path.join(out, "tls")
@@ -190,9 +198,12 @@ telemetry:
         self.assertGreater(mark["expectedWattsSaved"], 0)
         self.assert_cordoned_nodes_marked(n)
 
-        # The rerun finishes the draining node first, then the rest of the plan.
+        # The rerun finishes the draining node first, then the rest of the plan; it runs as the
+        # ServiceAccount of the consolidate component, so its ClusterRole is all apply needs.
         self.cluster.request("PATCH", held_path, {"metadata": {"finalizers": None}})
-        r = powerctl("consolidate", "apply", *select, "--timeout", "2m", "-o", "json", *kc, timeout=400)
+        as_consolidate = ["--kubeconfig", consolidate_kc, "-c", config]
+        r = powerctl("consolidate", "apply", *select, "--timeout", "2m", "-o", "json", *as_consolidate,
+                     timeout=400)
         result = json.loads(r.stdout)
         outcomes = {x["node"]: x for x in result["nodes"]}
         self.assertEqual(result["nodes"][0]["node"], first, result)
@@ -216,17 +227,67 @@ telemetry:
             else:
                 self.assertLessEqual(where, {n["eff-1"], n["eff-2"]}, (app, where, diagnose()))
 
-        # undo: the node takes pods again; a node powerctl did not drain is refused.
-        r = powerctl("consolidate", "undo", n["old-1"], *kc)
-        self.assertIn(f"node/{n['old-1']} uncordoned", r.stdout)
+        # status and doctor count the drained nodes; none drifted yet.
+        status = json.loads(powerctl("status", "-o", "json", *kc, check=False).stdout)
+        self.assertEqual(status["consolidation"]["drained"], 3, status["consolidation"])
+        self.assertEqual(status["consolidation"]["drifted"], [], status["consolidation"])
+        checks = json.loads(powerctl("doctor", "-o", "json", *kc, check=False).stdout)["checks"]
+        drained_check = next(c for c in checks if c["id"] == "drained-nodes")
+        self.assertEqual(drained_check["status"], "PASS", drained_check)
+        self.assertIn("3 drained", drained_check["message"])
+
+        # wake: a pod that only old-1 may take goes Pending; wake runs the hook for old-1 and
+        # brings it back, and the scheduler places the pod there.
+        self.cluster.request("PATCH", f"/api/v1/nodes/{n['old-1']}",
+                             {"metadata": {"labels": {"consolidate-e2e-wake": tag}}})
+        needs_old_1 = self.deployment("needs-old-1", 1, tag)
+        needs_old_1["spec"]["template"]["spec"]["nodeSelector"]["consolidate-e2e-wake"] = tag
+        status, body = self.apply(needs_old_1)
+        self.assertIn(status, (200, 201), body)
+
+        def unschedulable():
+            for p in self.pods("needs-old-1"):
+                for c in p.get("status", {}).get("conditions", []):
+                    if c["type"] == "PodScheduled" and c.get("reason") == "Unschedulable":
+                        return p
+            return None
+        pending = cl.wait_for(unschedulable, 60, "the pod Pending for lack of room", diagnose=diagnose)
+        explained = json.loads(powerctl("explain", "pod", pending["metadata"]["name"], "-n", NS, "-o", "json",
+                                        *kc, check=False).stdout)
+        drained_cause = next(c for c in explained["causes"] if c["id"] == "drained-node-would-fit")
+        self.assertEqual(drained_cause["nodes"], [n["old-1"]], explained["causes"])
+        woke = os.path.join(self.tmp, "woken")
+        r = powerctl("consolidate", "wake", "-o", "json", "--on-wake", f'echo "$POWERCTL_EVENT $1" >> {woke}',
+                     *as_consolidate)
+        report = json.loads(r.stdout)
+        self.assertEqual([x["node"] for x in report["nodes"]], [n["old-1"]], report)
+        self.assertTrue(report["nodes"][0]["broughtBack"], report)
+        with open(woke) as f:
+            self.assertEqual(f.read(), f"wake {n['old-1']}\n")
         node = self.node(n["old-1"])
         self.assertFalse(node["spec"].get("unschedulable", False))
         self.assertNotIn(LABEL, node["metadata"].get("labels", {}))
-        self.assertNotIn(ANNOTATION, node["metadata"].get("annotations", {}))
+        events = self.cluster.request("GET", f"/api/v1/namespaces/{NS}/events")["items"]
+        self.assertTrue(any(e["reason"] == "DrainedNodeWouldFit" and
+                            e["involvedObject"]["name"] == pending["metadata"]["name"] and
+                            n["old-1"] in e["message"] for e in events), events)
+
+        def placed_on_old_1():
+            running = [p for p in self.pods("needs-old-1") if p.get("status", {}).get("phase") == "Running"]
+            return running and running[0]["spec"]["nodeName"] == n["old-1"]
+        cl.wait_for(placed_on_old_1, 90, "the pod scheduled on the woken node", diagnose=diagnose)
+
+        # undo: a node powerctl did not drain is refused; the others are given back.
         r = powerctl("consolidate", "undo", n["guard"], *kc, check=False)
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("did not drain it", r.stderr)
-        powerctl("consolidate", "undo", n["old-2"], n["old-3"], *kc)
+        r = powerctl("consolidate", "undo", n["old-2"], n["old-3"], *as_consolidate)
+        self.assertIn(f"node/{n['old-2']} uncordoned", r.stdout)
+        for role in ("old-2", "old-3"):
+            node = self.node(n[role])
+            self.assertFalse(node["spec"].get("unschedulable", False))
+            self.assertNotIn(LABEL, node["metadata"].get("labels", {}))
+            self.assertNotIn(ANNOTATION, node["metadata"].get("annotations", {}))
 
     def assert_cordoned_nodes_marked(self, nodes):
         for name in nodes.values():

@@ -3,8 +3,8 @@
 // served by a wrapper that deletes the pod and starts its replacement on another node, as a
 // ReplicaSet would; a scripted number of 429s comes first where a test asks.
 #include "core/consolidate/apply.h"
-#include "core/consolidate/drained_hook.h"
 #include "core/consolidate/eviction.h"
+#include "core/consolidate/node_hook.h"
 #include "core/consolidate/node_marks.h"
 #include "core/consolidate/undo.h"
 #include "tests/unit/fake_api_server.h"
@@ -428,29 +428,33 @@ TEST_F(ConsolidateApplyTest, UndoRefusesANodeWithoutMarks) {
   EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
 }
 
-TEST(ConsolidateDrainedHook, GetsTheNodeAndItsAddressesAsArgumentsAndEnvironment) {
+TEST(ConsolidateNodeHook, GetsTheNodeAndItsAddressesAsArgumentsAndEnvironment) {
   json node = Node("n1");
   node["status"]["addresses"] = {{{"type", "Hostname"}, {"address", "n1.lan"}},
                                  {{"type", "InternalIP"}, {"address", "10.0.0.7"}}};
   HookRequest hook;
   hook.command =
-      "printf '%s|%s|%s|%s|%s|%s' \"$1\" \"$2\" \"$3\" \"$POWERCTL_NODE\" "
-      "\"$POWERCTL_NODE_INTERNAL_IP\" \"$POWERCTL_NODE_ADDRESSES\" >&2; exit 3";
+      "printf '%s|%s|%s|%s|%s|%s|%s|%s' \"$0\" \"$1\" \"$2\" \"$3\" \"$POWERCTL_NODE\" "
+      "\"$POWERCTL_NODE_INTERNAL_IP\" \"$POWERCTL_NODE_ADDRESSES\" \"$POWERCTL_EVENT\" >&2; exit 3";
   hook.environment = {{"PATH", "/usr/bin:/bin"}};
-  HookOutcome outcome = RunDrainedHook(hook, node, 120);
+  HookOutcome outcome = RunNodeHook(hook, kHookDrained, node, 120);
   EXPECT_TRUE(outcome.ran);
   EXPECT_FALSE(outcome.ok);
   // A failed hook says how it ended and the last line it wrote to stderr.
-  EXPECT_EQ(outcome.detail, "exit status 3: n1|10.0.0.7|n1.lan|n1|10.0.0.7|10.0.0.7 n1.lan");
+  EXPECT_EQ(outcome.detail,
+            "exit status 3: powerctl-on-drained|n1|10.0.0.7|n1.lan|n1|10.0.0.7|10.0.0.7 "
+            "n1.lan|drained");
+  hook.command = "printf '%s|%s' \"$0\" \"$POWERCTL_EVENT\" >&2; exit 1";
+  EXPECT_EQ(RunNodeHook(hook, kHookWake, node, 120).detail, "exit status 1: powerctl-on-wake|wake");
   hook.command = "true";
-  EXPECT_TRUE(RunDrainedHook(hook, node, 120).ok);
+  EXPECT_TRUE(RunNodeHook(hook, kHookDrained, node, 120).ok);
 }
 
-TEST(ConsolidateDrainedHook, IsKilledAtItsTimeout) {
+TEST(ConsolidateNodeHook, IsKilledAtItsTimeout) {
   HookRequest hook;
   hook.command = "sleep 5";
   hook.timeout = std::chrono::milliseconds(200);
-  HookOutcome outcome = RunDrainedHook(hook, Node("n1"), 0);
+  HookOutcome outcome = RunNodeHook(hook, kHookDrained, Node("n1"), 0);
   EXPECT_TRUE(outcome.ran);
   EXPECT_FALSE(outcome.ok);
   EXPECT_EQ(outcome.detail, "killed after 200ms");

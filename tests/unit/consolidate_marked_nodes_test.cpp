@@ -46,7 +46,7 @@ json Pod(const std::string& name, const char* owner_kind) {
 TEST(ConsolidateMarkedNodes, ADrainedNodeOffAndEmptyHasNoDrift) {
   MarkedNode n = JudgeMarkedNode(Marked(kPowerStateDrained, "2026-11-27T10:00:00Z"),
                                  {Pod("agent", "DaemonSet")}, kNow);
-  EXPECT_EQ(n.marks.expected_watts_saved, 250.0);
+  EXPECT_EQ(n.mark.expected_watts_saved, 250.0);
   EXPECT_TRUE(n.cordoned);
   EXPECT_FALSE(n.kubelet_ready);
   EXPECT_TRUE(n.movable.empty());

@@ -2,6 +2,8 @@
 // uncordoned, the order nodes are woken in, and the marks read back.
 #include "core/consolidate/node_marks.h"
 #include "core/consolidate/wake.h"
+#include "core/consolidate/wake_run.h"
+#include "tests/unit/fake_api_server.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -50,21 +52,6 @@ json Pod(const std::string& name, const std::string& cpu, const std::string& cre
     pod["status"] = {{"phase", "Running"}};
   }
   return pod;
-}
-
-TEST(ConsolidateWake, ReadsTheMarksAndToleratesABrokenAnnotation) {
-  auto marks = ReadNodeMarks(Node("a", "8", kPowerStateDrained, 310.5));
-  ASSERT_TRUE(marks);
-  EXPECT_EQ(marks->state, "drained");
-  EXPECT_EQ(marks->since, "2026-11-27T20:00:00Z");
-  EXPECT_EQ(marks->expected_watts_saved, 310.5);
-  EXPECT_FALSE(ReadNodeMarks(Node("b", "8")));
-  json broken = Node("c", "8", kPowerStateDraining);
-  broken["metadata"]["annotations"][kConsolidationAnnotation] = "{not json";
-  marks = ReadNodeMarks(broken);
-  ASSERT_TRUE(marks);
-  EXPECT_EQ(marks->state, "draining");
-  EXPECT_FALSE(marks->expected_watts_saved);
 }
 
 TEST(ConsolidateWake, AWokenNodeLosesTheCordonAndTheTaintsOfAnOffNodeOnly) {
@@ -134,6 +121,117 @@ TEST(ConsolidateWake, AtMostMaxNodesAreWokenAndTheRestStayPending) {
   EXPECT_TRUE(plan->no_room.empty());
   EXPECT_FALSE(PlanWake(pods, nodes, 0, 10).ok());
   EXPECT_FALSE(PlanWake(pods, nodes, kMaxWakeNodes + 1, 10).ok());
+}
+
+// One pass against the in-memory API server: a pod Pending for lack of room, a full node on,
+// and a drained node that would take it.
+class WakeOnceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_.Put({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "shop"}}}});
+    for (json node : {Node("on", "4"), Node("off", "8", kPowerStateDrained, 150)}) {
+      node["apiVersion"] = "v1";
+      node["kind"] = "Node";
+      server_.Put(node);
+    }
+    for (json pod : {Pod("busy", "4", "2026-11-27T10:00:00Z", "on"),
+                     Pod("web-3", "2", "2026-11-27T11:00:00Z")}) {
+      pod["apiVersion"] = "v1";
+      pod["kind"] = "Pod";
+      server_.Put(pod);
+    }
+    client_ = server_.MakeClient();
+  }
+
+  std::vector<json> Events() const {
+    std::vector<json> out;
+    for (const auto& [path, object] : server_.objects())
+      if (object.value("kind", "") == "Event") out.push_back(object);
+    return out;
+  }
+
+  json OffNode() const { return server_.Object("/api/v1/nodes/off"); }
+
+  kube::fake::FakeApiServer server_;
+  std::unique_ptr<kube::Client> client_;
+};
+
+TEST_F(WakeOnceTest, RecordsAnEventRunsTheHookAndBringsTheNodeBack) {
+  WakeRequest request;
+  request.on_wake.command = "test \"$POWERCTL_EVENT $1\" = 'wake off'";
+  request.instance = "admin-laptop";
+  auto report = WakeOnce(*client_, request, std::chrono::system_clock::now());
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_EQ(report->nodes.size(), 1u);
+  const NodeWakeOutcome& woken = report->nodes[0];
+  EXPECT_EQ(woken.wake.node, "off");
+  EXPECT_THAT(woken.wake.pods, ElementsAre("shop/web-3"));
+  EXPECT_TRUE(woken.hook.ok) << woken.hook.detail;
+  EXPECT_TRUE(woken.brought_back) << woken.error;
+  EXPECT_FALSE(ReadNodeMark(OffNode()));
+  EXPECT_EQ(OffNode()["spec"].value("unschedulable", false), false);
+
+  std::vector<json> events = Events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["reason"], kReasonWakeNeeded);
+  EXPECT_EQ(events[0]["involvedObject"]["name"], "web-3");
+  EXPECT_EQ(events[0]["involvedObject"]["uid"],
+            server_.Object("/api/v1/namespaces/shop/pods/web-3")["metadata"]["uid"]);
+  EXPECT_THAT(events[0]["message"].get<std::string>(), ::testing::HasSubstr("node off"));
+  EXPECT_EQ(report->events, 1);
+
+  // The node is back: the next pass has nothing to wake.
+  report = WakeOnce(*client_, request, std::chrono::system_clock::now());
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->nodes.empty());
+}
+
+TEST_F(WakeOnceTest, AFailedHookLeavesTheNodeDrainedAndTheEventIsNotRepeated) {
+  WakeRequest request;
+  request.on_wake.command = "echo 'BMC unreachable' >&2; exit 4";
+  auto report = WakeOnce(*client_, request, std::chrono::system_clock::now());
+  ASSERT_TRUE(report.ok());
+  ASSERT_EQ(report->nodes.size(), 1u);
+  EXPECT_FALSE(report->nodes[0].hook.ok);
+  EXPECT_EQ(report->nodes[0].hook.detail, "exit status 4: BMC unreachable");
+  EXPECT_FALSE(report->nodes[0].brought_back);
+  ASSERT_TRUE(ReadNodeMark(OffNode()));
+  EXPECT_EQ(ReadNodeMark(OffNode())->state, kPowerStateDrained);
+  // A second pass tries the hook again, but the pod already has its Event.
+  report = WakeOnce(*client_, request, std::chrono::system_clock::now());
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->events, 0);
+  EXPECT_EQ(Events().size(), 1u);
+}
+
+TEST_F(WakeOnceTest, WithoutAHookOrInADryRunNothingIsWoken) {
+  WakeRequest request;
+  auto report = WakeOnce(*client_, request, std::chrono::system_clock::now());
+  ASSERT_TRUE(report.ok());
+  ASSERT_EQ(report->nodes.size(), 1u);
+  EXPECT_FALSE(report->nodes[0].hook.ran);
+  EXPECT_EQ(Events().size(), 1u);
+  EXPECT_THAT(Events()[0]["message"].get<std::string>(),
+              ::testing::HasSubstr("powerctl consolidate undo off"));
+  ASSERT_TRUE(ReadNodeMark(OffNode()));
+
+  const std::size_t writes = server_.MutatingRequests().size();
+  request.on_wake.command = "true";
+  request.dry_run = true;
+  report = WakeOnce(*client_, request, std::chrono::system_clock::now());
+  ASSERT_TRUE(report.ok());
+  EXPECT_FALSE(report->nodes[0].hook.ran);
+  EXPECT_EQ(server_.MutatingRequests().size(), writes);
+}
+
+TEST_F(WakeOnceTest, AHookOutOfBoundsIsRefusedBeforeAnythingIsRead) {
+  WakeRequest request;
+  request.on_wake.command.assign(kMaxHookCommandBytes + 1, 'x');
+  EXPECT_EQ(WakeOnce(*client_, request, {}).error().code, ErrorCode::kInvalidInput);
+  request.on_wake.command = "true";
+  request.on_wake.timeout = std::chrono::hours(2);
+  EXPECT_EQ(WakeOnce(*client_, request, {}).error().code, ErrorCode::kInvalidInput);
+  EXPECT_TRUE(server_.requests().empty());
 }
 
 }  // namespace
