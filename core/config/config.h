@@ -119,6 +119,12 @@ struct TelemetrySettings {
   std::string power_source = "ipmi";
   std::string power_query;               // with promql: watts per node, one series per node
   std::string power_rate_window = "5m";  // counters' rate() window for a current reading
+  // Compare the model's watts with powerSource's continuously (predict/model_accuracy.h): the
+  // extender's /metrics, doctor's model-accuracy check, explain pod. Off by default: it needs
+  // the power source in Prometheus, which many clusters do not have.
+  bool model_accuracy = false;
+  double model_error_warn = 10;  // per cent: doctor WARNs about a node whose model is further off
+  double model_error_fail = 25;  // per cent: ... FAILs
   int ipmi_exporter_port = 9290;
   std::string max_age = "2m";  // older readings count as missing
   std::string refresh_interval = "15s";

@@ -349,6 +349,9 @@ Status ValidateConfig(const PowerctlConfig& config) {
   if (config.telemetry.power_source == "promql" && config.telemetry.power_query.empty()) {
     return fail("telemetry.powerQuery must be set when telemetry.powerSource is promql");
   }
+  if (config.telemetry.model_error_fail < config.telemetry.model_error_warn) {
+    return fail("telemetry.modelErrorFail must be at least telemetry.modelErrorWarn");
+  }
   if (!config.predictor.model.image.empty() &&
       !config.predictor.model.persistent_volume_claim.empty()) {
     return fail(

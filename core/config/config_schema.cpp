@@ -357,6 +357,22 @@ const std::vector<FieldSpec>& Fields() {
                "current reading; at least two scrape intervals",
        .ref = [](C& c) { return Ref(&c.telemetry.power_rate_window); },
        .check = kDuration},
+      {.path = "telemetry.modelAccuracy",
+       .help = "Compare the model's predicted watts with powerSource's measured watts: per-node "
+               "errors on the extender's /metrics, doctor's model-accuracy check, explain pod",
+       .ref = [](C& c) { return Ref(&c.telemetry.model_accuracy); }},
+      {.path = "telemetry.modelErrorWarn",
+       .help = "doctor's model-accuracy check warns when a node's predicted watts are this many "
+               "per cent off its measured watts",
+       .ref = [](C& c) { return Ref(&c.telemetry.model_error_warn); },
+       .min = 0,
+       .max = 1000},
+      {.path = "telemetry.modelErrorFail",
+       .help = "doctor's model-accuracy check fails at this many per cent off (at least "
+               "modelErrorWarn)",
+       .ref = [](C& c) { return Ref(&c.telemetry.model_error_fail); },
+       .min = 0,
+       .max = 1000},
       {.path = "telemetry.ipmiExporterPort",
        .help = "ipmi_exporter port on each node",
        .ref = [](C& c) { return Ref(&c.telemetry.ipmi_exporter_port); },
