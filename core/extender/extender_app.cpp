@@ -7,10 +7,12 @@
 #include "core/extender/cluster_writer.h"
 #include "core/extender/decision_event_writer.h"
 #include "core/extender/extender_service.h"
+#include "core/extender/model_accuracy_monitor.h"
 #include "core/kube/client.h"
 #include "core/predict/predictor_factory.h"
 #include "core/predict/routing_predictor.h"
 #include "core/scoring/policy_metrics.h"
+#include "core/telemetry/power_sources.h"
 #include "core/telemetry/prometheus_client.h"
 #include "core/telemetry/sources.h"
 #include "core/telemetry/telemetry_service.h"
@@ -105,6 +107,35 @@ Result<std::unique_ptr<DecisionEventWriter>> StartDecisionEvents(
                                                       registry, writer_options);
   writer->Start();
   return writer;
+}
+
+// The model compared with measured power every refresh interval, off the scoring path.
+Result<std::unique_ptr<ModelAccuracyMonitor>> StartModelAccuracy(
+    const config::PowerctlConfig& config, const ExtenderService& service,
+    const telemetry::PrometheusClient& prometheus,
+    std::function<std::shared_ptr<const cluster::ClusterSnapshot>()> snapshot,
+    server::MetricsRegistry& registry, std::chrono::milliseconds interval,
+    std::shared_ptr<spdlog::logger> log) {
+  POWERCTL_TRY(spec, telemetry::PowerQuerySpecFromSettings(config.telemetry));
+  auto window = ParseDuration(config.telemetry.power_rate_window);
+  if (!window.ok()) return WithContext(window.error(), "telemetry.powerRateWindow");
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(*window);
+  ModelAccuracyDeps deps;
+  deps.nodes = [snapshot]() -> Result<std::vector<telemetry::NodeInfo>> {
+    auto s = snapshot();
+    if (s == nullptr) return std::vector<telemetry::NodeInfo>{};
+    return s->NodeInfos();
+  };
+  deps.measure = [&prometheus, spec, seconds](const std::vector<telemetry::NodeInfo>& nodes) {
+    return telemetry::FetchMeasuredPower(prometheus, nodes, spec, seconds);
+  };
+  deps.predict = [&service](const std::vector<std::string>& nodes) {
+    return service.PredictNow(nodes);
+  };
+  deps.log = std::move(log);
+  auto monitor = std::make_unique<ModelAccuracyMonitor>(std::move(deps), registry, interval);
+  monitor->Start();
+  return monitor;
 }
 
 }  // namespace
@@ -210,6 +241,17 @@ Status ServeExtender(const ExtenderAppOptions& options, ScheduleServerHooks hook
     service.CollectMetrics();
     if (extra_collect) extra_collect();
   };
+  std::unique_ptr<ModelAccuracyMonitor> accuracy;
+  if (config.telemetry.model_accuracy && cache) {
+    auto started =
+        StartModelAccuracy(config, service, prometheus, snapshot, registry, refresh_interval, log);
+    // Like telemetry, a problem here degrades what the server reports; scheduling goes on.
+    if (started.ok()) {
+      accuracy = std::move(*started);
+    } else if (log) {
+      log->warn("model accuracy disabled: {}", started.error().message);
+    }
+  }
   auto extra_routes = hooks.add_ops_routes;
   hooks.add_ops_routes = [&service, extra_routes](server::HttpServer& ops) {
     service.AddOpsRoutes(ops);
@@ -279,8 +321,9 @@ Status ServeExtender(const ExtenderAppOptions& options, ScheduleServerHooks hook
   }
 
   Status status = RunScheduleServer(options.server, service, hooks);
-  if (events) events->Stop();  // the server has drained: no more decisions come
-  writes.reset();              // stops writing and releases the Lease while the cache still runs
+  if (accuracy) accuracy->Stop();  // it predicts through `service`
+  if (events) events->Stop();      // the server has drained: no more decisions come
+  writes.reset();  // stops writing and releases the Lease while the cache still runs
   if (cache) cache->Stop();
   return status;
 }

@@ -260,18 +260,35 @@ server::HttpResponse ExtenderService::Predictions(const server::HttpRequest& req
   }
   auto cpu = kube::ParseCpuCores(cpu_text);
   if (!cpu.ok() || *cpu < 0) return BadRequest("cpu: not a CPU quantity");
-  auto snapshot = deps_.snapshot ? deps_.snapshot() : nullptr;
-  if (nodes.empty() && snapshot != nullptr) {
-    for (const cluster::NodePtr& node : snapshot->nodes) nodes.push_back(node->name);
+  if (nodes.empty() && deps_.snapshot) {
+    if (auto snapshot = deps_.snapshot(); snapshot != nullptr) {
+      for (const cluster::NodePtr& node : snapshot->nodes) nodes.push_back(node->name);
+    }
   }
+  const auto now = deps_.clock.now();
+  std::vector<predict::NodePower> power = PredictFor(nodes, *cpu, true, now);
+  return server::HttpResponse::Json(200,
+                                    DumpUntrusted(predict::PredictionDocument(power, *cpu, now)));
+}
+
+std::vector<predict::NodePower> ExtenderService::PredictNow(
+    const std::vector<std::string>& nodes) const {
+  return PredictFor(nodes, 0, false, deps_.clock.now());
+}
+
+std::vector<predict::NodePower> ExtenderService::PredictFor(const std::vector<std::string>& nodes,
+                                                            double cpu, bool as_scored,
+                                                            telemetry::SteadyTime now) const {
+  if (deps_.predictor == nullptr) return {};
+  auto snapshot = deps_.snapshot ? deps_.snapshot() : nullptr;
   std::optional<telemetry::TelemetryView> view;
   if (deps_.telemetry != nullptr) view = deps_.telemetry->View(telemetry::Wait::kNever);
   predict::PowerQuery query;
-  query.extra_cpu_cores = *cpu;
+  query.extra_cpu_cores = cpu;
   query.deadline = deps_.deadline;
-  query.now = deps_.clock.now();
+  query.now = now;
   // Each node's CPU as prioritize reads it: the reading (allocatable standing in for a missing
-  // capacity) and the pods bound but not yet in the usage metrics.
+  // capacity) and, as scored, the pods bound but not yet in the usage metrics.
   const auto wall_now = deps_.wall_now();
   std::vector<predict::NodeFacts> facts;
   std::map<std::string, telemetry::NodeReading> readings;
@@ -283,16 +300,14 @@ server::HttpResponse ExtenderService::Predictions(const server::HttpRequest& req
     scoring::NodeCpu inputs = scoring::NodeCpuOf(node, view ? &*view : nullptr, wall_now);
     facts.push_back(node.facts);
     readings[name] = std::move(inputs.reading);
-    query.unmeasured.push_back(inputs.unmeasured);
+    if (as_scored) query.unmeasured.push_back(inputs.unmeasured);
   }
-  std::vector<predict::NodePower> power;
-  if (deps_.predictor != nullptr) {
-    // With the model's parameters and the fill cost, as `predict --source local` shows them.
-    power =
-        predict::PredictNodePowerWithFill(facts, readings, *deps_.config, *deps_.predictor, query);
+  // With the model's parameters and the fill cost, as `predict --source local` shows them.
+  if (as_scored) {
+    return predict::PredictNodePowerWithFill(facts, readings, *deps_.config, *deps_.predictor,
+                                             query);
   }
-  return server::HttpResponse::Json(
-      200, DumpUntrusted(predict::PredictionDocument(power, *cpu, query.now)));
+  return predict::PredictNodePower(facts, readings, *deps_.config, *deps_.predictor, query);
 }
 
 server::HttpResponse ExtenderService::Score(const server::HttpRequest& request) const {

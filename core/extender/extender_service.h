@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace powerctl::extender {
 
@@ -57,6 +58,10 @@ class ExtenderService : public ExtenderHandler {
   // {"kind":"ScoreResult","filter":DECISION,"prioritize":DECISION|null}. Not recorded: it is
   // a question (`powerctl score` and `explain` ask it), not a scheduling decision.
   server::HttpResponse Score(const server::HttpRequest& request) const;
+  // Each node's power now at the CPU its usage metrics measure (nothing added, pods not yet
+  // measured left out: measured power cannot show them either), from this server's caches:
+  // what the model is compared with measured power by (model_accuracy_monitor.h).
+  std::vector<predict::NodePower> PredictNow(const std::vector<std::string>& nodes) const;
   void AddOpsRoutes(server::HttpServer& ops);
   // Called with every decision after its answer is sent, on the request's thread (keep it
   // cheap: queue, do not write). Set before serving.
@@ -85,6 +90,10 @@ class ExtenderService : public ExtenderHandler {
   // Trim, once it is sent.
   server::HttpResponse AfterSend(server::HttpResponse response,
                                  std::shared_ptr<const scoring::Decision> recorded);
+  // `nodes`' power with `cpu` cores added; with `as_scored`, each node's CPU counts the pods
+  // not yet measured and the fill cost is computed, as prioritize and `predict` see them.
+  std::vector<predict::NodePower> PredictFor(const std::vector<std::string>& nodes, double cpu,
+                                             bool as_scored, telemetry::SteadyTime now) const;
 
   scoring::SchedulingDeps deps_;
   scoring::SchedulingCore core_;
