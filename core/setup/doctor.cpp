@@ -8,6 +8,7 @@
 #include "core/setup/access.h"
 #include "core/setup/doctor_consolidate.h"
 #include "core/setup/doctor_lb.h"
+#include "core/setup/doctor_model.h"
 #include "core/setup/doctor_tls.h"
 #include "core/setup/label_nodes.h"
 #include "core/setup/rollout.h"
@@ -374,9 +375,9 @@ bool DoctorReport::failed() const {
 
 const std::vector<std::string>& DoctorCheckIds() {
   static const std::vector<std::string> ids = {
-      "api-reachable",  "permissions",       "scheduler-ready",   "scheduler-lease",
-      "extender-ready", "model-ready",       "node-labels",       "telemetry",
-      kLbAgentCheckId,  kExtenderTlsCheckId, kDrainedNodesCheckId};
+      "api-reachable",  "permissions",       "scheduler-ready",     "scheduler-lease",
+      "extender-ready", "model-ready",       "node-labels",         "telemetry",
+      kLbAgentCheckId,  kExtenderTlsCheckId, kModelAccuracyCheckId, kDrainedNodesCheckId};
   return ids;
 }
 
@@ -464,6 +465,7 @@ DoctorReport RunDoctor(const DoctorInput& in) {
   report.checks.push_back(CheckTelemetry(client, config));
   report.checks.push_back(CheckLbAgent(client, config));
   report.checks.push_back(CheckExtenderTls(client, config));
+  report.checks.push_back(CheckModelAccuracy(client, in.http, config));
   report.checks.push_back(CheckDrainedNodes(client, in.now));
   return report;
 }

@@ -137,6 +137,9 @@ TEST_F(DoctorTest, AHealthyClusterPassesEveryCheckAndSkipsTheModelAndTheOptional
     if (c.id == "model-ready") {
       EXPECT_EQ(c.status, CheckStatus::kSkip) << c.message;
       EXPECT_THAT(c.message, HasSubstr("builtin"));
+    } else if (c.id == "model-accuracy") {
+      EXPECT_EQ(c.status, CheckStatus::kSkip) << c.message;
+      EXPECT_THAT(c.message, HasSubstr("telemetry.modelAccuracy is off"));
     } else if (c.id == "lb-agent") {
       EXPECT_EQ(c.status, CheckStatus::kSkip) << c.message;
       EXPECT_EQ(c.message,
