@@ -72,6 +72,20 @@ void PrintVerdict(std::ostream& out, const explain::ExplainReport& r, bool wide)
   }
 }
 
+// The chosen node's model, and how far it is from the node's measured power now.
+void PrintNodeModel(std::ostream& out, const explain::ExplainReport::NodeModel& m) {
+  out << "Model: " << m.model << "\n";
+  if (m.accuracy) {
+    const predict::NodeAccuracy& a = *m.accuracy;
+    out << fmt::format(
+        "Accuracy on {}: {:.0f} W predicted now, {:.0f} W measured ({}), {}{:.0f}% off\n", m.node,
+        a.predicted_watts, a.measured_watts, m.power_source, a.error_watts >= 0 ? "+" : "-",
+        a.relative_error * 100);
+  } else if (!m.note.empty()) {
+    out << "Accuracy on " << m.node << ": " << m.note << "\n";
+  }
+}
+
 void PrintReport(std::ostream& out, const explain::ExplainReport& r, bool wide) {
   const explain::PodSummary& p = r.pod;
   out << fmt::format("Pod {}/{}: {}{}, scheduler {}, requests {}m CPU, {} memory\n", p.namespace_,
@@ -94,6 +108,7 @@ void PrintReport(std::ostream& out, const explain::ExplainReport& r, bool wide) 
   if (r.scheduled()) {
     out << "\nScheduled on " << p.node_name << " (marked *).\n";
     if (!r.why_chosen.empty()) out << "Why: " << r.why_chosen << "\n";
+    if (r.node_model) PrintNodeModel(out, *r.node_model);
     if (r.causes.empty()) return;
     out << "It should not stay there:\n";
   } else {

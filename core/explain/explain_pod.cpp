@@ -8,6 +8,7 @@
 #include "core/extender/decision_batch.h"
 #include "core/kube/pod_resources.h"
 #include "core/scoring/pod_groups.h"
+#include "core/setup/doctor_model.h"
 
 #include <fmt/format.h>
 
@@ -159,6 +160,49 @@ const scoring::NodeDecision* BestScored(const scoring::Decision& d) {
   return best;
 }
 
+// The model that predicts `node`'s power and, with telemetry.modelAccuracy, how far it is from
+// the node's measured power now (doctor's comparison, for this node alone).
+ExplainReport::NodeModel ModelOnNode(const json& node, const config::PowerctlConfig& config,
+                                     const ExplainDeps& deps) {
+  ExplainReport::NodeModel out;
+  const predict::NodeFacts facts = predict::NodeFactsFromJson(node);
+  out.node = facts.name;
+  out.model = predict::DescribeNodeModel(facts, config);
+  if (!config.telemetry.model_accuracy) {
+    out.note = "not compared with measured power: telemetry.modelAccuracy is off";
+    return out;
+  }
+  out.power_source = config.telemetry.power_source;
+  if (deps.http == nullptr) {
+    out.note = "not compared with measured power: no HTTP client";
+    return out;
+  }
+  auto accuracy = setup::MeasureModelAccuracy(*deps.kube, *deps.http, config, {facts.name});
+  if (!accuracy.ok()) {
+    out.note = "not compared with measured power: " + accuracy.error().message;
+  } else if (const predict::NodeAccuracy* a = accuracy->Find(facts.name)) {
+    out.accuracy = *a;
+  } else {
+    out.note = "not compared with measured power: " + (accuracy->not_compared.empty()
+                                                           ? std::string("no numbers")
+                                                           : accuracy->not_compared[0].reason);
+  }
+  return out;
+}
+
+json NodeModelToJson(const std::optional<ExplainReport::NodeModel>& m) {
+  if (!m) return nullptr;
+  json out = {
+      {"node", m->node}, {"model", m->model}, {"powerSource", m->power_source}, {"note", m->note}};
+  if (m->accuracy) {
+    out["predictedWatts"] = m->accuracy->predicted_watts;
+    out["measuredWatts"] = m->accuracy->measured_watts;
+    out["errorWatts"] = m->accuracy->error_watts;
+    out["relativeError"] = m->accuracy->relative_error;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string_view DecisionSourceName(DecisionSource source) {
@@ -270,8 +314,9 @@ Result<ExplainReport> ExplainPod(const ExplainRequest& request,
     }
     report.why_chosen = WhyChosen(report.nodes, summary.node_name);
     for (const json& node : objects.nodes) {
-      if (StringField(node, {"metadata", "name"}) == summary.node_name)
-        report.causes = MisplacedCauses(*pod, node);
+      if (StringField(node, {"metadata", "name"}) != summary.node_name) continue;
+      report.causes = MisplacedCauses(*pod, node);
+      report.node_model = ModelOnNode(node, config, deps);
     }
     return report;
   }
@@ -362,6 +407,7 @@ json ExplainReportToJson(const ExplainReport& r) {
             {"consultedNote", r.consulted_note},
             {"objective", r.objective},
             {"whyChosen", r.why_chosen},
+            {"nodeModel", NodeModelToJson(r.node_model)},
             {"filter", decision(r.filter)},
             {"prioritize", decision(r.prioritize)}}},
           {"nodes", nodes},

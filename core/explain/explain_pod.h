@@ -16,6 +16,7 @@
 #include "core/explain/pod_events.h"
 #include "core/explain/score.h"
 #include "core/kube/client.h"
+#include "core/predict/model_accuracy.h"
 #include "core/setup/doctor.h"
 
 #include <nlohmann/json.hpp>
@@ -74,6 +75,16 @@ struct ExplainReport {
   std::string objective;
   // A scheduled pod: one line saying why its node won (power_cost.h's WhyChosen).
   std::string why_chosen;
+  // A scheduled pod: the model that predicts its node's power and, with
+  // telemetry.modelAccuracy, how far that model is from the node's measured power now.
+  struct NodeModel {
+    std::string node;
+    std::string model;         // predict::DescribeNodeModel
+    std::string power_source;  // telemetry.powerSource; "" when modelAccuracy is off
+    std::optional<predict::NodeAccuracy> accuracy;
+    std::string note;  // why there is no accuracy
+  };
+  std::optional<NodeModel> node_model;
   // Pending: why, ranked, most likely first; scheduled: why it is misplaced (none: it is not).
   std::vector<Cause> causes;
   std::vector<std::string> notes;
