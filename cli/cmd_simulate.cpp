@@ -8,14 +8,18 @@
 #include "cli/progress_line.h"
 #include "cli/table.h"
 #include "core/common/build_info.h"
+#include "core/common/http_client.h"
 #include "core/common/yaml.h"
+#include "core/setup/calibrate_nodes.h"
 #include "core/simulate/export_snapshot.h"
 #include "core/simulate/report_html.h"
 #include "core/simulate/simulate.h"
+#include "core/telemetry/power_sources.h"
 
 #include <fmt/format.h>
 
 #include <fstream>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <vector>
@@ -172,11 +176,48 @@ std::string ProgressText(const simulate::SimulationProgress& p, const ProgressLi
   return text;
 }
 
+// Each node's measured power curve, fitted as `calibrate --dry-run=client` fits it from
+// telemetry.powerSource's history in Prometheus; nodes with too little history are left out.
+// Why there are none is a note: the snapshot is useful without them.
+std::map<std::string, std::vector<double>> MeasuredCurves(const Context& ctx,
+                                                          kube::Client& client) {
+  auto note = [&](const std::string& why) {
+    ctx.Note("no measured power curves in the snapshot: " + why);
+    return std::map<std::string, std::vector<double>>{};
+  };
+  auto config = ctx.LoadConfig();
+  if (!config.ok()) return note(config.error().message);
+  auto power = telemetry::PowerQuerySpecFromSettings(config->telemetry);
+  if (!power.ok()) return note(power.error().message);
+  setup::CalibrateRequest request;
+  request.all = true;
+  request.skip_unfit = true;
+  request.dry_run = setup::DryRunMode::kClient;
+  request.form = setup::CalibrationForm::kCurve;
+  request.power = *power;
+  auto http = MakeCurlHttpClient();
+  telemetry::PrometheusClient prometheus(
+      *http, telemetry::PrometheusOptions{config->telemetry.prometheus_url,
+                                          std::chrono::seconds(30), ctx.log});
+  auto report = setup::CalibrateNodes(client, prometheus, request);
+  if (!report.ok()) return note(report.error().message);
+  std::map<std::string, std::vector<double>> curves;
+  for (const setup::NodeCalibration& node : report->nodes) {
+    if (!node.refused.empty() || !node.curve.fitted || !node.curve.refused.empty()) continue;
+    curves[node.node].assign(node.curve.points.begin(), node.curve.points.end());
+  }
+  return curves;
+}
+
 int RunExport(const Context& ctx, const SimulateFlags& flags) {
   auto client = ConnectToCluster(ctx);
   if (!client.ok()) return Fail(ctx, client.error());
   auto snapshot = simulate::ExportSnapshot(**client);
   if (!snapshot.ok()) return Fail(ctx, snapshot.error());
+  const std::size_t curves = simulate::AddMeasuredCurves(*snapshot, MeasuredCurves(ctx, **client));
+  ctx.Note(
+      fmt::format("{} of {} nodes have a measured power curve (their true power when simulated)",
+                  curves, snapshot->nodes.size()));
   std::string yaml = EmitYaml(simulate::SnapshotDocument(*snapshot));
   if (flags.export_snapshot == "-") {
     *ctx.out << yaml;

@@ -3,6 +3,8 @@
 #include "core/common/json_fields.h"
 #include "core/kube/quantity.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace powerctl::simulate {
@@ -128,6 +130,21 @@ Result<Snapshot> ExportSnapshot(kube::Client& client) {
   POWERCTL_TRY(nodes, client.List("/api/v1/nodes"));
   POWERCTL_TRY(pods, client.List("/api/v1/pods"));
   return SnapshotFromObjects(nodes, pods);
+}
+
+std::size_t AddMeasuredCurves(Snapshot& snapshot,
+                              const std::map<std::string, std::vector<double>>& curves) {
+  std::size_t added = 0;
+  for (SimNode& node : snapshot.nodes) {
+    auto it = curves.find(node.name);
+    if (it == curves.end() || it->second.size() != kCurvePoints) continue;
+    if (!std::all_of(it->second.begin(), it->second.end(),
+                     [](double w) { return std::isfinite(w) && w >= 0; }))
+      continue;
+    node.power_curve = it->second;
+    ++added;
+  }
+  return added;
 }
 
 }  // namespace powerctl::simulate
