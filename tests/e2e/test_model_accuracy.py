@@ -1,0 +1,128 @@
+"""The power model checked against measured power: `doctor`'s model-accuracy check and
+`predict -o wide`, the powerctl binary against the real kube-apiserver and a real Prometheus
+holding a backfilled day of ipmi_exporter's DCMI gauge (ipmi_dcmi_power_consumption_watts)
+and node_exporter's CPU counters. Two nodes draw the same measured power; one is annotated
+with its true model, the other with a model that reads 30 % high."""
+import json
+import os
+import re
+import shutil
+import tempfile
+import unittest
+import uuid
+
+import prometheus_history as ph
+from e2e_support import ClusterTest, powerctl
+
+IDLE, MAX, CURVE = 110.0, 380.0, 0.9
+LOAD = 0.5
+
+
+def steady_load(_t):
+    """Half load all day: the prediction now and the measured mean of the last minutes see the
+    same load."""
+    return LOAD
+
+
+def annotations(scale):
+    # The synthetic watts do not depend on temperature: neither does this model.
+    return {"powerctl.io/idle-watts": f"{IDLE * scale:g}", "powerctl.io/max-watts": f"{MAX * scale:g}",
+            "powerctl.io/curve": f"{CURVE:g}", "powerctl.io/temperature-factor": "0"}
+
+
+@unittest.skipUnless(ph.available(), "prometheus and promtool are not installed")
+class ModelAccuracyTest(ClusterTest):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        tag = uuid.uuid4().hex[:6]
+        cls.good = ph.SyntheticNode(f"acc-{tag}-good", idle=IDLE, max=MAX, curve=CURVE, load=steady_load)
+        cls.off = ph.SyntheticNode(f"acc-{tag}-off", idle=IDLE, max=MAX, curve=CURVE, load=steady_load)
+        cls.true_watts = cls.good.watts(LOAD)
+        cls.prom_dir = tempfile.mkdtemp(prefix="powerctl-e2e-prom-")
+        cls.prom = ph.BackfilledPrometheus(cls.prom_dir, [cls.good, cls.off], days=1).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.prom.stop()
+        shutil.rmtree(cls.prom_dir, True)
+        super().tearDownClass()
+
+    def setUp(self):
+        super().setUp()
+        # One CPU each: the backfilled idle counter is one CPU's.
+        self.cluster.create_node(self.good.name, cpu="1", managed=False, annotations=annotations(1.0))
+        self.addCleanup(self.cluster.delete_node, self.good.name)
+        self.cluster.create_node(self.off.name, cpu="1", managed=False, annotations=annotations(1.3))
+        self.addCleanup(self.cluster.delete_node, self.off.name)
+        self.tmp = tempfile.mkdtemp(prefix="powerctl-e2e-acc-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        path = os.path.join(self.tmp, "powerctl.yaml")
+        # The history ends two minutes ago: readings up to ten minutes old are used, and the CPU
+        # is read from the last two samples (rate() over a window the samples cover only in part
+        # would extrapolate the busy fraction wrong).
+        with open(path, "w") as f:
+            f.write(f"""apiVersion: powerctl.io/v1alpha1
+kind: PowerctlConfig
+telemetry:
+  cpuSource: prometheus
+  temperatureSource: prometheus
+  prometheusUrl: {self.prom.url}
+  prometheusCpuQuery: 'sum by (instance) (1 - irate(node_cpu_seconds_total{{mode="idle"}}[5m]))'
+  powerSource: ipmi
+  powerRateWindow: 5m
+  maxAge: 10m
+  modelAccuracy: true
+""")
+        self.args = ["--kubeconfig", self.cluster.kubeconfig, "-c", path]
+
+    def model_accuracy(self, *extra):
+        r = powerctl("doctor", *self.args, *extra, "-o", "json", check=False)
+        checks = {c["id"]: c for c in json.loads(r.stdout)["checks"]}
+        return checks["model-accuracy"]
+
+    def test_doctor_flags_the_node_whose_model_is_30_percent_off(self):
+        check = self.model_accuracy()
+        self.assertEqual(check["status"], "FAIL", check)
+        message = check["message"]
+        m = re.search(re.escape(self.off.name) + r" \(\+(\d+)%: (\d+) W predicted, (\d+) W measured\)", message)
+        self.assertIsNotNone(m, message)
+        self.assertAlmostEqual(int(m.group(1)), 30, delta=2)
+        self.assertAlmostEqual(int(m.group(2)), 1.3 * self.true_watts, delta=3)
+        self.assertAlmostEqual(int(m.group(3)), self.true_watts, delta=5)
+        self.assertIn("1 of 2 nodes is 10% or more off measured ipmi power", message)
+        self.assertNotIn(self.good.name, message)  # its model is right
+        self.assertEqual(check["fix"], f"fit each node's model to its measured power: powerctl calibrate {self.off.name}")
+
+        # Thresholds are the user's: 30 % off passes when 40 % is allowed.
+        relaxed = self.model_accuracy("--set", "telemetry.modelErrorWarn=40", "--set", "telemetry.modelErrorFail=50")
+        self.assertEqual(relaxed["status"], "PASS", relaxed)
+        self.assertIn("2 nodes compared with measured ipmi power", relaxed["message"])
+
+        # Off, the check says how to turn it on.
+        skipped = self.model_accuracy("--set", "telemetry.modelAccuracy=false")
+        self.assertEqual(skipped["status"], "SKIP")
+        self.assertIn("telemetry.modelAccuracy is off", skipped["message"])
+
+    def test_predict_shows_measured_beside_predicted(self):
+        r = powerctl("predict", self.good.name, self.off.name, "--source", "local", "--cpu", "0", "-o", "wide",
+                     *self.args)
+        lines = r.stdout.splitlines()
+        # Cells are two or more spaces apart (a cell holds single spaces at most).
+        header = re.split(r"\s{2,}", lines[1].strip())
+        self.assertIn("MEASURED W", header)
+        rows = {}
+        for line in lines[2:4]:
+            cells = dict(zip(header, re.split(r"\s{2,}", line.strip())))
+            rows[cells["NODE"]] = (float(cells["WATTS"]), float(cells["MEASURED W"]))
+        predicted, measured = rows[self.good.name]
+        self.assertAlmostEqual(predicted, self.true_watts, delta=3)
+        self.assertAlmostEqual(measured, self.true_watts, delta=5)
+        predicted, measured = rows[self.off.name]
+        self.assertAlmostEqual(predicted, 1.3 * self.true_watts, delta=3)
+        self.assertAlmostEqual(measured, self.true_watts, delta=5)
+        self.assertIn("MEASURED W: ipmi power from Prometheus", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
