@@ -11,6 +11,8 @@ import tempfile
 import unittest
 import uuid
 
+import yaml
+
 import prometheus_history as ph
 from e2e_support import ClusterTest, powerctl
 
@@ -38,9 +40,12 @@ class ModelAccuracyTest(ClusterTest):
         tag = uuid.uuid4().hex[:6]
         cls.good = ph.SyntheticNode(f"acc-{tag}-good", idle=IDLE, max=MAX, curve=CURVE, load=steady_load)
         cls.off = ph.SyntheticNode(f"acc-{tag}-off", idle=IDLE, max=MAX, curve=CURVE, load=steady_load)
+        # Its load changes every half hour: enough history for calibrate's curve. In the cluster
+        # only while simulate exports it.
+        cls.varied = ph.SyntheticNode(f"acc-{tag}-varied", idle=IDLE, max=MAX, curve=CURVE)
         cls.true_watts = cls.good.watts(LOAD)
         cls.prom_dir = tempfile.mkdtemp(prefix="powerctl-e2e-prom-")
-        cls.prom = ph.BackfilledPrometheus(cls.prom_dir, [cls.good, cls.off], days=1).start()
+        cls.prom = ph.BackfilledPrometheus(cls.prom_dir, [cls.good, cls.off, cls.varied], days=2).start()
 
     @classmethod
     def tearDownClass(cls):
@@ -144,6 +149,20 @@ telemetry:
         text = powerctl("explain", "pod", name, "-n", ns, *self.args, check=False).stdout
         self.assertRegex(text, rf"Accuracy on {self.off.name}: \d+ W predicted now, \d+ W measured \(ipmi\), "
                                r"\+(2[89]|3[0-3])% off")
+
+    def test_export_snapshot_carries_each_nodes_measured_curve(self):
+        name = self.varied.name
+        self.cluster.create_node(name, cpu="1", managed=False)
+        self.addCleanup(self.cluster.delete_node, name)
+        r = powerctl("simulate", "--export-snapshot", "-", *self.args)
+        nodes = {n["name"]: n for n in yaml.safe_load(r.stdout)["nodes"]}
+        curve = nodes[name]["powerCurve"]
+        self.assertEqual(len(curve), 11)
+        for k, watts in enumerate(curve):
+            self.assertAlmostEqual(watts, self.varied.watts(k / 10), delta=10, msg=f"{k * 10} %: {curve}")
+        # Half load all the time is too little of the load range for a curve: none is made up.
+        self.assertNotIn("powerCurve", nodes[self.good.name])
+        self.assertRegex(r.stderr, r"1 of \d+ nodes have a measured power curve")
 
 
 if __name__ == "__main__":
