@@ -60,5 +60,24 @@ TEST(ModelAccuracyTest, SaysWhyANodeWasNotCompared) {
   EXPECT_EQ(acc.not_compared[3].reason, "the measured power is 0 W");
 }
 
+TEST(ModelAccuracyTest, DescribesWhichModelPredictsANode) {
+  config::PowerctlConfig config;
+  NodeFacts node;
+  node.name = "a";
+  node.annotations = {{"powerctl.io/idle-watts", "100"},
+                      {"powerctl.io/max-watts", "300"},
+                      {"powerctl.io/curve", "0.8"}};
+  EXPECT_EQ(DescribeNodeModel(node, config),
+            "built-in model, exponent form (idle 100 W, max 300 W, exponent 0.8)");
+  node.annotations["powerctl.io/power-curve"] = "50,120,140,160,180,200,220,240,270,320,420";
+  EXPECT_EQ(DescribeNodeModel(node, config), "built-in model, the node's measured curve");
+  node.annotations["powerctl.io/max-watts"] = "lots";
+  EXPECT_EQ(DescribeNodeModel(node, config).rfind("built-in model, not usable: ", 0), 0U);
+  config.predictor.backend = "tfserving-grpc";
+  node.labels = {
+      {"tensorflow/host", "10.0.0.9"}, {"tensorflow/port", "8500"}, {"tensorflow/name", "power"}};
+  EXPECT_EQ(DescribeNodeModel(node, config), "tfserving-grpc model power at 10.0.0.9:8500");
+}
+
 }  // namespace
 }  // namespace powerctl::predict
