@@ -80,19 +80,28 @@ Result<ScorerRun> PlaceAll(const std::string& name, std::vector<NodeRuntime> nod
   for (double load : request.loads) run.at_loads.push_back({load, std::nullopt, 0});
   double arrived = totals.cpu_requested_cores;
   int reported_percent = -1;  // the last whole percent passed to `progress`
+  int recorded_percent = -1;  // by_percent is set up to here
   auto record = [&] {
     double percent = 100 * arrived / totals.cpu_allocatable_cores;
-    if (progress && static_cast<int>(std::floor(percent + 1e-9)) > reported_percent) {
-      reported_percent = static_cast<int>(std::floor(percent + 1e-9));
+    const int whole = static_cast<int>(std::floor(percent + 1e-9));
+    if (progress && whole > reported_percent) {
+      reported_percent = whole;
       progress(percent, false);
     }
-    double watts = ClusterWatts(nodes, request.idle_off ? &run.node_pods : nullptr);
-    for (int p = 0; p <= std::min(100, static_cast<int>(std::floor(percent + 1e-9))); ++p) {
-      if (!run.by_percent[p]) run.by_percent[p] = watts;
+    // The cluster's watts are summed over every node, so only when a figure needs them: a
+    // new whole percent or a requested load (about a hundred times a run, not once a pod).
+    std::optional<double> watts;
+    auto cluster_watts = [&] {
+      if (!watts) watts = ClusterWatts(nodes, request.idle_off ? &run.node_pods : nullptr);
+      return *watts;
+    };
+    for (int p = recorded_percent + 1; p <= std::min(100, whole); ++p) {
+      run.by_percent[p] = cluster_watts();
+      recorded_percent = p;
     }
     for (LoadWatts& at : run.at_loads) {
       if (!at.watts && percent + 1e-9 >= at.load_percent) {
-        at.watts = watts;
+        at.watts = cluster_watts();
         at.unscheduled = run.unscheduled;
         at.arrived = run.placement.size();
       }
