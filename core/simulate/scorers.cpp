@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <optional>
+#include <utility>
 
 namespace powerctl::simulate {
 namespace {
@@ -55,22 +57,71 @@ class DefaultScorer : public Scorer {
   }
 };
 
+// Node-local raw scores of one pod shape, each kept until its node changes: a scorer whose
+// raw score of a node depends only on that node and the pod (a normalisation across the
+// candidates comes after) re-scores only the nodes a pod was placed on or removed from since.
+class RawScoreCache {
+ public:
+  explicit RawScoreCache(std::size_t nodes) : version_(nodes, 1) {}
+
+  // The raw score of nodes[i] for the shape `key`, from `score(i)` when not kept.
+  template <typename Key, typename ScoreFn>
+  std::int64_t Get(const Key& key, std::size_t i, const ScoreFn& score) {
+    Shape& shape = shapes_[ShapeKey(key)];
+    if (shape.raw.empty()) {
+      shape.raw.assign(version_.size(), 0);
+      shape.version.assign(version_.size(), 0);
+    }
+    if (shape.version[i] != version_[i]) {
+      shape.raw[i] = score(i);
+      shape.version[i] = version_[i];
+    }
+    return shape.raw[i];
+  }
+  void Changed(std::size_t i) { ++version_[i]; }
+
+ private:
+  struct Shape {
+    std::vector<std::int64_t> raw;
+    std::vector<std::uint64_t> version;  // of the node when raw was computed; 0: never
+  };
+  static std::pair<double, double> ShapeKey(double key) { return {key, 0}; }
+  static std::pair<double, double> ShapeKey(std::pair<double, double> key) { return key; }
+
+  std::vector<std::uint64_t> version_;  // per node, bumped by each change
+  std::map<std::pair<double, double>, Shape> shapes_;
+};
+
 class MinimizePowerScorer : public Scorer {
  public:
+  explicit MinimizePowerScorer(const std::vector<NodeRuntime>& nodes) : cache_(nodes.size()) {
+    // The labels are read once: they never change during a run.
+    for (const NodeRuntime& n : nodes) {
+      Norms norms;
+      norms.ambient = MinimizePowerNormalised(*n.node, n.node->ambient, "ambient");
+      norms.cpu1 = MinimizePowerNormalised(*n.node, n.node->cpu1, "cpu1");
+      norms.cpu2 = MinimizePowerNormalised(*n.node, n.node->cpu2, "cpu2");
+      norms_.push_back(norms);
+    }
+  }
   std::vector<std::int64_t> Score(const WorkloadPod& pod, const std::vector<std::size_t>& feasible,
                                   const std::vector<NodeRuntime>& nodes) override {
     MinimizePowerPodCpu cpu = FirstContainerCpu(pod);
     std::vector<std::int64_t> raw;
+    raw.reserve(feasible.size());
     for (std::size_t i : feasible) {
-      const NodeRuntime& n = nodes[i];
-      MinimizePowerNodeInputs in;
-      in.cpu_used_cores = n.cpu_used;
-      in.cpu_capacity_cores = n.node->cpu_cores;
-      in.ambient_norm = MinimizePowerNormalised(*n.node, n.node->ambient, "ambient");
-      in.cpu1_norm = MinimizePowerNormalised(*n.node, n.node->cpu1, "cpu1");
-      in.cpu2_norm = MinimizePowerNormalised(*n.node, n.node->cpu2, "cpu2");
-      in.model = n.belief;
-      raw.push_back(MinimizePowerRawScore(in, cpu));
+      raw.push_back(
+          cache_.Get(std::pair(cpu.requests_cores, cpu.limits_cores), i, [&](std::size_t) {
+            const NodeRuntime& n = nodes[i];
+            MinimizePowerNodeInputs in;
+            in.cpu_used_cores = n.cpu_used;
+            in.cpu_capacity_cores = n.node->cpu_cores;
+            in.ambient_norm = norms_[i].ambient;
+            in.cpu1_norm = norms_[i].cpu1;
+            in.cpu2_norm = norms_[i].cpu2;
+            in.model = n.belief;
+            return MinimizePowerRawScore(in, cpu);
+          }));
     }
     std::vector<std::int64_t> normalised = MinimizePowerNormalize(raw);
     for (std::size_t k = 0; k < feasible.size(); ++k) {
@@ -79,31 +130,51 @@ class MinimizePowerScorer : public Scorer {
     }
     return normalised;
   }
+  void Placed(const WorkloadPod&, std::size_t index, const std::vector<NodeRuntime>&) override {
+    cache_.Changed(index);
+  }
+  void Removed(const WorkloadPod&, std::size_t index, const std::vector<NodeRuntime>&) override {
+    cache_.Changed(index);
+  }
 
  private:
   static constexpr std::int64_t kMinimizePowerWeight = 100;  // as MinimizePower's scheduler config
+  struct Norms {
+    std::optional<double> ambient, cpu1, cpu2;
+  };
+  std::vector<Norms> norms_;
+  RawScoreCache cache_;
 };
 
 class PeaksScorer : public Scorer {
  public:
-  explicit PeaksScorer(const std::vector<NodeRuntime>& nodes) {
+  explicit PeaksScorer(const std::vector<NodeRuntime>& nodes) : cache_(nodes.size()) {
     for (const NodeRuntime& n : nodes)
       models_.push_back(FitPeaksModel(n.belief, NormalisedTemperature(*n.node)));
   }
   std::vector<std::int64_t> Score(const WorkloadPod& pod, const std::vector<std::size_t>& feasible,
                                   const std::vector<NodeRuntime>& nodes) override {
     std::vector<std::int64_t> raw;
+    raw.reserve(feasible.size());
     for (std::size_t i : feasible) {
-      const NodeRuntime& n = nodes[i];
-      double util = 100 * n.cpu_used / n.node->cpu_cores;
-      raw.push_back(
-          PeaksRawScore(util, pod.cpu_request_millis, n.cpu_allocatable_millis, models_[i]));
+      raw.push_back(cache_.Get(static_cast<double>(pod.cpu_request_millis), i, [&](std::size_t) {
+        const NodeRuntime& n = nodes[i];
+        double util = 100 * n.cpu_used / n.node->cpu_cores;
+        return PeaksRawScore(util, pod.cpu_request_millis, n.cpu_allocatable_millis, models_[i]);
+      }));
     }
     return PeaksNormalize(std::move(raw));
+  }
+  void Placed(const WorkloadPod&, std::size_t index, const std::vector<NodeRuntime>&) override {
+    cache_.Changed(index);
+  }
+  void Removed(const WorkloadPod&, std::size_t index, const std::vector<NodeRuntime>&) override {
+    cache_.Changed(index);
   }
 
  private:
   std::vector<PeaksModel> models_;
+  RawScoreCache cache_;
 };
 
 }  // namespace
@@ -169,7 +240,7 @@ Result<std::unique_ptr<Scorer>> MakeScorer(std::string_view name,
   if (name == kScorerPowerctl) return MakePowerctlScorer(nodes, config, options);
   if (name == kScorerDefault) return std::unique_ptr<Scorer>(std::make_unique<DefaultScorer>());
   if (name == kScorerMinimizePower)
-    return std::unique_ptr<Scorer>(std::make_unique<MinimizePowerScorer>());
+    return std::unique_ptr<Scorer>(std::make_unique<MinimizePowerScorer>(nodes));
   if (name == kScorerPeaks) return std::unique_ptr<Scorer>(std::make_unique<PeaksScorer>(nodes));
   return MakeError(
       ErrorCode::kInvalidInput,
