@@ -186,8 +186,8 @@ class RowStorage {
 // (infinite or absent: its capacity).
 double FillLimit(double used, double capacity, const std::vector<double>& reachable,
                  std::size_t i) {
-  if (i >= reachable.size() || !(reachable[i] < capacity)) return 1.0;
-  return std::min(1.0, (used + std::max(0.0, reachable[i])) / capacity);
+  if (i >= reachable.size()) return 1.0;
+  return FillLimitFraction(used, capacity, reachable[i]);
 }
 
 // Watts per core of the cheapest chord from where the node stands to any load from `after`
@@ -213,6 +213,11 @@ std::optional<double> FillCost(const PreparedNode& node, const PowerEstimate& es
 }
 
 }  // namespace
+
+double FillLimitFraction(double used, double capacity, double reachable) {
+  if (!(reachable < capacity)) return 1.0;
+  return std::min(1.0, (used + std::max(0.0, reachable)) / capacity);
+}
 
 std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>& nodes,
                                          const std::vector<double>& unseen_cpu,

@@ -152,6 +152,12 @@ struct PowerEstimate {
 // load it can reach) for a model server. `fill_reachable_cpu[i]` (cores) caps how far node i
 // can still be filled (e.g. its free pod slots times the pod's CPU); absent or infinite: to
 // its capacity.
+// The highest load fraction filling a node can reach, as EstimatePower computes it: `reachable`
+// cores above `used` cores, of `capacity` (infinite: 1). An estimate depends on its reachable
+// CPU through this number only (and, with the pod-slot share, through whether it is below the
+// node's free CPU).
+double FillLimitFraction(double used, double capacity, double reachable);
+
 std::vector<PowerEstimate> EstimatePower(const std::vector<const PreparedNode*>& nodes,
                                          const std::vector<double>& unseen_cpu,
                                          double extra_cpu_cores, Predictor& predictor,

@@ -76,55 +76,118 @@ std::string WattsPerCore(double w) {
   return out;
 }
 
+// Which nodes are ranked by cost, the costs, and the scale they are scored on: what every
+// node's value depends on, shared by ScorePower and PowerScoreValues.
+struct PowerRanking {
+  enum Kind : std::uint8_t { kRanked, kOvercommitted, kUnknown };
+  std::vector<Kind> kind;
+  std::vector<double> cost;
+  std::size_t ranked_count = 0;
+  bool fill = false;
+  double lowest = std::numeric_limits<double>::infinity();
+  double highest = -std::numeric_limits<double>::infinity();
+  double tie_edge = 0;
+};
+
+// `at(i)`: the estimate of node i of `count`.
+template <typename At>
+PowerRanking RankPower(std::size_t count, const At& at, const config::ScoringSettings& settings) {
+  PowerRanking r;
+  r.kind.assign(count, PowerRanking::kUnknown);
+  r.cost.assign(count, 0.0);
+  bool every_fill = true;  // every ranked node has a fill cost
+  for (std::size_t i = 0; i < count; ++i) {
+    const predict::PowerEstimate& n = at(i);
+    if (n.overcommitted) {
+      r.kind[i] = PowerRanking::kOvercommitted;
+      continue;
+    }
+    std::optional<double> delta = n.delta();
+    if (!delta || !std::isfinite(*delta)) continue;
+    r.kind[i] = PowerRanking::kRanked;
+    ++r.ranked_count;
+    if (!n.fill_watts_per_core || !std::isfinite(*n.fill_watts_per_core)) every_fill = false;
+  }
+  // What ranks the nodes: the fill cost (W per core) when every node has one and the
+  // objective asks for it, else the pod's own watts (a pod without CPU has no fill cost).
+  r.fill = settings.objective == config::kObjectiveFill && every_fill && r.ranked_count > 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (r.kind[i] != PowerRanking::kRanked) continue;
+    r.cost[i] = std::max(0.0, r.fill ? *at(i).fill_watts_per_core : *at(i).delta());
+    r.lowest = std::min(r.lowest, r.cost[i]);
+    r.highest = std::max(r.highest, r.cost[i]);
+  }
+  // Costs within the tolerance of the cheapest are ties (all score 10): smaller differences
+  // are within what the model can tell apart, and kube-scheduler's own scores then decide.
+  r.tie_edge = r.lowest * (1 + settings.tie_tolerance);
+  return r;
+}
+
+// The value of a ranked node i.
+double RankedValue(const PowerRanking& r, std::size_t i) {
+  return r.fill
+             ? InverseLogScale(std::max(r.cost[i], r.tie_edge), r.tie_edge,
+                               std::min(r.highest, r.tie_edge * kFillScoreSpan))
+             : InverseMinMax(std::max(r.cost[i], r.tie_edge), r.tie_edge, r.highest, kEqualWatts);
+}
+
+double UnknownValue(const config::ScoringSettings& settings) {
+  return std::clamp<double>(settings.unknown_score, 0.0, kMaxComponentValue);
+}
+
 }  // namespace
+
+std::vector<double> PowerScoreValues(const std::vector<const predict::PowerEstimate*>& nodes,
+                                     const config::ScoringSettings& settings) {
+  const PowerRanking r = RankPower(
+      nodes.size(), [&](std::size_t i) -> const auto& { return *nodes[i]; }, settings);
+  std::vector<double> out(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    switch (r.kind[i]) {
+      case PowerRanking::kRanked:
+        out[i] = RankedValue(r, i);
+        break;
+      case PowerRanking::kOvercommitted:
+        out[i] = 0;
+        break;
+      case PowerRanking::kUnknown:
+        out[i] = UnknownValue(settings);
+        break;
+    }
+  }
+  return out;
+}
 
 std::vector<PowerScore> ScorePower(const std::vector<predict::PowerEstimate>& nodes,
                                    const config::ScoringSettings& settings, std::string* summary) {
   std::vector<PowerScore> out(nodes.size());
-  std::vector<bool> ranked(nodes.size(), false);
-  std::size_t ranked_count = 0;
-  bool every_fill = true;  // every ranked node has a fill cost
-
+  const PowerRanking r = RankPower(
+      nodes.size(), [&](std::size_t i) -> const auto& { return nodes[i]; }, settings);
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const predict::PowerEstimate& n = nodes[i];
     PowerScore& s = out[i];
     s.component.name = std::string(kPower);
     std::optional<double> delta = n.delta();
     if (delta && std::isfinite(*delta)) s.delta_watts = delta;
-    if (n.overcommitted) {
+    if (r.kind[i] == PowerRanking::kOvercommitted) {
       s.known = true;
       s.component.value = 0;
       s.component.reason = "overcommitted: node CPU usage plus the pod's CPU exceeds capacity";
       continue;
     }
-    if (!s.delta_watts) {
-      s.component.value = std::clamp<double>(settings.unknown_score, 0.0, kMaxComponentValue);
+    if (r.kind[i] == PowerRanking::kUnknown) {
+      s.component.value = UnknownValue(settings);
       s.component.reason = !n.error.empty() ? n.error
                            : delta          ? "model returned a non-finite value"
                                             : "no prediction";
       continue;
     }
     s.known = true;
-    ranked[i] = true;
-    ++ranked_count;
-    if (!n.fill_watts_per_core || !std::isfinite(*n.fill_watts_per_core)) every_fill = false;
   }
-
-  // What ranks the nodes: the fill cost (W per core) when every node has one and the
-  // objective asks for it, else the pod's own watts (a pod without CPU has no fill cost).
-  const bool fill = settings.objective == config::kObjectiveFill && every_fill && ranked_count > 0;
-  std::vector<double> cost(nodes.size(), 0.0);
-  double lowest = std::numeric_limits<double>::infinity();
-  double highest = -std::numeric_limits<double>::infinity();
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    if (!ranked[i]) continue;
-    cost[i] = std::max(0.0, fill ? *nodes[i].fill_watts_per_core : *out[i].delta_watts);
-    lowest = std::min(lowest, cost[i]);
-    highest = std::max(highest, cost[i]);
-  }
-  // Costs within the tolerance of the cheapest are ties (all score 10): smaller differences
-  // are within what the model can tell apart, and kube-scheduler's own scores then decide.
-  const double tie_edge = lowest * (1 + settings.tie_tolerance);
+  const bool fill = r.fill;
+  const std::size_t ranked_count = r.ranked_count;
+  const double lowest = r.lowest, highest = r.highest, tie_edge = r.tie_edge;
+  const std::vector<double>& cost = r.cost;
 
   // The range is the same for every node: it is said once, in `summary`, and each node's
   // reason is its own cost only (short enough to need no allocation, and 5,000 copies of
@@ -154,12 +217,9 @@ std::vector<PowerScore> ScorePower(const std::vector<predict::PowerEstimate>& no
     }
   }
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    if (!ranked[i]) continue;
+    if (r.kind[i] != PowerRanking::kRanked) continue;
     PowerScore& s = out[i];
-    s.component.value =
-        fill ? InverseLogScale(std::max(cost[i], tie_edge), tie_edge,
-                               std::min(highest, tie_edge * kFillScoreSpan))
-             : InverseMinMax(std::max(cost[i], tie_edge), tie_edge, highest, kEqualWatts);
+    s.component.value = RankedValue(r, i);
     AppendWatts(s.component.reason, *s.delta_watts);
     if (*s.delta_watts < 0) s.component.reason += ", a decrease counted as +0.0 W";
     if (fill) {

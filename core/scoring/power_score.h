@@ -67,6 +67,11 @@ std::vector<PowerScore> ScorePower(const std::vector<predict::PowerEstimate>& no
                                    const config::ScoringSettings& settings,
                                    std::string* summary = nullptr);
 
+// The component values ScorePower gives the same nodes, without their reasons: for callers
+// that score the same candidates for many pods and need only the numbers.
+std::vector<double> PowerScoreValues(const std::vector<const predict::PowerEstimate*>& nodes,
+                                     const config::ScoringSettings& settings);
+
 // The CPU (cores) to predict the pod's power with: its effective request; for a pod that sets
 // no CPU at all, the scheduler's scoring default (100m per container), noted in `note`.
 double PodPowerCpuCores(const kube::PodResources& pod, std::string* note);
