@@ -77,6 +77,9 @@ struct ScorerOptions {
   // Diagnostic: the powerctl scorer uses the extender's score before it is rounded to the
   // protocol's 0..10 integers, to show what the rounding costs. The extender never does this.
   bool unrounded_extender_scores = false;
+  // The powerctl scorer asks SchedulingCore::Prioritize about every candidate for every pod,
+  // instead of re-estimating only the nodes that changed (for tests: both must agree).
+  bool score_every_candidate = false;
 };
 
 // kInvalidInput for an unknown name. `nodes` is the initial state (the powerctl scorer
