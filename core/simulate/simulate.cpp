@@ -1,5 +1,6 @@
 #include "core/simulate/simulate.h"
 
+#include "core/common/worker_pool.h"
 #include "core/predict/node_params.h"
 #include "core/simulate/bound.h"
 #include "core/simulate/consolidation.h"
@@ -11,7 +12,9 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <mutex>
 #include <random>
+#include <thread>
 
 namespace powerctl::simulate {
 namespace {
@@ -239,6 +242,17 @@ Result<SimulationResult> RunSimulation(const SimulationRequest& request) {
   SimulationRequest sorted = request;
   sorted.loads = result.loads;
 
+  // Each seed's cluster and workload, drawn one after the other; then every seed's bound and
+  // every (seed, scorer) placement as tasks on the machine's cores. The runs share nothing but
+  // read-only inputs, and each has its own random engines, so the results do not depend on
+  // how many threads ran them or in which order.
+  struct SeedInputs {
+    std::vector<NodeRuntime> nodes;
+    std::vector<WorkloadPod> workload;
+    ClusterTotals totals;
+  };
+  std::vector<SeedInputs> inputs(static_cast<std::size_t>(request.seeds));
+  result.runs.resize(inputs.size());
   for (int s = 0; s < request.seeds; ++s) {
     const std::uint64_t seed = request.first_seed + static_cast<std::uint64_t>(s);
     std::mt19937_64 error_rng(seed * 1000003ULL + 7);
@@ -261,57 +275,107 @@ Result<SimulationResult> RunSimulation(const SimulationRequest& request) {
           totals.cpu_allocatable_cores * result.loads.back() / 100 - totals.cpu_requested_cores;
       workload = GenerateWorkload(spec);
     }
-    SeedRun run;
+    SeedRun& run = result.runs[static_cast<std::size_t>(s)];
     run.seed = seed;
     run.pods = static_cast<int>(workload.size());
     run.bound.assign(result.loads.size(), std::nullopt);
     double arrived = totals.cpu_requested_cores;
+    for (const WorkloadPod& p : workload)
+      arrived += static_cast<double>(p.cpu_request_millis) / 1000;
+    run.final_load_percent = 100 * arrived / totals.cpu_allocatable_cores;
+    run.scorers.resize(names.size());
+    inputs[static_cast<std::size_t>(s)] = {std::move(nodes), std::move(workload), totals};
+  }
+
+  // Progress: each run's share done (0..1), summed under one lock so the callback sees one
+  // caller at a time.
+  const std::size_t scorer_count = names.size();
+  const std::size_t run_count = inputs.size() * scorer_count;
+  std::mutex progress_mu;
+  std::vector<double> shares(run_count, 0.0);
+  double shares_sum = 0;
+  std::size_t runs_done = 0;
+
+  auto bound_of = [&](std::size_t s) {
+    const SeedInputs& in = inputs[s];
+    SeedRun& run = result.runs[s];
+    double arrived = in.totals.cpu_requested_cores;
     std::vector<double> arrived_pods;  // the CPU of each pod arrived so far
     auto bound_reached = [&] {
-      const double percent = 100 * arrived / totals.cpu_allocatable_cores;
+      const double percent = 100 * arrived / in.totals.cpu_allocatable_cores;
       for (std::size_t l = 0; l < result.loads.size(); ++l) {
         if (!run.bound[l] && percent + 1e-9 >= result.loads[l])
-          run.bound[l] = LowerBoundWatts(nodes, arrived_pods, request.idle_off);
+          run.bound[l] = LowerBoundWatts(in.nodes, arrived_pods, request.idle_off);
       }
     };
     bound_reached();
-    for (const WorkloadPod& p : workload) {
+    for (const WorkloadPod& p : in.workload) {
       arrived += static_cast<double>(p.cpu_request_millis) / 1000;
       arrived_pods.push_back(static_cast<double>(p.cpu_request_millis) / 1000);
       bound_reached();
     }
-    run.final_load_percent = 100 * arrived / totals.cpu_allocatable_cores;
-    for (std::size_t k = 0; k < names.size(); ++k) {
-      PlacementProgress progress;
-      if (request.progress) {
-        progress = [&, k](double load_percent, bool done) {
-          SimulationProgress p;
-          p.seed_index = s;
-          p.seeds = request.seeds;
-          p.scorer = names[k];
-          p.scorer_index = static_cast<int>(k);
-          p.scorers = static_cast<int>(names.size());
-          p.load_percent = load_percent;
-          p.scorer_done = done;
-          // This run's share: how far its load has come from the snapshot's to the final one.
-          const double span = run.final_load_percent - result.initial_load_percent;
-          double share = 1;
-          if (!done && span > 0) {
-            share = std::clamp((load_percent - result.initial_load_percent) / span, 0.0, 1.0);
-          }
-          const double runs = static_cast<double>(request.seeds) * p.scorers;
-          p.fraction_done = (static_cast<double>(s) * p.scorers + p.scorer_index + share) / runs;
-          if (done && s + 1 == request.seeds && p.scorer_index + 1 == p.scorers)
-            p.fraction_done = 1;
-          request.progress(p);
-        };
-      }
-      POWERCTL_TRY(placed, PlaceAll(names[k], nodes, workload, sorted, seed * 7919 + k, progress));
-      run.scorers.push_back(std::move(placed));
+  };
+  auto place = [&](std::size_t s, std::size_t k) -> Status {
+    const SeedInputs& in = inputs[s];
+    SeedRun& run = result.runs[s];
+    PlacementProgress progress;
+    if (request.progress) {
+      progress = [&, s, k](double load_percent, bool done) {
+        SimulationProgress p;
+        p.seed_index = static_cast<int>(s);
+        p.seeds = request.seeds;
+        p.scorer = names[k];
+        p.scorer_index = static_cast<int>(k);
+        p.scorers = static_cast<int>(scorer_count);
+        p.load_percent = load_percent;
+        p.scorer_done = done;
+        // This run's share: how far its load has come from the snapshot's to the final one.
+        const double span = run.final_load_percent - result.initial_load_percent;
+        double share = 1;
+        if (!done && span > 0) {
+          share = std::clamp((load_percent - result.initial_load_percent) / span, 0.0, 1.0);
+        }
+        p.run_fraction_done = share;
+        std::lock_guard lock(progress_mu);
+        double& mine = shares[s * scorer_count + k];
+        shares_sum += share - mine;
+        mine = share;
+        if (done) ++runs_done;
+        p.fraction_done = runs_done == run_count
+                              ? 1.0
+                              : std::min(shares_sum / static_cast<double>(run_count), 1.0);
+        request.progress(p);
+      };
     }
-    if (request.consolidate)
-      POWERCTL_CHECK_OK(ConsolidateSeed(run, nodes, workload, request.config));
-    result.runs.push_back(std::move(run));
+    POWERCTL_TRY(placed,
+                 PlaceAll(names[k], in.nodes, in.workload, sorted, run.seed * 7919 + k, progress));
+    run.scorers[k] = std::move(placed);
+    return OkStatus();
+  };
+
+  // Tasks: per seed, its bound, then its scorers' placements.
+  const std::size_t per_seed = scorer_count + 1;
+  std::vector<Status> statuses(inputs.size() * per_seed, OkStatus());
+  std::size_t threads = request.threads > 0 ? request.threads : std::thread::hardware_concurrency();
+  threads = std::clamp<std::size_t>(threads, 1, statuses.size());
+  WorkerPool pool(threads - 1);
+  pool.ForEach(statuses.size(), [&](std::size_t task) {
+    const std::size_t s = task / per_seed;
+    const std::size_t k = task % per_seed;
+    if (k == scorer_count) {
+      bound_of(s);
+    } else {
+      statuses[task] = place(s, k);
+    }
+  });
+  for (const Status& status : statuses) {
+    if (!status.ok()) return status.error();
+  }
+  if (request.consolidate) {
+    for (std::size_t s = 0; s < inputs.size(); ++s) {
+      POWERCTL_CHECK_OK(
+          ConsolidateSeed(result.runs[s], inputs[s].nodes, inputs[s].workload, request.config));
+    }
   }
   Summarise(result);
   if (request.consolidate) SummariseConsolidation(result);

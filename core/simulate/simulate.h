@@ -21,17 +21,18 @@
 
 namespace powerctl::simulate {
 
-// Where a running simulation is, for a progress display. Seeds run one after the other, and
-// within a seed the scorers one after the other.
+// Where a running simulation is, for a progress display. Seeds and scorers run in parallel;
+// each call is about one (seed, scorer) run, and fraction_done about all of them.
 struct SimulationProgress {
   int seed_index = 0;  // 0-based, of `seeds`
   int seeds = 0;
   std::string scorer;
   int scorer_index = 0;  // 0-based, of `scorers`
   int scorers = 0;
-  double load_percent = 0;   // the cluster CPU load this scorer's placement has reached
-  bool scorer_done = false;  // this scorer's run for this seed has ended
-  double fraction_done = 0;  // of the whole simulation, 0..1; 1 on the last call
+  double load_percent = 0;       // the cluster CPU load this scorer's placement has reached
+  bool scorer_done = false;      // this scorer's run for this seed has ended
+  double run_fraction_done = 0;  // of this (seed, scorer) run, 0..1
+  double fraction_done = 0;      // of the whole simulation, 0..1; 1 on the last call
 };
 using ProgressCallback = std::function<void(const SimulationProgress&)>;
 
@@ -55,8 +56,12 @@ struct SimulationRequest {
   // Diagnostic: powerctl's extender score unrounded (ScorerOptions), to measure what the 0..10
   // protocol's rounding costs.
   bool unrounded_extender_scores = false;
-  // Called on the simulating thread each time a scorer's placement passes a whole percent of
-  // load (at most once per pod) and once when the scorer's run ends. Optional.
+  // Threads the seeds' and scorers' runs share (each run is one thread's); 0: the machine's
+  // cores. The results are the same for any number.
+  std::size_t threads = 0;
+  // Called, one call at a time, from the thread running a placement each time a scorer's placement
+  // passes a whole percent of load (at most once per pod) and once when the scorer's run ends.
+  // Optional.
   ProgressCallback progress;
 };
 

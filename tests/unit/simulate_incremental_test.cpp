@@ -1,8 +1,9 @@
 // The simulation's incremental scoring against scoring every candidate afresh: on random
 // clusters (mixed sizes and curves, scarce pod slots, pods with and without CPU requests) the
 // powerctl scorer's totals are the same as SchedulingCore::Prioritize's for every candidate of
-// every pod, so every pod lands on the same node.
+// every pod, so every pod lands on the same node; and parallel runs give what serial runs give.
 #include "core/simulate/scorers.h"
+#include "core/simulate/simulate.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -102,6 +103,25 @@ TEST(SimulateIncrementalTest, PowerctlTotalsEqualPrioritizeWithOtherSettings) {
   tight.scoring.tie_tolerance = 0;
   tight.scheduler.resource_scoring = config::kResourceScoringPack;
   ExpectSameTotals(12, tight);
+}
+
+TEST(SimulateIncrementalTest, ParallelRunsEqualSerialRuns) {
+  SimulationRequest request;
+  request.snapshot = RandomCluster(21, 30);
+  request.pods = 300;
+  request.seeds = 2;
+  request.loads = {10, 30};
+  request.threads = 1;
+  auto serial = RunSimulation(request);
+  request.threads = 4;
+  auto parallel = RunSimulation(request);
+  ASSERT_TRUE(serial.ok() && parallel.ok());
+  EXPECT_EQ(SimulationDocument(*serial).dump(), SimulationDocument(*parallel).dump());
+  for (std::size_t s = 0; s < serial->runs.size(); ++s) {
+    for (std::size_t k = 0; k < serial->runs[s].scorers.size(); ++k) {
+      EXPECT_EQ(serial->runs[s].scorers[k].placement, parallel->runs[s].scorers[k].placement);
+    }
+  }
 }
 
 }  // namespace

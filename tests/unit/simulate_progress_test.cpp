@@ -37,6 +37,7 @@ TEST(SimulateProgressTest, EveryWholePercentAndEveryRunsEndIsReportedInOrder) {
   request.loads = {50};
   request.seeds = 3;
   request.scorers = {"powerctl", "default"};
+  request.threads = 1;  // runs one after the other, so their calls come in order
   std::vector<SimulationProgress> calls;
   request.progress = [&](const SimulationProgress& p) { calls.push_back(p); };
   auto result = RunSimulation(request);
