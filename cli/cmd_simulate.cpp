@@ -6,6 +6,7 @@
 #include "cli/exit_codes.h"
 #include "cli/kube_context.h"
 #include "cli/progress_line.h"
+#include "cli/simulate_progress.h"
 #include "cli/table.h"
 #include "core/common/build_info.h"
 #include "core/common/http_client.h"
@@ -168,14 +169,6 @@ bool WantsProgress(const Context& ctx, OutputFormat format) {
   return ctx.globals.verbosity < 2;
 }
 
-std::string ProgressText(const simulate::SimulationProgress& p, const ProgressLine& line) {
-  std::string text = fmt::format("seed {}/{}, {} ({}/{}), load {:.0f}%", p.seed_index + 1, p.seeds,
-                                 p.scorer, p.scorer_index + 1, p.scorers, p.load_percent);
-  if (std::string eta = EtaText(line.now() - line.started(), p.fraction_done); !eta.empty())
-    text += "  " + eta;
-  return text;
-}
-
 // Each node's measured power curve, fitted as `calibrate --dry-run=client` fits it from
 // telemetry.powerSource's history in Prometheus; nodes with too little history are left out.
 // Why there are none is a note: the snapshot is useful without them.
@@ -269,8 +262,10 @@ int RunSimulate(const Context& ctx, const SimulateFlags& flags) {
   std::optional<ProgressLine> progress;
   if (WantsProgress(ctx, *format)) {
     progress.emplace(*ctx.err);
-    request.progress = [&progress](const simulate::SimulationProgress& p) {
-      progress->Show(ProgressText(p, *progress));
+    request.progress = [&progress,
+                        bars = SimulationBars()](const simulate::SimulationProgress& p) mutable {
+      bars.Update(p);
+      progress->Show(bars.Text(progress->now() - progress->started()));
     };
   }
   auto result = simulate::RunSimulation(request);

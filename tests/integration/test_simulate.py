@@ -128,13 +128,14 @@ class SimulateProgressTest(TempDirTest):
     def test_progress_on_a_terminal_is_erased_at_the_end(self):
         code, terminal, stdout = run_on_a_terminal("simulate", "--seeds", "3")
         self.assertEqual(code, 0, terminal)
-        self.assertRegex(terminal, r"^\rseed 1/3, \w+ \(1/4\), load \d+%")
-        # Later lines are drawn at most every 100 ms, so which seeds show depends on speed.
+        # Runs go side by side: a bar for each run in progress, seeds named when there are several.
+        self.assertRegex(terminal, r"^\r0/12 runs done  \w+ s\d \[[#-]{10}\] \d+%")
+        # Later lines are drawn at most every 100 ms, so which runs show depends on speed.
         # The last thing on the terminal blanks the line: \r, spaces, \r.
         self.assertTrue(terminal.endswith("\r"), repr(terminal[-80:]))
         erased = terminal[:-1].rsplit("\r", 1)[1]
         self.assertTrue(erased and erased.strip() == "", repr(terminal[-80:]))
-        self.assertNotIn("seed 1/3", stdout)
+        self.assertNotIn("runs done", stdout)
         self.assertIn("Outcome (mean of seeds):", stdout)
 
     def test_no_progress_on_a_pipe_or_for_scripts(self):
@@ -149,12 +150,12 @@ class SimulateProgressTest(TempDirTest):
         # Log lines share the terminal at -v 2 and up: no progress line among them.
         code, terminal, _ = run_on_a_terminal("-v", "2", "simulate", "--seeds", "2")
         self.assertEqual(code, 0, terminal)
-        self.assertNotIn("seed 1/2", terminal)
+        self.assertNotIn("runs done", terminal)
 
     def test_progress_with_table_output_on_the_same_terminal(self):
         code, terminal, _ = run_on_a_terminal("simulate", "--seeds", "2", stdout_too=True)
         self.assertEqual(code, 0, terminal)
-        self.assertIn("seed 1/2", terminal)
+        self.assertIn("/8 runs done", terminal)
         # Erased before the tables are printed.
         before_tables = terminal[:terminal.index("Cluster: ")]
         self.assertTrue(before_tables.endswith("\r"), repr(before_tables[-80:]))
