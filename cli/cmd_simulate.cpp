@@ -322,7 +322,7 @@ void RegisterSimulate(CLI::App& app, CommandEnv& env) {
   auto* pods = cmd->add_option("--pods", flags->pods,
                                "Generate this many pods (default: up to the highest --load)")
                    ->type_name("N")
-                   ->check(CLI::Range(1, 100000));
+                   ->check(CLI::Range(1, static_cast<int>(simulate::kMaxWorkloadPods)));
   cmd->add_option("--workload", flags->workload, "Pods to place, in order (YAML)")
       ->type_name("FILE")
       ->excludes(pods);
