@@ -27,7 +27,7 @@ class DoctorTest(ClusterTest):
         checks = {c["id"]: c for c in doc["checks"]}
         self.assertEqual(list(checks), ["api-reachable", "permissions", "scheduler-ready", "scheduler-lease",
                                         "extender-ready", "model-ready", "node-labels", "telemetry",
-                                        "lb-agent", "extender-tls", "model-accuracy"])
+                                        "lb-agent", "extender-tls", "model-accuracy", "drained-nodes"])
         self.assertEqual(checks["api-reachable"]["status"], "PASS")
         self.assertIn("v1.20.2", checks["api-reachable"]["message"])
         self.assertEqual(checks["permissions"]["status"], "PASS")
@@ -35,6 +35,8 @@ class DoctorTest(ClusterTest):
         self.assertEqual(checks["extender-ready"]["status"], "PASS")
         self.assertEqual(checks["model-ready"]["status"], "SKIP")
         self.assertEqual(checks["lb-agent"]["status"], "SKIP")  # `apply all` leaves the agent out
+        self.assertEqual(checks["drained-nodes"]["status"], "PASS")
+        self.assertEqual(checks["drained-nodes"]["message"], "no node is drained")
         # The fake kubelet runs no real kube-scheduler in that Deployment: nobody holds its lease.
         self.assertEqual(checks["scheduler-lease"]["status"], "FAIL")
         self.assertTrue(checks["scheduler-lease"]["fix"])
