@@ -23,9 +23,7 @@ using ojson = nlohmann::ordered_json;
 
 struct PlanFlags {
   std::string cluster;
-  int max_nodes = consolidate::kMaxPlanNodes;
-  std::string selector;
-  std::vector<std::string> exclude;
+  NodeChoiceFlags nodes;
 };
 
 ojson PlanDocument(const consolidate::Plan& plan) {
@@ -81,14 +79,14 @@ int RunPlan(const Context& ctx, const PlanFlags& flags) {
   auto config = ctx.LoadConfig();
   if (!config.ok()) return Fail(ctx, config.error());
   for (const std::string& warning : config->warnings) ctx.Warn(warning);
-  auto selector = consolidate::ParseLabelSelector(flags.selector);
+  auto selector = consolidate::ParseLabelSelector(flags.nodes.selector);
   if (!selector.ok()) return Fail(ctx, selector.error());
 
   consolidate::PlanRequest request;
   request.headroom = config->consolidate.headroom;
-  request.max_nodes = flags.max_nodes;
+  request.max_nodes = flags.nodes.max_nodes;
   request.selector = std::move(*selector);
-  request.excluded = flags.exclude;
+  request.excluded = flags.nodes.exclude;
   Result<consolidate::Plan> plan = consolidate::Plan{};
   std::vector<std::string> names;
   if (!flags.cluster.empty()) {
@@ -107,7 +105,7 @@ int RunPlan(const Context& ctx, const PlanFlags& flags) {
     if (plan.ok())
       for (const auto& n : plan->nodes) names.push_back(n.node);
   }
-  for (const std::string& name : flags.exclude) {
+  for (const std::string& name : flags.nodes.exclude) {
     if (std::find(names.begin(), names.end(), name) == names.end())
       ctx.Warn("--exclude " + name + ": no such node");
   }
@@ -132,6 +130,21 @@ consolidate::StatePlanner LivePlanner(const config::PowerctlConfig& config) {
   };
 }
 
+void AddNodeChoiceFlags(CLI::App& cmd, NodeChoiceFlags& flags) {
+  cmd.add_option("--max-nodes", flags.max_nodes,
+                 "Drain at most this many nodes (default: no limit)")
+      ->type_name("N")
+      ->check(CLI::Range(1, consolidate::kMaxPlanNodes));
+  cmd.add_option("-l,--selector", flags.selector,
+                 "Only nodes matching this label selector may be emptied")
+      ->type_name("SELECTOR");
+  cmd.add_option("--exclude", flags.exclude,
+                 "Never empty this node (repeatable, or comma-separated)")
+      ->type_name("NODE")
+      ->delimiter(',')
+      ->expected(0, 1000);
+}
+
 void RegisterConsolidate(CLI::App& app, CommandEnv& env) {
   CLI::App* consolidate = app.add_subcommand(
       "consolidate", "Empty the nodes that cost most, so they can be switched off");
@@ -151,18 +164,7 @@ void RegisterConsolidate(CLI::App& app, CommandEnv& env) {
       "  powerctl consolidate plan -l node-role.kubernetes.io/worker --exclude gpu-1");
   cmd->add_option("--cluster", flags->cluster, "Plan on a cluster snapshot file instead")
       ->type_name("FILE");
-  cmd->add_option("--max-nodes", flags->max_nodes,
-                  "Drain at most this many nodes (default: no limit)")
-      ->type_name("N")
-      ->check(CLI::Range(1, consolidate::kMaxPlanNodes));
-  cmd->add_option("-l,--selector", flags->selector,
-                  "Only nodes matching this label selector may be emptied")
-      ->type_name("SELECTOR");
-  cmd->add_option("--exclude", flags->exclude,
-                  "Never empty this node (repeatable, or comma-separated)")
-      ->type_name("NODE")
-      ->delimiter(',')
-      ->expected(0, 1000);
+  AddNodeChoiceFlags(*cmd, flags->nodes);
   DeclareOutput(*cmd, env, OutputFormat::kTable,
                 {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml});
   cmd->callback([&env, flags] { env.exit_code = RunPlan(env.ctx, *flags); });

@@ -8,7 +8,18 @@
 #include "core/config/config.h"
 #include "core/consolidate/apply.h"
 
+#include <string>
+#include <vector>
+
 namespace powerctl::cli {
+
+// Which nodes plan and apply may empty: --max-nodes, -l/--selector, --exclude.
+struct NodeChoiceFlags {
+  int max_nodes = consolidate::kMaxPlanNodes;
+  std::string selector;
+  std::vector<std::string> exclude;
+};
+void AddNodeChoiceFlags(CLI::App& cmd, NodeChoiceFlags& flags);
 
 // `config` must outlive the planner.
 consolidate::StatePlanner LivePlanner(const config::PowerctlConfig& config);

@@ -24,9 +24,7 @@ namespace {
 using ojson = nlohmann::ordered_json;
 
 struct ApplyFlags {
-  int max_nodes = consolidate::kMaxPlanNodes;
-  std::string selector;
-  std::vector<std::string> exclude;
+  NodeChoiceFlags nodes;
   std::string timeout = "5m";
   std::string on_drained;
   std::string hook_timeout = "1m";
@@ -102,7 +100,7 @@ int RunApply(const Context& ctx, const ApplyFlags& flags) {
   auto config = ctx.LoadConfig();
   if (!config.ok()) return Fail(ctx, config.error());
   for (const std::string& warning : config->warnings) ctx.Warn(warning);
-  auto selector = consolidate::ParseLabelSelector(flags.selector);
+  auto selector = consolidate::ParseLabelSelector(flags.nodes.selector);
   if (!selector.ok()) return Fail(ctx, selector.error());
   auto timeout = ParseDuration(flags.timeout);
   if (!timeout.ok()) return Fail(ctx, WithContext(timeout.error(), "--timeout"));
@@ -111,8 +109,8 @@ int RunApply(const Context& ctx, const ApplyFlags& flags) {
 
   consolidate::ApplyRequest request;
   request.selector = std::move(*selector);
-  request.excluded = flags.exclude;
-  request.max_nodes = flags.max_nodes;
+  request.excluded = flags.nodes.exclude;
+  request.max_nodes = flags.nodes.max_nodes;
   request.headroom = config->consolidate.headroom;
   request.timeout = *timeout;
   request.on_drained.command = flags.on_drained;
@@ -212,18 +210,7 @@ void RegisterConsolidateApply(CLI::App& consolidate, CommandEnv& env) {
       "  powerctl consolidate apply --dry-run=client\n"
       "  powerctl consolidate apply --max-nodes 2 --on-drained 'ipmitool -H \"$1-bmc\" power off'\n"
       "  powerctl consolidate undo worker-7");
-  cmd->add_option("--max-nodes", flags->max_nodes,
-                  "Drain at most this many nodes (default: no limit)")
-      ->type_name("N")
-      ->check(CLI::Range(1, consolidate::kMaxPlanNodes));
-  cmd->add_option("-l,--selector", flags->selector,
-                  "Only nodes matching this label selector may be emptied")
-      ->type_name("SELECTOR");
-  cmd->add_option("--exclude", flags->exclude,
-                  "Never empty this node (repeatable, or comma-separated)")
-      ->type_name("NODE")
-      ->delimiter(',')
-      ->expected(0, 1000);
+  AddNodeChoiceFlags(*cmd, flags->nodes);
   cmd->add_option("--timeout", flags->timeout,
                   "How long one node's drain may take: evictions a PodDisruptionBudget refuses, "
                   "pods terminating, replacements starting (1s to 6h)")

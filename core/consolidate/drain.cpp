@@ -2,6 +2,7 @@
 
 #include "core/common/duration.h"
 #include "core/common/json_fields.h"
+#include "core/consolidate/pod_rules.h"
 #include "core/kube/client.h"
 
 #include <fmt/format.h>
@@ -55,14 +56,8 @@ bool IsRunningPod(const json& pod) {
 }
 
 std::string ControllerUid(const json& pod) {
-  const json* owners = FindField(pod, {"metadata", "ownerReferences"});
-  if (owners == nullptr || !owners->is_array()) return "";
-  for (const json& owner : *owners) {
-    const json* controller = FindField(owner, {"controller"});
-    if (controller != nullptr && controller->is_boolean() && controller->get<bool>())
-      return StringField(owner, {"uid"});
-  }
-  return "";
+  const json* controller = ControllerOf(pod);
+  return controller != nullptr ? StringField(*controller, {"uid"}) : "";
 }
 
 Result<std::vector<std::string>> DrainNode(kube::Client& client, const DrainRequest& request,

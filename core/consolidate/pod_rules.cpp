@@ -18,18 +18,6 @@ std::map<std::string, std::string> Labels(const json& pod) {
   return out;
 }
 
-// The kind of the pod's controller (the owner reference with controller: true), or "".
-std::string ControllerKind(const json& pod) {
-  const json* owners = FindField(pod, {"metadata", "ownerReferences"});
-  if (owners == nullptr || !owners->is_array()) return "";
-  for (const json& owner : *owners) {
-    const json* controller = FindField(owner, {"controller"});
-    if (controller != nullptr && controller->is_boolean() && controller->get<bool>())
-      return StringField(owner, {"kind"});
-  }
-  return "";
-}
-
 // The first volume whose data lives on the node and dies with it, or "".
 std::string LocalVolume(const json& pod) {
   const json* volumes = FindField(pod, {"spec", "volumes"});
@@ -46,6 +34,16 @@ std::string LocalVolume(const json& pod) {
 
 }  // namespace
 
+const json* ControllerOf(const json& pod) {
+  const json* owners = FindField(pod, {"metadata", "ownerReferences"});
+  if (owners == nullptr || !owners->is_array()) return nullptr;
+  for (const json& owner : *owners) {
+    const json* controller = FindField(owner, {"controller"});
+    if (controller != nullptr && controller->is_boolean() && controller->get<bool>()) return &owner;
+  }
+  return nullptr;
+}
+
 std::string PodName(const json& pod) {
   const std::string ns = StringField(pod, {"metadata", "namespace"});
   const std::string name = StringField(pod, {"metadata", "name"});
@@ -53,7 +51,8 @@ std::string PodName(const json& pod) {
 }
 
 PodVerdict ClassifyPod(const json& pod) {
-  const std::string kind = ControllerKind(pod);
+  const json* controller = ControllerOf(pod);
+  const std::string kind = controller != nullptr ? StringField(*controller, {"kind"}) : "";
   if (kind == "DaemonSet") return {PodRole::kStays, ""};
   if (FindField(pod, {"metadata", "annotations", kMirrorPodAnnotation}) != nullptr)
     return {PodRole::kStays, ""};

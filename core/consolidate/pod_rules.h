@@ -43,6 +43,9 @@ struct PodVerdict {
 // A v1 Pod object, read without throwing.
 PodVerdict ClassifyPod(const nlohmann::json& pod);
 
+// The pod's controller: the owner reference with controller: true, or null.
+const nlohmann::json* ControllerOf(const nlohmann::json& pod);
+
 // "namespace/name" (just the name without a namespace): how plans name pods.
 std::string PodName(const nlohmann::json& pod);
 
