@@ -1,5 +1,5 @@
-"""The power model checked against measured power: `doctor`'s model-accuracy check and
-`predict -o wide`, the powerctl binary against the real kube-apiserver and a real Prometheus
+"""The power model checked against measured power: the extender's model-error metrics,
+`doctor`'s model-accuracy check and `predict -o wide`, the powerctl binary against the real kube-apiserver and a real Prometheus
 holding a backfilled day of ipmi_exporter's DCMI gauge (ipmi_dcmi_power_consumption_watts)
 and node_exporter's CPU counters. Two nodes draw the same measured power; one is annotated
 with its true model, the other with a model that reads 30 % high."""
@@ -7,14 +7,17 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 import unittest
+import urllib.request
 import uuid
 
 import yaml
 
+import cluster as cl
 import prometheus_history as ph
-from e2e_support import ClusterTest, powerctl
+from e2e_support import BINARY, ClusterTest, powerctl
 
 IDLE, MAX, CURVE = 110.0, 380.0, 0.9
 LOAD = 0.5
@@ -108,6 +111,36 @@ telemetry:
         skipped = self.model_accuracy("--set", "telemetry.modelAccuracy=false")
         self.assertEqual(skipped["status"], "SKIP")
         self.assertIn("telemetry.modelAccuracy is off", skipped["message"])
+
+    def test_the_extender_exports_each_nodes_model_error(self):
+        port, ops_port = cl.free_ports(2)
+        log_path = os.path.join(self.tmp, "extender.log")
+        argv = [BINARY, "schedule-server", *self.args, "--insecure-http", f"--listen=127.0.0.1:{port}",
+                f"--ops-listen=127.0.0.1:{ops_port}", "--identity=accuracy"]
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.addCleanup(cl.terminate_pid, proc.pid, popen=proc, name="schedule-server")
+
+        def compared():
+            if proc.poll() is not None:
+                raise cl.FatalWaitError(f"schedule-server exited:\n{cl.tail(log_path)}")
+            with urllib.request.urlopen(f"http://127.0.0.1:{ops_port}/metrics", timeout=5) as r:
+                text = r.read().decode()
+            return text if re.search(r"^powerctl_model_nodes_compared 2(\.0)?$", text, re.M) else None
+        text = cl.wait_for(compared, 60, "the extender's first comparison", diagnose=lambda: cl.tail(log_path))
+
+        def sample(name, node=None):
+            labels = rf'\{{[^}}]*node="{re.escape(node)}"[^}}]*\}}' if node else r"(\{[^}]*\})?"
+            m = re.search(rf"^{name}{labels} (?P<value>\S+)$", text, re.M)
+            self.assertIsNotNone(m, f"{name} {node}:\n{text}")
+            return float(m.group("value"))
+        self.assertAlmostEqual(sample("powerctl_model_error_ratio", self.off.name), 0.3, delta=0.03)
+        self.assertAlmostEqual(sample("powerctl_model_error_ratio", self.good.name), 0.0, delta=0.03)
+        self.assertAlmostEqual(sample("powerctl_model_measured_watts", self.off.name), self.true_watts, delta=5)
+        self.assertAlmostEqual(sample("powerctl_model_predicted_watts", self.off.name), 1.3 * self.true_watts,
+                               delta=3)
+        self.assertAlmostEqual(sample("powerctl_model_mean_absolute_error_ratio"), 0.15, delta=0.02)
+        self.assertAlmostEqual(sample("powerctl_model_worst_error_ratio", self.off.name), 0.3, delta=0.03)
 
     def test_predict_shows_measured_beside_predicted(self):
         r = powerctl("predict", self.good.name, self.off.name, "--source", "local", "--cpu", "0", "-o", "wide",
