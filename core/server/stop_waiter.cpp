@@ -16,17 +16,22 @@ struct StopWaiter::Impl {
   net::io_context io{1};
   net::signal_set signals{io};
   std::string reason = "stop requested";
+  bool stopped = false;  // by a signal or the stop_token; handlers run in Wait/WaitFor
   std::function<void(const std::string&)> on_ignored;
   std::optional<std::stop_callback<std::function<void()>>> on_stop;
 
   void Arm() {
     signals.async_wait([this](const boost::system::error_code& ec, int signal) {
-      if (ec) return;  // cancelled: stop requested
+      if (ec) {  // cancelled: stop requested
+        stopped = true;
+        return;
+      }
       if (signal == SIGHUP) {
         if (on_ignored) on_ignored("SIGHUP");
         Arm();
         return;
       }
+      stopped = true;
       reason = signal == SIGTERM ? "SIGTERM" : "SIGINT";
     });
   }
@@ -53,7 +58,14 @@ StopWaiter::StopWaiter(bool handle_signals, const std::stop_token& stop,
 StopWaiter::~StopWaiter() = default;
 
 std::string StopWaiter::Wait() {
-  impl_->io.run();
+  if (!impl_->stopped) impl_->io.run();
+  return impl_->reason;
+}
+
+std::optional<std::string> StopWaiter::WaitFor(std::chrono::milliseconds timeout) {
+  // run_for returns when the time is up or, once the wait completed, for lack of work.
+  if (!impl_->stopped) impl_->io.run_for(timeout);
+  if (!impl_->stopped) return std::nullopt;
   return impl_->reason;
 }
 
