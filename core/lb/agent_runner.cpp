@@ -110,16 +110,7 @@ Status RunLbAgent(const AgentRunOptions& options, Balancer& balancer) {
     if (log) log->error("ops port: an exception escaped a server thread: {}", what);
   };
   POWERCTL_TRY(ops, server::HttpServer::Create(std::move(ops_options)));
-  ops->Route("GET", "/healthz",
-             [](const server::HttpRequest&) { return server::HttpResponse::Text(200, "ok\n"); });
-  ops->Route("GET", "/readyz", [&](const server::HttpRequest&) {
-    return server::ReadyResponse(Readiness(agent, watch));
-  });
-  ops->Route("GET", "/metrics", [&metrics](const server::HttpRequest&) {
-    server::HttpResponse r = server::HttpResponse::Text(200, metrics.Render());
-    r.content_type = server::MetricsRegistry::kContentType;
-    return r;
-  });
+  server::AddProbeRoutes(*ops, metrics, [&agent, &watch] { return Readiness(agent, watch); });
   ops->Route("GET", "/status", [&agent](const server::HttpRequest&) {
     // The status quotes nft's and the API server's words: never let their bytes fail it.
     return server::HttpResponse::Json(

@@ -1,5 +1,7 @@
 #include "core/server/ops.h"
 
+#include "core/server/metrics_registry.h"
+
 #include <nlohmann/json.hpp>
 
 namespace powerctl::server {
@@ -33,6 +35,19 @@ HttpResponse ReadyResponse(const ReadyState& state) {
   return HttpResponse::Json(
       state.ready ? 200 : 503,
       body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+void AddProbeRoutes(HttpServer& server, const MetricsRegistry& metrics,
+                    std::function<ReadyState()> ready) {
+  server.Route("GET", "/healthz",
+               [](const HttpRequest&) { return HttpResponse::Text(200, "ok\n"); });
+  server.Route("GET", "/readyz",
+               [ready = std::move(ready)](const HttpRequest&) { return ReadyResponse(ready()); });
+  server.Route("GET", "/metrics", [&metrics](const HttpRequest&) {
+    HttpResponse r = HttpResponse::Text(200, metrics.Render());
+    r.content_type = MetricsRegistry::kContentType;
+    return r;
+  });
 }
 
 }  // namespace powerctl::server

@@ -1,10 +1,11 @@
 #pragma once
-// What every powerctl server's plain ops port shares (schedule-server and lb-agent): where it
-// listens, and what /readyz reports.
+// What every powerctl server's plain ops port shares (schedule-server, lb-agent, consolidate
+// wake --watch): where it listens, what /readyz reports, and the probe and metrics routes.
 
 #include "core/common/result.h"
 #include "core/server/http_server.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,5 +31,13 @@ Result<ListenAddress> ParseListenAddress(const std::string& text);
 
 // 200 when ready else 503; JSON {"ready":bool,"degraded":[{"name":..,"reason":..}]}.
 HttpResponse ReadyResponse(const ReadyState& state);
+
+class MetricsRegistry;
+
+// Adds GET /healthz (200 "ok" while the process serves), /readyz (ReadyResponse of `ready()`)
+// and /metrics (`metrics` rendered) to `server`, on its I/O threads. `metrics` must outlive
+// the server.
+void AddProbeRoutes(HttpServer& server, const MetricsRegistry& metrics,
+                    std::function<ReadyState()> ready);
 
 }  // namespace powerctl::server
