@@ -1,6 +1,6 @@
-// powerctl consolidate wake [--on-wake CMD] [--watch]: which drained node would take the pods
-// Pending for lack of room, an Event on each, and with a hook the node switched on and brought
-// back.
+// powerctl consolidate wake [--on-wake CMD] [--watch [--ops-listen ADDR]]: which drained node
+// would take the pods Pending for lack of room, an Event on each, and with a hook the node
+// switched on and brought back; --watch repeats until SIGTERM/SIGINT (exit 0).
 #include "cli/app.h"
 #include "cli/cmd_consolidate.h"
 #include "cli/dry_run.h"
@@ -10,13 +10,14 @@
 #include "core/common/duration.h"
 #include "core/common/yaml.h"
 #include "core/consolidate/wake_run.h"
+#include "core/consolidate/wake_watch.h"
+#include "core/server/ops.h"
 
 #include <fmt/format.h>
 
 #include <unistd.h>
 
 #include <ostream>
-#include <thread>
 
 namespace powerctl::cli {
 namespace {
@@ -32,6 +33,7 @@ struct WakeFlags {
   int max_nodes = 1;
   bool watch = false;
   std::string interval = "30s";
+  std::string ops_listen;  // "" = no ops port
   std::string dry_run = "none";
 };
 
@@ -91,6 +93,19 @@ void PrintWake(std::ostream& out, const consolidate::WakeReport& report, bool ho
   }
 }
 
+void Print(const Context& ctx, OutputFormat format, const consolidate::WakeReport& report,
+           bool hook) {
+  for (const std::string& w : report.warnings) ctx.Warn(w);
+  if (format == OutputFormat::kJson) {
+    *ctx.out << WakeDocument(report).dump(2) << "\n";
+  } else if (format == OutputFormat::kYaml) {
+    *ctx.out << EmitYaml(WakeDocument(report));
+  } else {
+    PrintWake(*ctx.out, report, hook);
+  }
+  ctx.out->flush();
+}
+
 bool Failed(const consolidate::WakeReport& report) {
   for (const consolidate::NodeWakeOutcome& n : report.nodes)
     if ((n.hook.ran && !n.hook.ok) || !n.hook.detail.empty() || !n.error.empty()) return true;
@@ -118,24 +133,50 @@ int RunWake(const Context& ctx, const WakeFlags& flags) {
       !valid.ok()) {
     return Fail(ctx, valid.error());
   }
+  const bool hook = !request.on_wake.command.empty();
+  if (!flags.watch) {
+    if (!flags.ops_listen.empty()) {
+      return Fail(ctx, MakeError(ErrorCode::kInvalidInput, "--ops-listen needs --watch"));
+    }
+    auto client = ConnectToCluster(ctx);
+    if (!client.ok()) return Fail(ctx, client.error());
+    auto report = consolidate::WakeOnce(**client, request, std::chrono::system_clock::now());
+    if (!report.ok()) return Fail(ctx, report.error());
+    Print(ctx, *format, *report, hook);
+    return Failed(*report) ? kExitRuntime : kExitOk;
+  }
+
+  consolidate::WakeWatchOptions watch;
+  watch.request = request;
+  watch.interval = std::chrono::duration_cast<std::chrono::milliseconds>(*interval);
+  if (!flags.ops_listen.empty()) {
+    auto address = server::ParseListenAddress(flags.ops_listen);
+    if (!address.ok()) return Fail(ctx, WithContext(address.error(), "--ops-listen"));
+    server::HttpServerOptions ops;
+    ops.host = address->host;
+    ops.port = address->port;
+    ops.threads = 1;
+    watch.ops = ops;
+    // Said whatever the verbosity: with port 0 this is the only way to learn the port.
+    watch.on_listening = [&ctx](const std::string& url) {
+      *ctx.err << "consolidate wake: /healthz, /readyz and /metrics on " << url << "\n";
+      ctx.err->flush();
+    };
+  }
+  // A failed pass is said and retried at the next interval; the watch goes on.
+  watch.on_pass = [&ctx, &format, hook](const Result<consolidate::WakeReport>& report) {
+    if (report.ok()) {
+      Print(ctx, *format, *report, hook);
+    } else {
+      ctx.Warn("wake pass failed, retrying at the next interval: " + report.error().message);
+    }
+  };
   auto client = ConnectToCluster(ctx);
   if (!client.ok()) return Fail(ctx, client.error());
-  kube::Client& kube = **client;
-  for (;;) {
-    auto report = consolidate::WakeOnce(kube, request, std::chrono::system_clock::now());
-    if (!report.ok()) return Fail(ctx, report.error());
-    for (const std::string& w : report->warnings) ctx.Warn(w);
-    if (*format == OutputFormat::kJson) {
-      *ctx.out << WakeDocument(*report).dump(2) << "\n";
-    } else if (*format == OutputFormat::kYaml) {
-      *ctx.out << EmitYaml(WakeDocument(*report));
-    } else {
-      PrintWake(*ctx.out, *report, !request.on_wake.command.empty());
-    }
-    ctx.out->flush();
-    if (!flags.watch) return Failed(*report) ? kExitRuntime : kExitOk;
-    std::this_thread::sleep_for(*interval);
-  }
+  auto stopped = consolidate::RunWakeWatch(**client, watch);
+  if (!stopped.ok()) return Fail(ctx, stopped.error());
+  if (ctx.log) ctx.log->info("consolidate wake: {}: stopped", *stopped);
+  return kExitOk;
 }
 
 }  // namespace
@@ -151,12 +192,17 @@ void RegisterConsolidateWake(CLI::App& consolidate, CommandEnv& env) {
       "run first. Each pod gets an Event (reason DrainedNodeWouldFit) naming its node. With\n"
       "--on-wake the command runs per node ($1 and POWERCTL_NODE the node, then its addresses)\n"
       "and, when it succeeds, the node is uncordoned and its marks cleared (consolidate undo).\n"
+      "With --watch a pass runs every --interval until SIGTERM or SIGINT (exit 0); a failed\n"
+      "pass is reported and retried. --ops-listen serves /healthz, /readyz and /metrics\n"
+      "(Pending pods, drained nodes, the pods each drained node would take, wakes by result,\n"
+      "the time of the last pass; see docs/consolidate.md).\n"
       "Exit codes: 0 done (also nothing to wake); 1 a hook failed or a node was not brought\n"
       "back; 2 bad flags.\n"
       "Examples:\n"
       "  powerctl consolidate wake\n"
       "  powerctl consolidate wake --watch --on-wake 'ipmitool -H \"$1-bmc\" -U admin -E chassis "
-      "power on'");
+      "power on'\n"
+      "  powerctl consolidate wake --watch --ops-listen 0.0.0.0:9448");
   cmd->add_option("--on-wake", flags->on_wake, "Run this shell command to switch a node on")
       ->type_name("CMD");
   cmd->add_option("--hook-timeout", flags->hook_timeout,
@@ -169,6 +215,9 @@ void RegisterConsolidateWake(CLI::App& consolidate, CommandEnv& env) {
   cmd->add_flag("--watch", flags->watch, "Repeat every --interval until interrupted");
   cmd->add_option("--interval", flags->interval, "Time between passes with --watch (10s..1h)")
       ->type_name("DURATION");
+  cmd->add_option("--ops-listen", flags->ops_listen,
+                  "With --watch: serve /healthz, /readyz and /metrics on HOST:PORT (default: off)")
+      ->type_name("ADDR");
   AddDryRunFlag(*cmd, flags->dry_run, env, "consolidate wake");
   DeclareOutput(*cmd, env, OutputFormat::kTable,
                 {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml});

@@ -61,8 +61,12 @@ Result<WakeReport> WakeOnce(kube::Client& client, const WakeRequest& request,
 
   std::map<std::string, const json*> by_name, node_by_name;
   for (const json& pod : pods) by_name[PodName(pod)] = &pod;
-  for (const json& node : nodes) node_by_name[StringField(node, {"metadata", "name"})] = &node;
   WakeReport report;
+  for (const json& node : nodes) {
+    node_by_name[StringField(node, {"metadata", "name"})] = &node;
+    const std::optional<NodeMark> mark = ReadNodeMark(node);
+    if (mark && mark->state == kPowerStateDrained) ++report.drained_nodes;
+  }
   report.no_room = plan.no_room;
   const bool waking = !request.on_wake.command.empty();
   for (NodeWake& wake : plan.wakes) {

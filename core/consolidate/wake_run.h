@@ -41,7 +41,8 @@ struct NodeWakeOutcome {
 struct WakeReport {
   std::vector<NodeWakeOutcome> nodes;
   std::vector<std::string> no_room;
-  int events = 0;  // Events recorded on Pending pods
+  int drained_nodes = 0;  // nodes marked drained when the pass listed them
+  int events = 0;         // Events recorded on Pending pods
   std::vector<std::string> warnings;
 };
 

@@ -179,11 +179,13 @@ TEST_F(WakeOnceTest, RecordsAnEventRunsTheHookAndBringsTheNodeBack) {
             server_.Object("/api/v1/namespaces/shop/pods/web-3")["metadata"]["uid"]);
   EXPECT_THAT(events[0]["message"].get<std::string>(), ::testing::HasSubstr("node off"));
   EXPECT_EQ(report->events, 1);
+  EXPECT_EQ(report->drained_nodes, 1);
 
   // The node is back: the next pass has nothing to wake.
   report = WakeOnce(*client_, request, std::chrono::system_clock::now());
   ASSERT_TRUE(report.ok());
   EXPECT_TRUE(report->nodes.empty());
+  EXPECT_EQ(report->drained_nodes, 0);
 }
 
 TEST_F(WakeOnceTest, AFailedHookLeavesTheNodeDrainedAndTheEventIsNotRepeated) {
