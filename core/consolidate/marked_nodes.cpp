@@ -45,8 +45,12 @@ bool Terminal(const json& pod) {
 
 }  // namespace
 
+double StillOnWatts(double expected_watts_saved) {
+  return std::max(kStillOnFloorWatts, kStillOnShareOfSaving * expected_watts_saved);
+}
+
 MarkedNode JudgeMarkedNode(const json& node, const std::vector<json>& pods,
-                           system_clock::time_point now) {
+                           system_clock::time_point now, std::optional<double> measured_watts) {
   MarkedNode out;
   out.name = StringField(node, {"metadata", "name"});
   out.mark = ReadNodeMark(node).value_or(NodeMark{});
@@ -54,6 +58,7 @@ MarkedNode JudgeMarkedNode(const json& node, const std::vector<json>& pods,
   out.cordoned =
       unschedulable != nullptr && unschedulable->is_boolean() && unschedulable->get<bool>();
   out.kubelet_ready = KubeletReady(node, now);
+  out.measured_watts = measured_watts;
   for (const json& pod : pods) {
     if (Terminal(pod) || ClassifyPod(pod).role == PodRole::kStays) continue;
     out.movable.push_back(PodName(pod));
@@ -83,7 +88,16 @@ MarkedNode JudgeMarkedNode(const json& node, const std::vector<json>& pods,
                   out.movable.begin() + std::min<std::size_t>(3, out.movable.size()), ", "),
         out.movable.size() > 3 ? ", ..." : ""));
   }
-  if (out.kubelet_ready && (!dated || age > kStillOnGrace)) {
+  const bool past_grace = !dated || age > kStillOnGrace;
+  // Measured power says it most directly; the kubelet's heartbeat where there is none.
+  if (past_grace && measured_watts &&
+      *measured_watts > StillOnWatts(out.mark.expected_watts_saved)) {
+    const std::string when = dated ? fmt::format(" {} after it was drained", Age(age)) : "";
+    out.drift.push_back(fmt::format(
+        "still draws {:.0f} W{} (measured; more than {:.0f} W means on): the watts the plan "
+        "expected are not saved",
+        *measured_watts, when, StillOnWatts(out.mark.expected_watts_saved)));
+  } else if (out.kubelet_ready && past_grace) {
     out.drift.push_back(
         dated ? fmt::format("still on {} after it was drained (its kubelet is Ready): the watts "
                             "the plan expected are not saved",
@@ -94,7 +108,8 @@ MarkedNode JudgeMarkedNode(const json& node, const std::vector<json>& pods,
 }
 
 Result<std::vector<MarkedNode>> InspectMarkedNodes(kube::Client& client,
-                                                   system_clock::time_point now) {
+                                                   system_clock::time_point now,
+                                                   const MeasureNodePower& measure) {
   kube::ListOptions marked;
   marked.label_selector = kPowerStateLabel;
   POWERCTL_TRY(nodes, client.List("/api/v1/nodes", marked));
@@ -112,10 +127,22 @@ Result<std::vector<MarkedNode>> InspectMarkedNodes(kube::Client& client,
     for (json& pod : pods)
       pods_by_node[StringField(pod, {"spec", "nodeName"})].push_back(std::move(pod));
   }
+  std::map<std::string, double> watts;
+  if (measure) {
+    std::vector<json> drained;
+    for (const json& node : nodes) {
+      const std::optional<NodeMark> mark = ReadNodeMark(node);
+      if (mark && mark->state == kPowerStateDrained) drained.push_back(node);
+    }
+    if (!drained.empty()) watts = measure(drained);
+  }
   std::vector<MarkedNode> out;
   for (const json& node : nodes) {
     const std::string name = StringField(node, {"metadata", "name"});
-    out.push_back(JudgeMarkedNode(node, pods_by_node[name], now));
+    auto measured = watts.find(name);
+    out.push_back(JudgeMarkedNode(
+        node, pods_by_node[name], now,
+        measured == watts.end() ? std::nullopt : std::optional<double>(measured->second)));
   }
   std::sort(out.begin(), out.end(),
             [](const MarkedNode& a, const MarkedNode& b) { return a.name < b.name; });

@@ -466,7 +466,7 @@ DoctorReport RunDoctor(const DoctorInput& in) {
   report.checks.push_back(CheckLbAgent(client, config));
   report.checks.push_back(CheckExtenderTls(client, config));
   report.checks.push_back(CheckModelAccuracy(client, in.http, config));
-  report.checks.push_back(CheckDrainedNodes(client, in.now));
+  report.checks.push_back(CheckDrainedNodes(client, in.now, config, in.http));
   return report;
 }
 

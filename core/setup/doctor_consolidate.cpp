@@ -1,16 +1,65 @@
 #include "core/setup/doctor_consolidate.h"
 
+#include "core/common/duration.h"
 #include "core/consolidate/marked_nodes.h"
 #include "core/consolidate/node_marks.h"
+#include "core/telemetry/node_mapping.h"
+#include "core/telemetry/power_sources.h"
+#include "core/telemetry/prometheus_client.h"
 
 #include <fmt/format.h>
 
-namespace powerctl::setup {
+#include <memory>
 
-CheckResult CheckDrainedNodes(kube::Client& client, std::chrono::system_clock::time_point now) {
+namespace powerctl::setup {
+namespace {
+
+using json = nlohmann::json;
+
+// The nodes' measured watts, one instant query for all, as the model-accuracy check reads
+// them; nodes without a reading (switched off: nothing left to scrape) are left out.
+Result<std::map<std::string, double>> MeasuredWatts(HttpClient& http,
+                                                    const config::PowerctlConfig& config,
+                                                    const std::vector<json>& nodes) {
+  POWERCTL_TRY(spec, telemetry::PowerQuerySpecFromSettings(config.telemetry));
+  auto window = ParseDuration(config.telemetry.power_rate_window);
+  if (!window.ok()) return WithContext(window.error(), "telemetry.powerRateWindow");
+  telemetry::PrometheusClient prometheus(
+      http, telemetry::PrometheusOptions{config.telemetry.prometheus_url, std::chrono::seconds(5),
+                                         nullptr});
+  std::vector<telemetry::NodeInfo> infos;
+  for (const json& node : nodes) infos.push_back(telemetry::NodeInfoFromJson(node));
+  POWERCTL_TRY(measured, telemetry::FetchMeasuredPower(
+                             prometheus, infos, spec,
+                             std::chrono::duration_cast<std::chrono::seconds>(*window)));
+  std::map<std::string, double> watts;
+  for (const auto& [name, power] : measured)
+    if (power.watts) watts[name] = *power.watts;
+  return watts;
+}
+
+}  // namespace
+
+CheckResult CheckDrainedNodes(kube::Client& client, std::chrono::system_clock::time_point now,
+                              const config::PowerctlConfig& config, HttpClient* http) {
   CheckResult r{kDrainedNodesCheckId, "Nodes drained by consolidate are still empty and off",
                 CheckStatus::kPass, "", ""};
-  auto nodes = consolidate::InspectMarkedNodes(client, now);
+  consolidate::MeasureNodePower measure;
+  std::unique_ptr<HttpClient> owned;
+  std::string unmeasured;  // why measured power could not be read
+  if (config.telemetry.model_accuracy) {
+    if (http == nullptr) {
+      owned = MakeCurlHttpClient();
+      http = owned.get();
+    }
+    measure = [&](const std::vector<json>& drained) -> std::map<std::string, double> {
+      auto watts = MeasuredWatts(*http, config, drained);
+      if (watts.ok()) return std::move(watts).value();
+      unmeasured = watts.error().message;
+      return {};
+    };
+  }
+  auto nodes = consolidate::InspectMarkedNodes(client, now, measure);
   if (!nodes.ok()) {
     r.status = CheckStatus::kWarn;
     r.message = "cannot read the drained nodes: " + nodes.error().message;
@@ -38,6 +87,10 @@ CheckResult CheckDrainedNodes(kube::Client& client, std::chrono::system_clock::t
   }
   r.message = fmt::format("{} drained (about {:.0f} W saved once switched off)", drained, saved);
   if (draining > 0) r.message += fmt::format(", {} draining", draining);
+  if (!unmeasured.empty()) {
+    r.message +=
+        fmt::format(" (measured power not read, the kubelet's heartbeat judges: {})", unmeasured);
+  }
   if (drifted.empty()) return r;
   r.status = CheckStatus::kWarn;
   r.message += fmt::format("; {} drifted: {}", drifted.size(), fmt::join(drifted, " | "));

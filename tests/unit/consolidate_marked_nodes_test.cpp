@@ -85,5 +85,28 @@ TEST(ConsolidateMarkedNodes, ADrainLeftUnfinishedIsDriftAfterHalfAnHour) {
   EXPECT_THAT(n.drift[0], HasSubstr("draining for 60 min: an apply was interrupted"));
 }
 
+TEST(ConsolidateMarkedNodes, MeasuredPowerAboveTheStandbyBoundIsStillOnAfterTheGrace) {
+  EXPECT_EQ(StillOnWatts(100), 20);  // a small node: the floor
+  EXPECT_EQ(StillOnWatts(600), 60);  // a large one: a tenth of its saving
+  const json drained = Marked(kPowerStateDrained, "2026-11-27T10:00:00Z");  // no heartbeat
+  MarkedNode on = JudgeMarkedNode(drained, {}, kNow, 180.0);
+  EXPECT_EQ(on.measured_watts, 180.0);
+  ASSERT_EQ(on.drift.size(), 1u);
+  EXPECT_EQ(on.drift[0],
+            "still draws 180 W 2 h after it was drained (measured; more than 25 W means on): the "
+            "watts the plan expected are not saved");
+  // Standby draw (BMC, power supplies) is off.
+  EXPECT_TRUE(JudgeMarkedNode(drained, {}, kNow, 12.0).drift.empty());
+  // Within the grace its hook may still be switching it off.
+  EXPECT_TRUE(JudgeMarkedNode(Marked(kPowerStateDrained, "2026-11-27T11:50:00Z"), {}, kNow, 180.0)
+                  .drift.empty());
+  // Measured and Ready both: said once, with the watts.
+  MarkedNode both = JudgeMarkedNode(
+      Marked(kPowerStateDrained, "2026-11-27T10:00:00Z", true, "2026-11-27T11:59:00Z"), {}, kNow,
+      180.0);
+  ASSERT_EQ(both.drift.size(), 1u);
+  EXPECT_THAT(both.drift[0], HasSubstr("still draws 180 W"));
+}
+
 }  // namespace
 }  // namespace powerctl::consolidate
