@@ -16,6 +16,7 @@ The fake kubelet makes pods Running and finalizes deleted pods; a finalizer on o
 its eviction open so the run can be killed while that node is draining."""
 import json
 import os
+import re
 import signal
 import subprocess
 import unittest
@@ -256,6 +257,31 @@ telemetry:
                                         *kc, check=False).stdout)
         drained_cause = next(c for c in explained["causes"] if c["id"] == "drained-node-would-fit")
         self.assertEqual(drained_cause["nodes"], [n["old-1"]], explained["causes"])
+        # A watcher (dry run: no Events, no hook) publishes the same finding on /metrics and
+        # ends on SIGTERM with exit 0.
+        watcher, watcher_log = self.start("consolidate wake --watch", [
+            BINARY, "consolidate", "wake", "--watch", "--dry-run=client", "--ops-listen", "127.0.0.1:0",
+            *as_consolidate], "wake-watch.log")
+
+        def watcher_metrics():
+            if watcher.poll() is not None:
+                raise cl.FatalWaitError(f"wake --watch exited {watcher.returncode}:\n{cl.tail(watcher_log)}")
+            with open(watcher_log) as f:
+                m = re.search(r"/metrics on (http://\S+)", f.read())
+            if not m:
+                return None
+            with urllib.request.urlopen(m.group(1) + "/metrics", timeout=5) as resp:
+                text = resp.read().decode()
+            return text if "powerctl_consolidate_last_pass_timestamp_seconds" in text else None
+        metrics = cl.wait_for(watcher_metrics, 60, "wake --watch's /metrics after a pass",
+                              diagnose=lambda: cl.tail(watcher_log))
+        self.assertIn(f'powerctl_consolidate_wake_candidate_pods{{node="{n["old-1"]}"}} 1\n', metrics)
+        self.assertIn("\npowerctl_consolidate_drained_nodes 3\n", metrics)
+        pending_pods = re.search(r"\npowerctl_consolidate_pending_pods (\S+)\n", metrics)
+        self.assertGreaterEqual(float(pending_pods.group(1)), 1, metrics)
+        os.kill(watcher.pid, signal.SIGTERM)
+        self.assertEqual(watcher.wait(10), 0, cl.tail(watcher_log))
+
         woke = os.path.join(self.tmp, "woken")
         r = powerctl("consolidate", "wake", "-o", "json", "--on-wake", f'echo "$POWERCTL_EVENT $1" >> {woke}',
                      *as_consolidate)
