@@ -271,6 +271,13 @@ int RunSimulate(const Context& ctx, const SimulateFlags& flags) {
   auto result = simulate::RunSimulation(request);
   progress.reset();  // erases the line before anything else is printed
   if (!result.ok()) return Fail(ctx, result.error());
+  if (const simulate::UnreachedLoads unreached = simulate::LoadsNotReached(*result);
+      !unreached.loads.empty()) {
+    ctx.Warn(fmt::format(
+        "the workload reaches only {:.1f}% of the cluster's CPU: no figures at --load {}% (more "
+        "--pods, or lower loads)",
+        unreached.reached_percent, fmt::join(unreached.loads, ",")));
+  }
 
   if (!flags.report.empty()) {
     simulate::ReportProvenance provenance;

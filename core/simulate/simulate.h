@@ -135,6 +135,14 @@ struct SimulationResult {
 // below what the snapshot already has).
 Result<SimulationResult> RunSimulation(const SimulationRequest& request);
 
+// The requested loads no placement reached (their watts are all null), and the lowest final
+// load of the seeds' workloads: a workload too small for the cluster is worth a warning.
+struct UnreachedLoads {
+  std::vector<double> loads;
+  double reached_percent = 0;
+};
+UnreachedLoads LoadsNotReached(const SimulationResult& result);
+
 // The result as JSON for -o json|yaml: summary, per-seed totals and per-node watts.
 nlohmann::ordered_json SimulationDocument(const SimulationResult& result);
 

@@ -1,6 +1,7 @@
 // SimulationDocument: the result of a simulation for -o json|yaml.
 #include "core/simulate/simulate.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace powerctl::simulate {
@@ -95,6 +96,23 @@ ojson SimulationDocument(const SimulationResult& result) {
   }
   doc["runs"] = std::move(runs);
   return doc;
+}
+
+UnreachedLoads LoadsNotReached(const SimulationResult& result) {
+  UnreachedLoads out;
+  if (result.runs.empty()) return out;
+  out.reached_percent = result.runs.front().final_load_percent;
+  for (const SeedRun& run : result.runs)
+    out.reached_percent = std::min(out.reached_percent, run.final_load_percent);
+  for (std::size_t i = 0; i < result.loads.size(); ++i) {
+    bool reached = false;
+    for (const SeedRun& run : result.runs) {
+      for (const ScorerRun& scorer : run.scorers)
+        reached = reached || (i < scorer.at_loads.size() && scorer.at_loads[i].watts.has_value());
+    }
+    if (!reached) out.loads.push_back(result.loads[i]);
+  }
+  return out;
 }
 
 }  // namespace powerctl::simulate

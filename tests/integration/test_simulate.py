@@ -66,6 +66,17 @@ class SimulateTest(TempDirTest):
         self.assertEqual([l["loadPercent"] for l in loads], [30, 60])
         self.assertLess(loads[0]["meanWatts"], loads[1]["meanWatts"])
 
+    def test_a_workload_too_small_for_the_loads_is_warned_about(self):
+        r = run("simulate", "--seeds", "1", "--pods", "10", "--load", "30,60", "-o", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        loads = {s["scorer"]: s for s in json.loads(r.stdout)["summary"]}["default"]["loads"]
+        self.assertEqual([l["meanWatts"] for l in loads], [None, None])
+        self.assertRegex(r.stderr, r"the workload reaches only \d+\.\d% of the cluster's CPU: no figures "
+                                   r"at --load 30,60% \(more --pods, or lower loads\)")
+        # A workload that reaches every load says nothing.
+        r = run("simulate", "--seeds", "1", "--load", "30", "-o", "json")
+        self.assertNotIn("reaches only", r.stderr)
+
     def test_a_cluster_and_workload_file(self):
         cluster = self.write("c.yaml", SMALL)
         workload = self.write("w.yaml", "pods:\n- {name: web, cpu: 1, memory: 1Gi, count: 8}\n")
