@@ -76,6 +76,7 @@ Result<double> CheapestFillSlope(const ModelInputs& inputs, double to, const Bui
 class BuiltinPredictor : public Predictor {
  public:
   std::vector<Prediction> Predict(PredictionRows rows, std::chrono::milliseconds deadline) override;
+  bool RepeatsAnswers(const ModelEndpoint& /*endpoint*/) const override { return true; }
 
  private:
   std::once_flag pool_started_;

@@ -94,6 +94,10 @@ class Predictor {
   // One result per row, in the order given. Never throws; a failing server fails only its rows.
   virtual std::vector<Prediction> Predict(PredictionRows rows,
                                           std::chrono::milliseconds deadline) = 0;
+  // Whether every row for `endpoint` gets the same answer whenever the row is the same (the
+  // built-in model: arithmetic on the row alone), so a caller may keep an answer and reuse it.
+  // Model servers: no (they fail, time out and are redeployed).
+  virtual bool RepeatsAnswers(const ModelEndpoint& /*endpoint*/) const { return false; }
 };
 
 }  // namespace powerctl::predict

@@ -36,6 +36,12 @@ RoutingPredictor::RoutingPredictor(std::map<std::string, std::shared_ptr<Predict
       max_parallel_endpoints_(std::max(1, max_parallel_endpoints)),
       breaker_(breaker) {}
 
+bool RoutingPredictor::RepeatsAnswers(const ModelEndpoint& endpoint) const {
+  auto backend = backends_.find(endpoint.backend);
+  return backend != backends_.end() && backend->second != nullptr &&
+         backend->second->RepeatsAnswers(endpoint);
+}
+
 std::vector<Prediction> RoutingPredictor::Predict(PredictionRows rows,
                                                   std::chrono::milliseconds deadline) {
   using Clock = std::chrono::steady_clock;

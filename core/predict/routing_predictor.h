@@ -26,6 +26,8 @@ class RoutingPredictor : public Predictor {
   // Results come back in the order of `rows`. A row whose backend is not registered, or
   // whose backend misbehaves (throws, returns the wrong count), gets a reason.
   std::vector<Prediction> Predict(PredictionRows rows, std::chrono::milliseconds deadline) override;
+  // As the endpoint's backend says.
+  bool RepeatsAnswers(const ModelEndpoint& endpoint) const override;
 
   // Model servers whose last call failed (e.g. "tfserving-rest 10.0.0.5:8501 power"), and why.
   std::vector<EndpointBreaker::Failure> FailingEndpoints() const { return breaker_.Failing(); }

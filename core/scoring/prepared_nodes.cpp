@@ -63,6 +63,27 @@ PreparedPtr PreparedNodeCache::Batch::Get(const NodeSource& node) {
   return entry.prepared;
 }
 
+std::optional<predict::PowerEstimate> PreparedNodeCache::Batch::Remembered(
+    std::size_t slot, const predict::PreparedNode* prepared, const EstimateKey& key) const {
+  if (!cached_ || slot >= cache_.entries_.size()) return std::nullopt;
+  std::lock_guard lock(cache_.stripes_[slot / kSlotsPerStripe]);
+  const Entry& entry = cache_.entries_[slot];
+  if (entry.prepared.get() != prepared || entry.estimate_key != key) return std::nullopt;
+  return entry.estimate;
+}
+
+void PreparedNodeCache::Remember(const cluster::NodeIndexPtr& index, std::size_t slot,
+                                 const predict::PreparedNode* prepared, const EstimateKey& key,
+                                 const predict::PowerEstimate& estimate) {
+  std::shared_lock lock(mu_);
+  if (index == nullptr || index_ != index || slot >= entries_.size()) return;
+  std::lock_guard stripe(stripes_[slot / kSlotsPerStripe]);
+  Entry& entry = entries_[slot];
+  if (entry.prepared.get() != prepared) return;
+  entry.estimate_key = key;
+  entry.estimate = estimate;
+}
+
 PreparedNodeCache::Batch PreparedNodeCache::Begin(cluster::NodeIndexPtr index,
                                                   const telemetry::TelemetryView* view,
                                                   const config::PowerctlConfig& config) {

@@ -40,6 +40,17 @@ struct NodeSource {
 
 using PreparedPtr = std::shared_ptr<const predict::PreparedNode>;
 
+// What a node's power estimate depends on besides its prepared inputs: EstimatePower's other
+// arguments for that node. With a predictor that repeats its answers, the same prepared inputs
+// and an equal key give the same estimate.
+struct EstimateKey {
+  double unseen_cpu = 0;     // cores of the node's pods the usage metrics cannot show yet
+  double pod_cpu = 0;        // the pod's cores
+  double reachable_cpu = 0;  // fill only: how far the node can still be filled
+  bool fill = false;
+  bool operator==(const EstimateKey&) const = default;
+};
+
 class PreparedNodeCache {
  public:
   // The prepared inputs of one request's nodes. Get() may be called from several threads;
@@ -51,6 +62,12 @@ class PreparedNodeCache {
     Batch& operator=(const Batch&) = delete;
 
     PreparedPtr Get(const NodeSource& node);
+    // The estimate remembered for the node at `slot` with these prepared inputs and key, if
+    // any: pods of one Deployment ask for the same thing over and over, and the fill cost is
+    // most of what scoring a node costs. A node prepared again forgets its estimate.
+    std::optional<predict::PowerEstimate> Remembered(std::size_t slot,
+                                                     const predict::PreparedNode* prepared,
+                                                     const EstimateKey& key) const;
     std::size_t misses() const { return misses_; }  // nodes prepared (not reused) so far
 
    private:
@@ -76,6 +93,13 @@ class PreparedNodeCache {
   Batch Begin(cluster::NodeIndexPtr index, const telemetry::TelemetryView* view,
               const config::PowerctlConfig& config);
 
+  // Keeps `estimate` for the node at `slot` of `index` while it has the prepared inputs
+  // `prepared` (else, or when the entries have moved to another index, keeps nothing). Called
+  // after the batch that prepared it ended: a model call must not hold the cache's lock.
+  void Remember(const cluster::NodeIndexPtr& index, std::size_t slot,
+                const predict::PreparedNode* prepared, const EstimateKey& key,
+                const predict::PowerEstimate& estimate);
+
   std::size_t size() const;  // nodes with prepared inputs held
   // Nodes prepared since construction (cache misses), for tests and metrics.
   std::size_t prepared_count() const;
@@ -86,6 +110,9 @@ class PreparedNodeCache {
     std::uint64_t generation = 0;
     telemetry::SteadyTime stale_at{};
     PreparedPtr prepared;
+    // The last estimate made from `prepared`, and for what.
+    std::optional<EstimateKey> estimate_key;
+    predict::PowerEstimate estimate;
   };
   // Slots share a lock in stripes: cheap to hold, and the threads of one batch (or of
   // concurrent requests) rarely meet on one.

@@ -213,6 +213,21 @@ Decision SchedulingCore::Prioritize(const json& pod, std::vector<std::string> no
   std::vector<const predict::PreparedNode*> inputs(nodes.size());
   const auto wall_now = deps_.wall_now();
   std::size_t prepared_now = 0;
+  const bool fill = config.scoring.objective == config::kObjectiveFill;
+  std::vector<const cluster::NodeState*> cached;
+  std::vector<double> reachable;
+  // Nodes whose estimate is remembered from an earlier call (pods of a Deployment are alike),
+  // and the others, which the model is asked about.
+  std::vector<predict::PowerEstimate> power(nodes.size());
+  std::vector<std::size_t> ask;
+  std::vector<EstimateKey> keys(nodes.size());
+  const bool builtin_repeats =
+      deps_.predictor != nullptr && deps_.predictor->RepeatsAnswers(predict::BuiltinEndpoint());
+  auto remembers = [&](std::size_t i) {
+    const predict::PreparedNode& p = *prepared[i];
+    return builtin_repeats && candidates[i].cached != nullptr &&
+           (p.model == nullptr || p.model->backend == "builtin");
+  };
   {
     PreparedNodeCache::Batch batch = prepared_->Begin(
         snapshot != nullptr ? snapshot->index : nullptr, view ? &*view : nullptr, config);
@@ -229,23 +244,52 @@ Decision SchedulingCore::Prioritize(const json& pod, std::vector<std::string> no
       }
     });
     prepared_now = batch.misses();
+    if (deps_.predictor != nullptr) {
+      if (fill) {
+        cached.reserve(candidates.size());
+        for (const Candidate& c : candidates) cached.push_back(c.cached);
+        reachable = ReachableCpu(cached, pod_cpu);
+      }
+      ask.reserve(nodes.size());
+      for (std::size_t i = 0; i < nodes.size(); ++i) {
+        keys[i] = EstimateKey{unseen_cpu[i], pod_cpu, fill ? reachable[i] : 0.0, fill};
+        std::optional<predict::PowerEstimate> kept;
+        if (remembers(i)) kept = batch.Remembered(candidates[i].source.slot, inputs[i], keys[i]);
+        if (kept) {
+          power[i] = std::move(*kept);
+        } else {
+          ask.push_back(i);
+        }
+      }
+    }
   }
 
-  std::vector<predict::PowerEstimate> power;
   if (deps_.predictor != nullptr) {
-    const bool fill = config.scoring.objective == config::kObjectiveFill;
-    std::vector<const cluster::NodeState*> cached;
-    std::vector<double> reachable;
-    if (fill) {
-      cached.reserve(candidates.size());
-      for (const Candidate& c : candidates) cached.push_back(c.cached);
-      reachable = ReachableCpu(cached, pod_cpu);
+    if (!ask.empty()) {
+      std::vector<const predict::PreparedNode*> ask_inputs;
+      std::vector<double> ask_unseen, ask_reachable;
+      ask_inputs.reserve(ask.size());
+      ask_unseen.reserve(ask.size());
+      for (std::size_t i : ask) {
+        ask_inputs.push_back(inputs[i]);
+        ask_unseen.push_back(unseen_cpu[i]);
+        if (fill) ask_reachable.push_back(reachable[i]);
+      }
+      std::vector<predict::PowerEstimate> asked =
+          predict::EstimatePower(ask_inputs, ask_unseen, pod_cpu, *deps_.predictor, deps_.deadline,
+                                 pool_.get(), fill, ask_reachable);
+      const cluster::NodeIndexPtr index = snapshot != nullptr ? snapshot->index : nullptr;
+      for (std::size_t k = 0; k < ask.size(); ++k) {
+        const std::size_t i = ask[k];
+        if (remembers(i))
+          prepared_->Remember(index, candidates[i].source.slot, inputs[i], keys[i], asked[k]);
+        power[i] = std::move(asked[k]);
+      }
     }
-    power = predict::EstimatePower(inputs, unseen_cpu, pod_cpu, *deps_.predictor, deps_.deadline,
-                                   pool_.get(), fill, reachable);
+    // What is remembered is the model's estimate; the pod-slot factor is applied to every
+    // estimate, remembered or new.
     if (fill) ApplySlotShare(power, cached, reachable, pod_cpu);
   } else {
-    power.resize(nodes.size());
     for (auto& p : power) p.error = "no predictor";
   }
   std::string power_range;

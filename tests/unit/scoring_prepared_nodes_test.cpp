@@ -125,6 +125,37 @@ TEST_F(PreparedNodeCacheTest, NewTelemetryOrAStaleReadingPreparesAgain) {
   EXPECT_FALSE(stale[0]->error.empty());
 }
 
+TEST_F(PreparedNodeCacheTest, AnEstimateIsRememberedForItsPreparedInputsAndKeyOnly) {
+  auto view = service_->View();
+  auto first = Prepare(&view);
+  const EstimateKey key{0.5, 2.0, 8.0, true};
+  predict::PowerEstimate estimate;
+  estimate.watts_now = 100;
+  estimate.watts_after = 130;
+  estimate.fill_watts_per_core = 15;
+  cache_.Remember(index_, 0, first[0].get(), key, estimate);
+  // Not for another node's inputs, nor for an index the entries are not kept by.
+  cache_.Remember(index_, 1, first[0].get(), key, estimate);
+  cache_.Remember(IndexOf({"n1", "n2"}), 1, first[1].get(), key, estimate);
+  {
+    PreparedNodeCache::Batch batch = cache_.Begin(index_, &view, config_);
+    auto kept = batch.Remembered(0, first[0].get(), key);
+    ASSERT_TRUE(kept.has_value());
+    EXPECT_EQ(kept->watts_after, 130);
+    EXPECT_EQ(kept->fill_watts_per_core, 15);
+    EXPECT_FALSE(batch.Remembered(1, first[1].get(), key).has_value());
+    EXPECT_FALSE(batch.Remembered(0, first[0].get(), EstimateKey{0.5, 1.0, 8.0, true}).has_value());
+    EXPECT_FALSE(batch.Remembered(0, first[0].get(), EstimateKey{0.75, 2.0, 8.0, true}).has_value());
+  }
+  // Prepared again (new telemetry): the estimate is forgotten.
+  clock_.Advance(seconds(121));
+  auto later = service_->View();
+  auto again = Prepare(&later);
+  PreparedNodeCache::Batch batch = cache_.Begin(index_, &later, config_);
+  EXPECT_FALSE(batch.Remembered(0, again[0].get(), key).has_value());
+  EXPECT_FALSE(batch.Remembered(0, first[0].get(), key).has_value());
+}
+
 TEST_F(PreparedNodeCacheTest, NodesWithoutAnOwnerASlotOrAnIndexAreNeverCached) {
   auto view = service_->View();
   std::vector<NodeSource> unowned = {NodeSource{facts1_.get(), 8.0, nullptr, 0}};

@@ -208,5 +208,83 @@ TEST_F(SchedulingCoreTest, PreparedInputsAreReusedButPodsAreCountedPerRequest) {
   EXPECT_EQ(b.nodes[0].score, 0) << b.nodes[0].components[0].reason;
 }
 
+// The built-in model, counting the rows it is asked about; `repeats` says whether the core may
+// remember its answers.
+class CountingPredictor : public predict::Predictor {
+ public:
+  explicit CountingPredictor(bool repeats) : repeats_(repeats) {}
+  std::vector<predict::Prediction> Predict(predict::PredictionRows rows,
+                                           std::chrono::milliseconds deadline) override {
+    rows_ += rows.size();
+    return builtin_.Predict(rows, deadline);
+  }
+  bool RepeatsAnswers(const predict::ModelEndpoint&) const override { return repeats_; }
+  std::size_t rows_ = 0;
+
+ private:
+  bool repeats_;
+  predict::BuiltinPredictor builtin_;
+};
+
+TEST_F(SchedulingCoreTest, RememberedEstimatesGiveTheDecisionsOfEstimatesMadeAfresh) {
+  // Four nodes, one with a measured curve and limited pod slots (the fill cost's reachable load
+  // and the pod-slot factor), prioritized for a sequence of pods: the same pod again, another
+  // size, and after binds that change nodes' pods. (New telemetry prepares every node again,
+  // which forgets its estimate: PreparedNodeCacheTest.)
+  json tail = Node("tail", "100", "205");
+  tail["metadata"]["annotations"]["powerctl.io/power-curve"] =
+      "100,110,120,160,170,180,185,190,195,200,205";
+  UseItems(json::array({Node("efficient", "80", "200"), Node("hungry", "150", "500"),
+                        Node("middle", "100", "350"), tail}));
+  auto snapshot = SnapshotOfItems();
+  {
+    cluster::NodeState state = *snapshot->FindNode("tail");
+    state.pods_allocatable = 6;
+    snapshot->PutNode(std::move(state));
+  }
+  deps_.snapshot = [&snapshot] {
+    return std::shared_ptr<const cluster::ClusterSnapshot>(snapshot);
+  };
+  const auto at = std::chrono::system_clock::now();
+  deps_.wall_now = [at] { return at; };
+  CountingPredictor remembering(true), fresh(false);
+  SchedulingDeps remembering_deps = deps_, fresh_deps = deps_;
+  remembering_deps.predictor = &remembering;
+  fresh_deps.predictor = &fresh;
+  SchedulingCore with_memory(remembering_deps), without(fresh_deps);
+  const std::vector<std::string> nodes = {"hungry", "efficient", "tail", "middle"};
+
+  auto both = [&](const json& pod) {
+    Decision a = with_memory.Prioritize(pod, nodes, json::array());
+    Decision b = without.Prioritize(pod, nodes, json::array());
+    EXPECT_EQ(DecisionToJson(a).dump(), DecisionToJson(b).dump());
+    EXPECT_TRUE(a == b);
+    return a;
+  };
+  both(Pod("2"));
+  EXPECT_EQ(remembering.rows_, fresh.rows_);
+  const std::size_t asked = remembering.rows_;
+  ASSERT_GT(asked, 0u);
+
+  // The same pod again: every estimate is remembered, the model is not asked.
+  both(Pod("2"));
+  EXPECT_EQ(remembering.rows_, asked);
+  EXPECT_EQ(fresh.rows_, 2 * asked);
+
+  // Another pod size is another estimate.
+  both(Pod("500m"));
+  EXPECT_GT(remembering.rows_, asked);
+
+  // Binds change nodes' pods (usage not yet measured, pod slots taken): those nodes are asked
+  // about again, and the decisions still match.
+  for (int bind = 0; bind < 4; ++bind) {
+    AddPod(*snapshot, bind % 2 == 0 ? "tail" : "efficient", PendingPod(1));
+    const std::size_t before = remembering.rows_;
+    Decision d = both(Pod("2"));
+    EXPECT_GT(remembering.rows_, before);
+    EXPECT_EQ(d.nodes.size(), nodes.size());
+  }
+}
+
 }  // namespace
 }  // namespace powerctl::scoring
