@@ -58,9 +58,10 @@ std::string Watts(double w) {
 // `highest` -> 0.
 constexpr double kFillScoreSpan = 2.0;  // twice the cheapest cost or more scores 0
 
-double InverseLogScale(double value, double lowest, double highest) {
+// `log_span`: std::log(highest / lowest), the same for every node of a call, so computed once.
+double InverseLogScale(double value, double lowest, double highest, double log_span) {
   if (!(highest > lowest) || !(lowest > 0)) return kMaxComponentValue;
-  const double v = kMaxComponentValue * std::log(highest / value) / std::log(highest / lowest);
+  const double v = kMaxComponentValue * std::log(highest / value) / log_span;
   return std::clamp(v, 0.0, kMaxComponentValue);
 }
 
@@ -87,6 +88,9 @@ struct PowerRanking {
   double lowest = std::numeric_limits<double>::infinity();
   double highest = -std::numeric_limits<double>::infinity();
   double tie_edge = 0;
+  // The fill objective's log scale: its top end, and std::log(fill_top / tie_edge).
+  double fill_top = 0;
+  double fill_log_span = 0;
 };
 
 // `at(i)`: the estimate of node i of `count`.
@@ -120,14 +124,16 @@ PowerRanking RankPower(std::size_t count, const At& at, const config::ScoringSet
   // Costs within the tolerance of the cheapest are ties (all score 10): smaller differences
   // are within what the model can tell apart, and kube-scheduler's own scores then decide.
   r.tie_edge = r.lowest * (1 + settings.tie_tolerance);
+  r.fill_top = std::min(r.highest, r.tie_edge * kFillScoreSpan);
+  r.fill_log_span = std::log(r.fill_top / r.tie_edge);
   return r;
 }
 
 // The value of a ranked node i.
 double RankedValue(const PowerRanking& r, std::size_t i) {
   return r.fill
-             ? InverseLogScale(std::max(r.cost[i], r.tie_edge), r.tie_edge,
-                               std::min(r.highest, r.tie_edge * kFillScoreSpan))
+             ? InverseLogScale(std::max(r.cost[i], r.tie_edge), r.tie_edge, r.fill_top,
+                               r.fill_log_span)
              : InverseMinMax(std::max(r.cost[i], r.tie_edge), r.tie_edge, r.highest, kEqualWatts);
 }
 
@@ -216,21 +222,27 @@ std::vector<PowerScore> ScorePower(const std::vector<predict::PowerEstimate>& no
                       ranked_count, verb, text(lowest), text(highest), to_fill, ties);
     }
   }
+  // Each reason is written into one scratch string and copied once, at its final size: built
+  // in place, most reasons outgrow the inline buffer and are allocated twice.
+  std::string reason;
+  reason.reserve(128);
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (r.kind[i] != PowerRanking::kRanked) continue;
     PowerScore& s = out[i];
     s.component.value = RankedValue(r, i);
-    AppendWatts(s.component.reason, *s.delta_watts);
-    if (*s.delta_watts < 0) s.component.reason += ", a decrease counted as +0.0 W";
+    reason.clear();
+    AppendWatts(reason, *s.delta_watts);
+    if (*s.delta_watts < 0) reason += ", a decrease counted as +0.0 W";
     if (fill) {
-      s.component.reason += ", ";
-      AppendWattsPerCore(s.component.reason, cost[i]);
-      s.component.reason += " to fill";
+      reason += ", ";
+      AppendWattsPerCore(reason, cost[i]);
+      reason += " to fill";
       if (nodes[i].fill_slot_factor > 1.0) {
-        fmt::format_to(std::back_inserter(s.component.reason),
-                       " (x{:.2f} for the pod slot it takes)", nodes[i].fill_slot_factor);
+        fmt::format_to(std::back_inserter(reason), " (x{:.2f} for the pod slot it takes)",
+                       nodes[i].fill_slot_factor);
       }
     }
+    s.component.reason = reason;
   }
   return out;
 }
