@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -269,6 +270,25 @@ TEST(EncodeHostPriorityListTest, BareArrayClampedToExtenderRange) {
   EXPECT_EQ(EncodeHostPriorityList({{"hi", 15}, {"lo", -3}}),
             R"([{"Host":"hi","Score":10},{"Host":"lo","Score":0}])");
   EXPECT_EQ(EncodeHostPriorityList({}), "[]");
+}
+
+TEST(EncodeHostPriorityListTest, NamesOfEveryKindAreWrittenAsJsonWouldWriteThem) {
+  // Plain names take the short path, names to escape or too long for it the other: the
+  // result is the same JSON either way.
+  const std::string long_name(300, 'n');
+  const std::vector<std::string> names = {"node-1",      "ip-10-0-3-17.eu-west-1.compute.internal",
+                                          long_name,     "quote\"d",
+                                          "back\\slash", "ctrl\x01",
+                                          "caf\xc3\xa9", ""};
+  std::vector<HostPriority> list;
+  json expected = json::array();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    list.push_back({names[i], static_cast<std::int64_t>(i) * 3 - 5});
+    expected.push_back({{"Host", names[i]}, {"Score", std::clamp<std::int64_t>(i * 3 - 5, 0, 10)}});
+  }
+  const std::string encoded = EncodeHostPriorityList(list);
+  EXPECT_EQ(json::parse(encoded), expected) << encoded;
+  EXPECT_EQ(encoded, expected.dump());
 }
 
 TEST(PreemptionTest, TypesTestDocumentsRoundTrip) {
