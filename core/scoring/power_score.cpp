@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <string_view>
 
 namespace powerctl::scoring {
 namespace {
@@ -18,17 +19,26 @@ constexpr double kEqualWatts = 1e-6;
 // node of every prioritize, and is several times faster than to_chars with a precision. Ties
 // round to even like printf; the product w * 10 is itself rounded, so a value just below a tie
 // (0.15 is 0.1499...) can show the digit above where printf shows the one below.
+// Whether WriteUnsignedFixed can write |w| (at most 19 characters): not for NaN or beyond 1e13.
+bool FitsUnsignedFixed(double w, int decimals) {
+  return std::nearbyint(std::fabs(w) * (decimals == 1 ? 10.0 : 100.0)) < 1e15;
+}
+
+char* WriteUnsignedFixed(char* p, double w, int decimals) {
+  const double scale = decimals == 1 ? 10.0 : 100.0;
+  const auto whole = static_cast<std::uint64_t>(std::nearbyint(std::fabs(w) * scale));
+  p = std::to_chars(p, p + 20, whole / static_cast<std::uint64_t>(scale)).ptr;
+  *p++ = '.';
+  if (decimals == 2) *p++ = static_cast<char>('0' + whole / 10 % 10);
+  *p++ = static_cast<char>('0' + whole % 10);
+  return p;
+}
+
 void AppendUnsignedFixed(std::string& out, double w, int decimals) {
   char buffer[64];
   char* p = buffer;
-  const double scale = decimals == 1 ? 10.0 : 100.0;
-  const double units = std::nearbyint(std::fabs(w) * scale);
-  if (units < 1e15) {
-    const auto whole = static_cast<std::uint64_t>(units);
-    p = std::to_chars(p, buffer + sizeof buffer - 8, whole / static_cast<std::uint64_t>(scale)).ptr;
-    *p++ = '.';
-    if (decimals == 2) *p++ = static_cast<char>('0' + whole / 10 % 10);
-    *p++ = static_cast<char>('0' + whole % 10);
+  if (FitsUnsignedFixed(w, decimals)) {
+    p = WriteUnsignedFixed(p, w, decimals);
   } else {
     p = std::to_chars(p, buffer + sizeof buffer - 8, std::fabs(w), std::chars_format::fixed,
                       decimals)
@@ -222,17 +232,40 @@ std::vector<PowerScore> ScorePower(const std::vector<predict::PowerEstimate>& no
                       ranked_count, verb, text(lowest), text(highest), to_fill, ties);
     }
   }
-  // Each reason is written into one scratch string and copied once, at its final size: built
+  // Each reason is written into one scratch buffer and copied once, at its final size: built
   // in place, most reasons outgrow the inline buffer and are allocated twice.
+  constexpr std::string_view kDecrease = ", a decrease counted as +0.0 W";
   std::string reason;
   reason.reserve(128);
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (r.kind[i] != PowerRanking::kRanked) continue;
     PowerScore& s = out[i];
     s.component.value = RankedValue(r, i);
+    const double delta = *s.delta_watts;
+    // The usual reason, "+30.0 W, 15.00 W/core to fill", in a buffer of its own (at most 89
+    // characters); a pod-slot factor or an out-of-range value takes the general path below.
+    if (FitsUnsignedFixed(delta, 1) &&
+        (!fill || (FitsUnsignedFixed(cost[i], 2) && !(nodes[i].fill_slot_factor > 1.0)))) {
+      char buffer[96];
+      char* p = buffer;
+      *p++ = std::signbit(delta) ? '-' : '+';
+      p = WriteUnsignedFixed(p, delta, 1);
+      *p++ = ' ';
+      *p++ = 'W';
+      if (delta < 0) p = std::copy(kDecrease.begin(), kDecrease.end(), p);
+      if (fill) {
+        *p++ = ',';
+        *p++ = ' ';
+        p = WriteUnsignedFixed(p, cost[i], 2);
+        constexpr std::string_view kToFill = " W/core to fill";
+        p = std::copy(kToFill.begin(), kToFill.end(), p);
+      }
+      s.component.reason.assign(buffer, p);
+      continue;
+    }
     reason.clear();
     AppendWatts(reason, *s.delta_watts);
-    if (*s.delta_watts < 0) reason += ", a decrease counted as +0.0 W";
+    if (*s.delta_watts < 0) reason += kDecrease;
     if (fill) {
       reason += ", ";
       AppendWattsPerCore(reason, cost[i]);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 namespace powerctl::scoring {
 namespace {
@@ -161,6 +162,32 @@ TEST(ScorePowerTest, TheReasonShowsARaiseForThePodSlot) {
   EXPECT_EQ(scores[1].component.reason, "+8.0 W, 2.00 W/core to fill");
   EXPECT_DOUBLE_EQ(scores[1].component.value, 10.0);
   EXPECT_LT(scores[0].component.value, 10.0);
+}
+
+TEST(ScorePowerTest, EveryReasonReadsTheSameWithOrWithoutAPodSlotRaise) {
+  // A reason without a pod-slot raise is written on a short path, one with it on the general
+  // one: apart from the raise's note they must read the same, for costs and watts of every
+  // size, ties at the last digit, decreases and rounding to a whole number.
+  std::vector<predict::PowerEstimate> plain, raised;
+  const double values[] = {0,     0.04,   0.05,  0.15,    0.25,   0.949, 0.95,       1.005, 2.675,
+                           9.995, 12.345, 99.95, 100.049, 1234.5, 1e6,   123456.785, 3e12,  9.9e12,
+                           -0.04, -0.05,  -3.25, -999.95, 2e13,   -7e13, 2e14};
+  for (double delta : values) {
+    for (double cost : values) {
+      predict::PowerEstimate e = Filling(100, 100 + delta, std::fabs(cost));
+      plain.push_back(e);
+      e.fill_slot_factor = 1.0000001;
+      raised.push_back(e);
+    }
+  }
+  const auto a = ScorePower(plain, config::ScoringSettings{});
+  const auto b = ScorePower(raised, config::ScoringSettings{});
+  ASSERT_EQ(a.size(), b.size());
+  const std::string note = " (x1.00 for the pod slot it takes)";
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].component.reason + note, b[i].component.reason) << i;
+  }
+  EXPECT_EQ(a[1].component.reason, "+0.0 W, 0.04 W/core to fill");
 }
 
 TEST(ScorePowerTest, FillCostsAreOnALogScaleThatEndsAtTwiceTheCheapest) {
