@@ -145,7 +145,8 @@ TEST_F(PreparedNodeCacheTest, AnEstimateIsRememberedForItsPreparedInputsAndKeyOn
     EXPECT_EQ(kept->fill_watts_per_core, 15);
     EXPECT_FALSE(batch.Remembered(1, first[1].get(), key).has_value());
     EXPECT_FALSE(batch.Remembered(0, first[0].get(), EstimateKey{0.5, 1.0, 8.0, true}).has_value());
-    EXPECT_FALSE(batch.Remembered(0, first[0].get(), EstimateKey{0.75, 2.0, 8.0, true}).has_value());
+    EXPECT_FALSE(
+        batch.Remembered(0, first[0].get(), EstimateKey{0.75, 2.0, 8.0, true}).has_value());
   }
   // Prepared again (new telemetry): the estimate is forgotten.
   clock_.Advance(seconds(121));
