@@ -116,18 +116,15 @@ Result<std::unique_ptr<ModelAccuracyMonitor>> StartModelAccuracy(
     std::function<std::shared_ptr<const cluster::ClusterSnapshot>()> snapshot,
     server::MetricsRegistry& registry, std::chrono::milliseconds interval,
     std::shared_ptr<spdlog::logger> log) {
-  POWERCTL_TRY(spec, telemetry::PowerQuerySpecFromSettings(config.telemetry));
-  auto window = ParseDuration(config.telemetry.power_rate_window);
-  if (!window.ok()) return WithContext(window.error(), "telemetry.powerRateWindow");
-  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(*window);
+  POWERCTL_TRY(reading, telemetry::PowerReadingFromSettings(config.telemetry));
   ModelAccuracyDeps deps;
   deps.nodes = [snapshot]() -> Result<std::vector<telemetry::NodeInfo>> {
     auto s = snapshot();
     if (s == nullptr) return std::vector<telemetry::NodeInfo>{};
     return s->NodeInfos();
   };
-  deps.measure = [&prometheus, spec, seconds](const std::vector<telemetry::NodeInfo>& nodes) {
-    return telemetry::FetchMeasuredPower(prometheus, nodes, spec, seconds);
+  deps.measure = [&prometheus, reading](const std::vector<telemetry::NodeInfo>& nodes) {
+    return telemetry::FetchMeasuredPower(prometheus, nodes, reading.spec, reading.window);
   };
   deps.predict = [&service](const std::vector<std::string>& nodes) {
     return service.PredictNow(nodes);

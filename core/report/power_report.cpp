@@ -2,7 +2,6 @@
 
 #include "core/cluster/node_cache.h"
 #include "core/cluster/pod_info.h"
-#include "core/common/duration.h"
 #include "core/common/names.h"
 #include "core/config/names.h"
 #include "core/kube/quantity.h"
@@ -103,20 +102,17 @@ Result<std::vector<json>> ListLivePods(kube::Client& kube) {
 void AddMeasuredPower(PowerReport& report, const std::vector<json>& node_objects,
                       const config::PowerctlConfig& config, const PredictDependencies& deps) {
   auto warn = [&](const std::string& why) { report.warnings.push_back("measured power: " + why); };
-  auto spec = telemetry::PowerQuerySpecFromSettings(config.telemetry);
-  if (!spec.ok()) return warn(spec.error().message);
-  auto window = ParseDuration(config.telemetry.power_rate_window);
-  if (!window.ok()) return warn("telemetry.powerRateWindow: " + window.error().message);
-  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(*window);
+  auto reading = telemetry::PowerReadingFromSettings(config.telemetry);
+  if (!reading.ok()) return warn(reading.error().message);
   telemetry::PrometheusClient prometheus(
       *deps.http, telemetry::PrometheusOptions{config.telemetry.prometheus_url,
                                                std::chrono::seconds(5), deps.log});
   std::vector<telemetry::NodeInfo> infos;
   for (const json& node : node_objects) infos.push_back(telemetry::NodeInfoFromJson(node));
-  auto measured = telemetry::FetchMeasuredPower(prometheus, infos, *spec, seconds);
+  auto measured = telemetry::FetchMeasuredPower(prometheus, infos, reading->spec, reading->window);
   if (!measured.ok()) return warn(measured.error().message);
   report.measured_power = std::move(*measured);
-  report.measured_source = std::string(telemetry::PowerSourceName(spec->source));
+  report.measured_source = std::string(telemetry::PowerSourceName(reading->spec.source));
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "core/setup/doctor_consolidate.h"
 
-#include "core/common/duration.h"
 #include "core/consolidate/marked_nodes.h"
 #include "core/consolidate/node_marks.h"
 #include "core/telemetry/node_mapping.h"
@@ -21,17 +20,14 @@ using json = nlohmann::json;
 Result<std::map<std::string, double>> MeasuredWatts(HttpClient& http,
                                                     const config::PowerctlConfig& config,
                                                     const std::vector<json>& nodes) {
-  POWERCTL_TRY(spec, telemetry::PowerQuerySpecFromSettings(config.telemetry));
-  auto window = ParseDuration(config.telemetry.power_rate_window);
-  if (!window.ok()) return WithContext(window.error(), "telemetry.powerRateWindow");
+  POWERCTL_TRY(reading, telemetry::PowerReadingFromSettings(config.telemetry));
   telemetry::PrometheusClient prometheus(
       http, telemetry::PrometheusOptions{config.telemetry.prometheus_url, std::chrono::seconds(5),
                                          nullptr});
   std::vector<telemetry::NodeInfo> infos;
   for (const json& node : nodes) infos.push_back(telemetry::NodeInfoFromJson(node));
-  POWERCTL_TRY(measured, telemetry::FetchMeasuredPower(
-                             prometheus, infos, spec,
-                             std::chrono::duration_cast<std::chrono::seconds>(*window)));
+  POWERCTL_TRY(measured,
+               telemetry::FetchMeasuredPower(prometheus, infos, reading.spec, reading.window));
   std::map<std::string, double> watts;
   for (const auto& [name, power] : measured)
     if (power.watts) watts[name] = *power.watts;

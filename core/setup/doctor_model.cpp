@@ -2,7 +2,6 @@
 
 #include "core/setup/doctor_model.h"
 
-#include "core/common/duration.h"
 #include "core/predict/node_power.h"
 #include "core/predict/predictor_factory.h"
 #include "core/telemetry/power_sources.h"
@@ -51,15 +50,12 @@ Result<predict::ModelAccuracy> MeasureModelAccuracy(kube::Client& client, HttpCl
     names.push_back(facts.back().name);
   }
 
-  POWERCTL_TRY(spec, telemetry::PowerQuerySpecFromSettings(config.telemetry));
-  auto window = ParseDuration(config.telemetry.power_rate_window);
-  if (!window.ok()) return WithContext(window.error(), "telemetry.powerRateWindow");
+  POWERCTL_TRY(reading, telemetry::PowerReadingFromSettings(config.telemetry));
   telemetry::PrometheusClient prometheus(
       http, telemetry::PrometheusOptions{config.telemetry.prometheus_url, std::chrono::seconds(5),
                                          nullptr});
-  POWERCTL_TRY(measured, telemetry::FetchMeasuredPower(
-                             prometheus, infos, spec,
-                             std::chrono::duration_cast<std::chrono::seconds>(*window)));
+  POWERCTL_TRY(measured,
+               telemetry::FetchMeasuredPower(prometheus, infos, reading.spec, reading.window));
 
   telemetry::SourceDependencies source_deps;
   source_deps.http = &http;

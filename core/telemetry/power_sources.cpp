@@ -2,6 +2,8 @@
 
 #include "core/telemetry/power_sources.h"
 
+#include "core/common/duration.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -170,6 +172,16 @@ Result<PowerQuerySpec> PowerQuerySpecFromSettings(const config::TelemetrySetting
     return Invalid("telemetry.powerQuery: must be set when telemetry.powerSource is promql");
   }
   return spec;
+}
+
+Result<PowerReading> PowerReadingFromSettings(const config::TelemetrySettings& settings) {
+  PowerReading reading;
+  POWERCTL_TRY(spec, PowerQuerySpecFromSettings(settings));
+  reading.spec = std::move(spec);
+  auto window = ParseDuration(settings.power_rate_window);
+  if (!window.ok()) return WithContext(window.error(), "telemetry.powerRateWindow");
+  reading.window = std::chrono::duration_cast<std::chrono::seconds>(*window);
+  return reading;
 }
 
 }  // namespace powerctl::telemetry

@@ -78,4 +78,12 @@ Result<std::map<std::string, MeasuredPower>> FetchMeasuredPower(const Prometheus
 // telemetry.powerSource and telemetry.powerQuery as a spec. kInvalidInput naming the key.
 Result<PowerQuerySpec> PowerQuerySpecFromSettings(const config::TelemetrySettings& settings);
 
+// What reading measured power takes from powerctl.yaml: the query's spec and
+// telemetry.powerRateWindow. kInvalidInput naming the key.
+struct PowerReading {
+  PowerQuerySpec spec;
+  std::chrono::seconds window{0};
+};
+Result<PowerReading> PowerReadingFromSettings(const config::TelemetrySettings& settings);
+
 }  // namespace powerctl::telemetry

@@ -134,6 +134,20 @@ TEST(PowerQuerySpecTest, FromSettingsNeedsAQueryForPromql) {
   EXPECT_THAT(unknown.error().message, HasSubstr("telemetry.powerSource \"bmc\""));
 }
 
+TEST(PowerQuerySpecTest, AReadingTakesTheSpecAndTheRateWindow) {
+  config::TelemetrySettings settings;
+  settings.power_source = "kepler";
+  settings.power_rate_window = "2m";
+  auto reading = PowerReadingFromSettings(settings);
+  ASSERT_TRUE(reading.ok()) << reading.error().message;
+  EXPECT_EQ(reading->spec.source, PowerSource::kKepler);
+  EXPECT_EQ(reading->window, seconds(120));
+  settings.power_rate_window = "two minutes";
+  auto refused = PowerReadingFromSettings(settings);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().message, HasSubstr("telemetry.powerRateWindow"));
+}
+
 TEST(FetchMeasuredPowerTest, OneInstantQueryOverTheRateWindowGivesEachNodesWatts) {
   calibrate_test::FakePrometheus prom;
   prom.Vector("node_rapl", {calibrate_test::VectorSample({{"instance", "10.0.0.5:9100"}}, 142.5),
