@@ -60,8 +60,7 @@ ojson ApplyDocument(const consolidate::ApplyResult& result, bool dry_run) {
       node["evicted"] = n.evicted;
     }
     if (!n.detail.empty()) node["detail"] = n.detail;
-    if (n.hook.ran || !n.hook.detail.empty())
-      node["hook"] = {{"ok", n.hook.ok}, {"detail", n.hook.detail}};
+    if (n.hook.attempted()) node["hook"] = {{"ok", n.hook.ok}, {"detail", n.hook.detail}};
     nodes.push_back(std::move(node));
   }
   return {{"dryRun", dry_run},
@@ -82,8 +81,7 @@ void PrintApply(std::ostream& out, const consolidate::ApplyResult& result,
   for (const consolidate::NodeOutcome& n : result.nodes) {
     const bool drained = n.action == consolidate::NodeAction::kDrained;
     std::string detail = n.detail;
-    if (n.hook.ran || !n.hook.detail.empty())
-      detail = n.hook.ok ? "hook ok" : "hook failed: " + n.hook.detail;
+    if (n.hook.attempted()) detail = n.hook.ok ? "hook ok" : "hook failed: " + n.hook.detail;
     table.AddRow(
         {n.node,
          std::string(consolidate::NodeActionName(n.action)) + (n.resumed ? " (resumed)" : ""),

@@ -8,14 +8,13 @@
 #include "cli/kube_context.h"
 #include "cli/table.h"
 #include "core/common/duration.h"
+#include "core/common/host_name.h"
 #include "core/common/yaml.h"
 #include "core/consolidate/wake_run.h"
 #include "core/consolidate/wake_watch.h"
 #include "core/server/ops.h"
 
 #include <fmt/format.h>
-
-#include <unistd.h>
 
 #include <ostream>
 
@@ -37,12 +36,6 @@ struct WakeFlags {
   std::string dry_run = "none";
 };
 
-std::string HostName() {
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) == 0) return host;
-  return "powerctl";
-}
-
 ojson WakeDocument(const consolidate::WakeReport& report) {
   ojson nodes = ojson::array();
   for (const consolidate::NodeWakeOutcome& n : report.nodes) {
@@ -50,8 +43,7 @@ ojson WakeDocument(const consolidate::WakeReport& report) {
                   {"addresses", n.wake.addresses},
                   {"pods", n.wake.pods},
                   {"broughtBack", n.brought_back}};
-    if (n.hook.ran || !n.hook.detail.empty())
-      node["hook"] = {{"ok", n.hook.ok}, {"detail", n.hook.detail}};
+    if (n.hook.attempted()) node["hook"] = {{"ok", n.hook.ok}, {"detail", n.hook.detail}};
     if (!n.error.empty()) node["error"] = n.error;
     nodes.push_back(std::move(node));
   }
@@ -75,7 +67,7 @@ void PrintWake(std::ostream& out, const consolidate::WakeReport& report, bool ho
     std::string result = "would take them (switch it on, then powerctl consolidate undo)";
     if (n.brought_back) {
       result = "woken and uncordoned";
-    } else if (!n.hook.ok && (n.hook.ran || !n.hook.detail.empty())) {
+    } else if (n.hook.failed()) {
       result = "hook failed: " + n.hook.detail;
     } else if (!n.error.empty()) {
       result = "woken, not brought back: " + n.error;
@@ -108,7 +100,7 @@ void Print(const Context& ctx, OutputFormat format, const consolidate::WakeRepor
 
 bool Failed(const consolidate::WakeReport& report) {
   for (const consolidate::NodeWakeOutcome& n : report.nodes)
-    if ((n.hook.ran && !n.hook.ok) || !n.hook.detail.empty() || !n.error.empty()) return true;
+    if (n.hook.failed() || !n.error.empty()) return true;
   return false;
 }
 
@@ -129,10 +121,7 @@ int RunWake(const Context& ctx, const WakeFlags& flags) {
   request.on_wake.environment = ctx.environment;
   request.dry_run = ParseDryRun(flags.dry_run) != setup::DryRunMode::kNone;
   request.instance = HostName();
-  if (Status valid = consolidate::ValidateHook(request.on_wake, "--on-wake", "--hook-timeout");
-      !valid.ok()) {
-    return Fail(ctx, valid.error());
-  }
+  if (request.instance.empty()) request.instance = "powerctl";
   const bool hook = !request.on_wake.command.empty();
   if (!flags.watch) {
     if (!flags.ops_listen.empty()) {

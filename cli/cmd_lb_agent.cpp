@@ -4,6 +4,7 @@
 #include "cli/app.h"
 #include "cli/exit_codes.h"
 #include "core/common/duration.h"
+#include "core/common/host_name.h"
 #include "core/extender/schedule_server.h"
 #include "core/kube/connection.h"
 #include "core/lb/agent_runner.h"
@@ -12,8 +13,6 @@
 #include "core/lb/nft_executor.h"
 
 #include <fmt/format.h>
-
-#include <unistd.h>
 
 namespace powerctl::cli {
 namespace {
@@ -33,9 +32,8 @@ std::string NodeName(const Context& ctx, const LbAgentFlags& flags) {
   if (!flags.node.empty()) return flags.node;
   auto env = ctx.environment.find("NODE_NAME");
   if (env != ctx.environment.end() && !env->second.empty()) return env->second;
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) == 0) return host;
-  return "unknown";
+  std::string host = HostName();
+  return host.empty() ? "unknown" : host;
 }
 
 Result<lb::AgentRunOptions> BuildOptions(const Context& ctx, const LbAgentFlags& flags,

@@ -2,13 +2,13 @@
 
 #include "core/cluster/lease.h"
 
+#include "core/common/host_name.h"
 #include "core/common/json_fields.h"
 
 #include <fmt/format.h>
 
 #include <unistd.h>
 
-#include <cstdio>
 #include <ctime>
 
 namespace powerctl::cluster {
@@ -75,10 +75,8 @@ LeaseAction DecideLease(const LeaseObservation& observed, const std::string& ide
 }
 
 std::string DefaultLeaseIdentity() {
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') {
-    std::snprintf(host, sizeof host, "%s", "powerctl");
-  }
+  std::string host = HostName();
+  if (host.empty()) host = "powerctl";
   return fmt::format("{}_{}", host, static_cast<long>(::getpid()));
 }
 

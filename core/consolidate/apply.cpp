@@ -274,9 +274,7 @@ Result<ClusterState> ReadClusterState(kube::Client& client) {
 
 bool ApplyResult::Failed() const {
   for (const NodeOutcome& n : nodes)
-    if (n.action == NodeAction::kFailed || (n.hook.ran && !n.hook.ok) ||
-        (!n.hook.ran && !n.hook.detail.empty()))
-      return true;
+    if (n.action == NodeAction::kFailed || n.hook.failed()) return true;
   return false;
 }
 

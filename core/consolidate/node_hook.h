@@ -32,6 +32,9 @@ struct HookOutcome {
   bool ran = false;
   bool ok = false;
   std::string detail;  // "exit status 3: <stderr's last line>", "killed after 1m", ...
+  // Run, or tried and could not start; false without a hook or in a dry run.
+  bool attempted() const { return ran || !detail.empty(); }
+  bool failed() const { return attempted() && !ok; }
 };
 
 // kInvalidInput naming `flag` for a command longer than kMaxHookCommandBytes, or (when there

@@ -36,8 +36,8 @@ void WakeMetrics::RecordPass(const WakeReport& report, std::chrono::system_clock
   for (const NodeWakeOutcome& n : report.nodes) {
     pending += n.wake.pods.size();
     candidates_.Set({n.wake.node}, static_cast<double>(n.wake.pods.size()));
-    if (!n.hook.ran && n.hook.detail.empty()) continue;  // no hook, or a dry run
-    if (!n.hook.ok) {
+    if (!n.hook.attempted()) continue;  // no hook, or a dry run
+    if (n.hook.failed()) {
       wakes_.Inc({kHookFailed});
     } else if (n.brought_back) {
       wakes_.Inc({kWoken});
