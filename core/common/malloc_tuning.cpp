@@ -28,12 +28,13 @@ extern "C" {
 //   filters over four connections at once went from 1,400-1,500 to 580-720 a second.
 //   kube-scheduler sends one request at a time; an extender that several schedulers call at
 //   once can run with MALLOC_CONF=narenas:2 (about 8 MiB more at its peak).
-// - tcache false: no per-thread caches of freed blocks. With a dozen threads (requests, the
-//   worker pool, watches, telemetry, writers) they held 12-13 MiB at a 5,000-node peak
-//   (powerctl_heap_bytes active minus allocated), for no measurable speed: a 5,000-node
-//   prioritize took the same time with and without them.
+// - tcache true (jemalloc's default): per-thread caches of freed blocks. Without them every
+//   allocation and free takes the arena's lock: a fifth of a 500-node prioritize's
+//   instructions were in the allocator, and a 500-node prioritize runs 21 % fewer with them
+//   (callgrind). At 5,000 nodes they cost 1-3 MiB of resident memory at the peak and about
+//   1 MiB at rest (docs/benchmarks.md, "Memory at 5,000 nodes").
 __attribute__((used)) const char* malloc_conf =
-    "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,narenas:1,tcache:false";
+    "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,narenas:1,tcache:true";
 
 // Defined by jemalloc, absent with glibc: weak, so which allocator is linked is known at run
 // time (a null address means glibc).

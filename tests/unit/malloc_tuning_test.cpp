@@ -39,7 +39,7 @@ TEST(MallocTuningTest, TheBinariesRunJemallocWithPowerctlsSettings) {
   EXPECT_EQ(info.dirty_decay_ms, 1000);
   EXPECT_EQ(info.muzzy_decay_ms, 0);
   EXPECT_EQ(info.arenas, 1u);
-  EXPECT_FALSE(info.thread_caches);
+  EXPECT_TRUE(info.thread_caches);
 }
 #else
 TEST(MallocTuningTest, WithoutJemallocGlibcMallocIsReported) {
