@@ -6,6 +6,13 @@
 
 namespace powerctl::scoring {
 
+double TypicalPodCpu(double average) {
+  if (!(average > 0) || !std::isfinite(average)) return average;
+  // Six significant bits: a step of 0.8-1.6 % of the value, and a millicore at least.
+  const double step = std::max(0.001, std::exp2(std::floor(std::log2(average))) / 64);
+  return std::max(step, std::round(average / step) * step);
+}
+
 std::vector<double> ReachableCpu(const std::vector<const cluster::NodeState*>& nodes,
                                  double pod_cpu) {
   // The average, not this pod's CPU: a small pod must not make a large node look unfillable
@@ -16,7 +23,7 @@ std::vector<double> ReachableCpu(const std::vector<const cluster::NodeState*>& n
     cpu += node->requested.cpu_cores;
     pods += static_cast<double>(node->pods.size());
   }
-  const double typical = pods > 0 ? cpu / pods : pod_cpu;
+  const double typical = pods > 0 ? TypicalPodCpu(cpu / pods) : pod_cpu;
   std::vector<double> out(nodes.size(), std::numeric_limits<double>::infinity());
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const cluster::NodeState* node = nodes[i];

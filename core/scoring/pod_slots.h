@@ -25,6 +25,13 @@
 
 namespace powerctl::scoring {
 
+// The average pod's CPU as ReachableCpu counts it: rounded to about 1 % (a millicore at
+// least). Every bind moves the exact average a little, and each node's remembered power
+// estimate is keyed by what it reaches (PreparedNodeCache): rounded, a bind changes the key of
+// the node it lands on only, instead of every node's. A 1 % change of the free slots' load
+// is far below what the power model can tell apart.
+double TypicalPodCpu(double average);
+
 // How much CPU each node can still take: this pod, and pods as large as the nodes' pods are
 // on average in its other free slots; infinite where the pod limit is unknown. nullptr nodes
 // (not in the cluster cache) count as unknown.

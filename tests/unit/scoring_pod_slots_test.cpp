@@ -34,6 +34,29 @@ TEST(ReachableCpuTest, CountsTheAveragePodInTheOtherFreeSlots) {
   EXPECT_TRUE(std::isinf(reachable[2]));
 }
 
+TEST(TypicalPodCpuTest, RoundsTheAverageToAboutOnePercent) {
+  EXPECT_DOUBLE_EQ(TypicalPodCpu(1.0), 1.0);
+  EXPECT_DOUBLE_EQ(TypicalPodCpu(0.1 + 1e-15), TypicalPodCpu(0.1 - 1e-15));
+  for (double average : {0.0137, 0.25, 0.97, 3.3, 47.0}) {
+    EXPECT_NEAR(TypicalPodCpu(average), average, average * 0.008 + 0.0005) << average;
+  }
+  EXPECT_DOUBLE_EQ(TypicalPodCpu(0.0002), 0.001);  // a millicore at least
+  EXPECT_DOUBLE_EQ(TypicalPodCpu(0.0), 0.0);
+}
+
+TEST(ReachableCpuTest, ABindDoesNotMoveWhatTheOtherNodesReach) {
+  // 1,000 pods of 0.1 cores over two nodes; one more lands on `a`. The exact average moves in
+  // its last bits, and `b`'s remembered estimate must stay valid.
+  cluster::NodeState a = Node(64, 1000, 499, 0.1);
+  cluster::NodeState b = Node(64, 1000, 501, 0.1);
+  const double before = ReachableCpu({&a, &b}, 0.1)[1];
+  cluster::NodeState a_after = Node(64, 1000, 500, 0.1);
+  EXPECT_EQ(ReachableCpu({&a_after, &b}, 0.1)[1], before);
+  // A bind of a pod three times the average: the average moves 0.2 %, `b` reaches the same.
+  a_after.requested.cpu_cores = a.requested.cpu_cores + 0.3;
+  EXPECT_EQ(ReachableCpu({&a_after, &b}, 0.1)[1], before);
+}
+
 TEST(SlotShareFactorTest, RaisesSmallPodsOnANodeShortOfSlots) {
   // 384 cores, 110 slots, 99 used by 1-core pods: 285 free cores in 11 slots (25.9 each).
   cluster::NodeState node = Node(384, 110, 99, 1.0);
