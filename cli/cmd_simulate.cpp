@@ -169,9 +169,8 @@ bool WantsProgress(const Context& ctx, OutputFormat format) {
   return ctx.globals.verbosity < 2;
 }
 
-// Each node's measured power curve, fitted as `calibrate --dry-run=client` fits it from
-// telemetry.powerSource's history in Prometheus; nodes with too little history are left out.
-// Why there are none is a note: the snapshot is useful without them.
+// Each node's measured power curve from telemetry.powerSource's history in Prometheus. Why
+// there are none is a note: the snapshot is useful without them.
 std::map<std::string, std::vector<double>> MeasuredCurves(const Context& ctx,
                                                           kube::Client& client) {
   auto note = [&](const std::string& why) {
@@ -182,24 +181,13 @@ std::map<std::string, std::vector<double>> MeasuredCurves(const Context& ctx,
   if (!config.ok()) return note(config.error().message);
   auto power = telemetry::PowerQuerySpecFromSettings(config->telemetry);
   if (!power.ok()) return note(power.error().message);
-  setup::CalibrateRequest request;
-  request.all = true;
-  request.skip_unfit = true;
-  request.dry_run = setup::DryRunMode::kClient;
-  request.form = setup::CalibrationForm::kCurve;
-  request.power = *power;
   auto http = MakeCurlHttpClient();
   telemetry::PrometheusClient prometheus(
       *http, telemetry::PrometheusOptions{config->telemetry.prometheus_url,
                                           std::chrono::seconds(30), ctx.log});
-  auto report = setup::CalibrateNodes(client, prometheus, request);
-  if (!report.ok()) return note(report.error().message);
-  std::map<std::string, std::vector<double>> curves;
-  for (const setup::NodeCalibration& node : report->nodes) {
-    if (!node.refused.empty() || !node.curve.fitted || !node.curve.refused.empty()) continue;
-    curves[node.node].assign(node.curve.points.begin(), node.curve.points.end());
-  }
-  return curves;
+  auto curves = setup::MeasuredPowerCurves(client, prometheus, *power);
+  if (!curves.ok()) return note(curves.error().message);
+  return *std::move(curves);
 }
 
 int RunExport(const Context& ctx, const SimulateFlags& flags) {

@@ -241,4 +241,23 @@ Result<CalibrationReport> CalibrateNodes(kube::Client& client,
   return report;
 }
 
+Result<std::map<std::string, std::vector<double>>> MeasuredPowerCurves(
+    kube::Client& client, const telemetry::PrometheusClient& prometheus,
+    const telemetry::PowerQuerySpec& power) {
+  CalibrateRequest request;
+  request.all = true;
+  request.skip_unfit = true;
+  request.dry_run = DryRunMode::kClient;
+  request.form = CalibrationForm::kCurve;
+  request.power = power;
+  auto report = CalibrateNodes(client, prometheus, request);
+  if (!report.ok()) return report.error();
+  std::map<std::string, std::vector<double>> curves;
+  for (const NodeCalibration& node : report->nodes) {
+    if (!node.refused.empty() || !node.curve.fitted || !node.curve.refused.empty()) continue;
+    curves[node.node].assign(node.curve.points.begin(), node.curve.points.end());
+  }
+  return curves;
+}
+
 }  // namespace powerctl::setup

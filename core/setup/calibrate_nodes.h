@@ -100,4 +100,12 @@ Result<CalibrationReport> CalibrateNodes(kube::Client& client,
                                          const telemetry::PrometheusClient& prometheus,
                                          const CalibrateRequest& request);
 
+// Each node's measured power curve (11 points, 0-100 % load) as `calibrate
+// --dry-run=client` fits it from `power`'s history, for the snapshot `simulate` exports: the
+// nodes whose history does not fit are left out. Nothing is written to the cluster. An error
+// says why there are none at all (no power source, Prometheus or the cluster failing).
+Result<std::map<std::string, std::vector<double>>> MeasuredPowerCurves(
+    kube::Client& client, const telemetry::PrometheusClient& prometheus,
+    const telemetry::PowerQuerySpec& power);
+
 }  // namespace powerctl::setup

@@ -329,6 +329,15 @@ TEST_F(CalibrateFormsTest, ARefusedCurveWritesNothingEvenWhenTheExponentFits) {
   EXPECT_THAT(server_.MutatingRequests(), IsEmpty());
 }
 
+TEST_F(CalibrateFormsTest, MeasuredPowerCurvesAreTheFittedCurvesWrittenNowhere) {
+  server_.Put(NodeObject("no-history"));
+  auto curves = MeasuredPowerCurves(*client_, prom_.client(), request_.power);
+  ASSERT_TRUE(curves.ok()) << curves.error().message;
+  ASSERT_EQ(curves->size(), 1u);  // the node without history is left out
+  EXPECT_EQ(curves->at("c1"), std::vector<double>(kSteep.begin(), kSteep.end()));
+  EXPECT_THAT(server_.MutatingRequests(), IsEmpty());
+}
+
 TEST(ParseCalibrationFormTest, AcceptsTheTwoFormsOnly) {
   EXPECT_EQ(*ParseCalibrationForm("curve"), CalibrationForm::kCurve);
   EXPECT_EQ(*ParseCalibrationForm("exponent"), CalibrationForm::kExponent);
