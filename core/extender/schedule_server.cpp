@@ -147,18 +147,13 @@ Status RunScheduleServer(const ScheduleServerOptions& options, ExtenderHandler& 
   // decisions, predictions) on workers of their own, so they never hold a probe up.
   if (ops_options.worker_threads < 1) ops_options.worker_threads = 2;
   POWERCTL_TRY(ops, server::HttpServer::Create(ops_options));
-  ops->Route("GET", "/healthz",
-             [](const server::HttpRequest&) { return server::HttpResponse::Text(200, "ok\n"); });
-  ops->Route("GET", "/readyz", [&hooks, &draining](const server::HttpRequest&) {
-    if (draining) return server::ReadyResponse({false, {{"server", "shutting down"}}});
-    return server::ReadyResponse(hooks.ready ? hooks.ready() : server::ReadyState{});
-  });
-  ops->Route("GET", "/metrics", [&metrics, &hooks](const server::HttpRequest&) {
-    if (hooks.collect_metrics) hooks.collect_metrics();
-    server::HttpResponse r = server::HttpResponse::Text(200, metrics.Render());
-    r.content_type = server::MetricsRegistry::kContentType;
-    return r;
-  });
+  server::AddProbeRoutes(
+      *ops, metrics,
+      [&hooks, &draining] {
+        if (draining) return server::ReadyState{false, {{"server", "shutting down"}}};
+        return hooks.ready ? hooks.ready() : server::ReadyState{};
+      },
+      hooks.collect_metrics);
   if (hooks.add_ops_routes) hooks.add_ops_routes(*ops);
 
   POWERCTL_CHECK_OK(main->Start());

@@ -38,12 +38,13 @@ HttpResponse ReadyResponse(const ReadyState& state) {
 }
 
 void AddProbeRoutes(HttpServer& server, const MetricsRegistry& metrics,
-                    std::function<ReadyState()> ready) {
+                    std::function<ReadyState()> ready, std::function<void()> collect) {
   server.Route("GET", "/healthz",
                [](const HttpRequest&) { return HttpResponse::Text(200, "ok\n"); });
   server.Route("GET", "/readyz",
                [ready = std::move(ready)](const HttpRequest&) { return ReadyResponse(ready()); });
-  server.Route("GET", "/metrics", [&metrics](const HttpRequest&) {
+  server.Route("GET", "/metrics", [&metrics, collect = std::move(collect)](const HttpRequest&) {
+    if (collect) collect();
     HttpResponse r = HttpResponse::Text(200, metrics.Render());
     r.content_type = MetricsRegistry::kContentType;
     return r;

@@ -35,9 +35,9 @@ HttpResponse ReadyResponse(const ReadyState& state);
 class MetricsRegistry;
 
 // Adds GET /healthz (200 "ok" while the process serves), /readyz (ReadyResponse of `ready()`)
-// and /metrics (`metrics` rendered) to `server`, on its I/O threads. `metrics` must outlive
-// the server.
+// and /metrics (`metrics` rendered, after `collect()` when given: gauges read at scrape time)
+// to `server`, on its I/O threads. `metrics` must outlive the server.
 void AddProbeRoutes(HttpServer& server, const MetricsRegistry& metrics,
-                    std::function<ReadyState()> ready);
+                    std::function<ReadyState()> ready, std::function<void()> collect = {});
 
 }  // namespace powerctl::server
