@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <limits>
 #include <map>
 #include <utility>
 #include <vector>
@@ -106,7 +105,7 @@ std::shared_ptr<const scoring::Decision> ExtenderService::Record(scoring::Decisi
   {
     std::lock_guard lock(mu_);
     node_entries_ += recorded->nodes.size();
-    decisions_.push_back(recorded);
+    decisions_.push_back({recorded, nullptr});
     overdue = node_entries_ > 2 * options_.keep_node_entries ||
               decisions_.size() > 2 * options_.keep_decisions;
   }
@@ -120,17 +119,20 @@ void ExtenderService::Trim() {
   // Over the budget, older decisions first keep only the nodes that explain them (what the
   // decision Event keeps), oldest first; the newest decision stays whole.
   while (node_entries_ > options_.keep_node_entries && compacted_ + 1 < decisions_.size()) {
-    std::shared_ptr<const scoring::Decision>& old = decisions_[compacted_++];
-    auto small = std::make_shared<const scoring::Decision>(
-        scoring::TopNodes(*old, kKeptScoredNodes, kKeptRejectedNodes));
-    node_entries_ -= old->nodes.size() - small->nodes.size();
-    freed.push_back(std::exchange(old, std::move(small)));
+    Kept& old = decisions_[compacted_++];
+    std::shared_ptr<const scoring::Decision> small = std::move(old.top);
+    if (small == nullptr) {
+      small = std::make_shared<const scoring::Decision>(
+          scoring::TopNodes(*old.whole, kKeptScoredNodes, kKeptRejectedNodes));
+    }
+    node_entries_ -= old.whole->nodes.size() - small->nodes.size();
+    freed.push_back(std::exchange(old.whole, std::move(small)));
   }
   // The newest decision is always kept, however large.
   while (decisions_.size() > 1 && (decisions_.size() > options_.keep_decisions ||
                                    node_entries_ > options_.keep_node_entries)) {
-    node_entries_ -= decisions_.front()->nodes.size();
-    freed.push_back(std::move(decisions_.front()));
+    node_entries_ -= decisions_.front().whole->nodes.size();
+    freed.push_back(std::move(decisions_.front().whole));
     decisions_.pop_front();
     if (compacted_ > 0) --compacted_;
   }
@@ -139,28 +141,26 @@ void ExtenderService::Trim() {
 server::HttpResponse ExtenderService::AfterSend(server::HttpResponse response,
                                                 std::shared_ptr<const scoring::Decision> recorded) {
   response.after_send = [this, recorded = std::move(recorded)] {
-    if (observer_) observer_(recorded);
-    KeepRejectionsOnly(recorded);
+    // The cut Trim will keep once this decision is old, made now and shared with the
+    // observer, which needs the same one (what its Event holds) unless many were rejected.
+    std::shared_ptr<const scoring::Decision> top = recorded;
+    if (recorded->nodes.size() > kKeptScoredNodes) {
+      top = std::make_shared<const scoring::Decision>(
+          scoring::TopNodes(*recorded, kKeptScoredNodes, kKeptRejectedNodes));
+      std::lock_guard lock(mu_);
+      for (auto it = decisions_.rbegin(); it != decisions_.rend(); ++it) {
+        if (it->whole != recorded) continue;
+        it->top = top;
+        break;
+      }
+    }
+    const std::size_t rejected = static_cast<std::size_t>(
+        std::count_if(recorded->nodes.begin(), recorded->nodes.end(),
+                      [](const scoring::NodeDecision& n) { return n.passed == false; }));
+    if (observer_) observer_(rejected > kKeptRejectedNodes ? recorded : top);
     Trim();
   };
   return response;
-}
-
-void ExtenderService::KeepRejectionsOnly(const std::shared_ptr<const scoring::Decision>& recorded) {
-  if (recorded->verb == scoring::kVerbPrioritize) return;
-  const bool passes = std::any_of(recorded->nodes.begin(), recorded->nodes.end(),
-                                  [](const scoring::NodeDecision& n) { return n.passed != false; });
-  if (!passes) return;
-  auto small = std::make_shared<const scoring::Decision>(
-      scoring::TopNodes(*recorded, 0, std::numeric_limits<std::size_t>::max()));
-  std::shared_ptr<const scoring::Decision> whole;  // freed after the lock goes
-  std::lock_guard lock(mu_);
-  for (auto it = decisions_.rbegin(); it != decisions_.rend(); ++it) {
-    if (*it != recorded) continue;
-    node_entries_ -= recorded->nodes.size() - small->nodes.size();
-    whole = std::exchange(*it, std::move(small));
-    break;
-  }
 }
 
 server::HttpResponse ExtenderService::Filter(const server::HttpRequest& request) {
@@ -176,6 +176,7 @@ server::HttpResponse ExtenderService::Filter(const server::HttpRequest& request)
   }
   node_verdicts_.Inc({scoring::kVerbFilter}, static_cast<double>(answer.rejected.size()));
   std::string body = EncodeFilterResult(*args, answer);
+  scoring::KeepRejectedNodes(decision);
   auto recorded = Record(std::move(decision));
   return AfterSend(Answer(scoring::kVerbFilter, 200, std::move(body), start), std::move(recorded));
 }
@@ -220,6 +221,7 @@ server::HttpResponse ExtenderService::Preempt(const server::HttpRequest& request
     if (n.passed == false) rejected[n.node] = Rejection{n.reason, n.unresolvable};
   }
   std::string body = EncodePreemptionResult(*args, rejected);
+  scoring::KeepRejectedNodes(decision);
   auto recorded = Record(std::move(decision));
   return AfterSend(Answer(scoring::kVerbPreempt, 200, std::move(body), start), std::move(recorded));
 }
@@ -240,9 +242,9 @@ server::HttpResponse ExtenderService::Decisions(const server::HttpRequest& reque
   {
     std::lock_guard lock(mu_);
     for (auto it = decisions_.rbegin(); it != decisions_.rend() && picked.size() < limit; ++it) {
-      const scoring::Decision& d = **it;
+      const scoring::Decision& d = *it->whole;
       if (!pod.empty() && d.pod_namespace + "/" + d.pod_name != pod) continue;
-      picked.push_back(*it);
+      picked.push_back(it->whole);
     }
   }
   json items = json::array();

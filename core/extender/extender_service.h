@@ -64,7 +64,9 @@ class ExtenderService : public ExtenderHandler {
   std::vector<predict::NodePower> PredictNow(const std::vector<std::string>& nodes) const;
   void AddOpsRoutes(server::HttpServer& ops);
   // Called with every decision after its answer is sent, on the request's thread (keep it
-  // cheap: queue, do not write). Set before serving.
+  // cheap: queue, do not write). Set before serving. A decision of more than 20 nodes comes
+  // cut to the nodes that explain it (scoring::TopNodes: the 20 best-scored, the first 50
+  // rejected), unless it rejected more than 50: the cut the record keeps, made once for both.
   using DecisionObserver = std::function<void(std::shared_ptr<const scoring::Decision>)>;
   void SetDecisionObserver(DecisionObserver observer) { observer_ = std::move(observer); }
   // Sets the gauges that describe state rather than requests (telemetry age per source).
@@ -82,12 +84,8 @@ class ExtenderService : public ExtenderHandler {
   // freeing a 5,000-node decision was a tenth of a prioritize. Record runs it itself when
   // nobody has for a while.
   void Trim();
-  // A filter's (or preempt's) recorded decision, once answered, keeps only the nodes it
-  // rejected, `omitted_nodes` counting those that passed: a pass explains nothing, and
-  // 5,000 of them were most of the record's memory.
-  void KeepRejectionsOnly(const std::shared_ptr<const scoring::Decision>& recorded);
-  // The answer, set to pass `recorded` to the observer, keep only what explains it, and
-  // Trim, once it is sent.
+  // The answer, set to pass `recorded` to the observer and Trim once it is sent. A filter's
+  // (or preempt's) decision is recorded with its rejections only (KeepRejectedNodes).
   server::HttpResponse AfterSend(server::HttpResponse response,
                                  std::shared_ptr<const scoring::Decision> recorded);
   // `nodes`' power with `cpu` cores added; with `as_scored`, each node's CPU counts the pods
@@ -108,9 +106,14 @@ class ExtenderService : public ExtenderHandler {
   const ExtenderServiceOptions options_;
   mutable std::mutex mu_;
   DecisionObserver observer_;
+  // A recorded decision, and its TopNodes cut once AfterSend has made it (what Trim keeps).
+  struct Kept {
+    std::shared_ptr<const scoring::Decision> whole;
+    std::shared_ptr<const scoring::Decision> top;
+  };
   // Shared with the observer (the Event writer), so recording never copies a decision.
-  std::deque<std::shared_ptr<const scoring::Decision>> decisions_;  // newest at the back
-  std::size_t node_entries_ = 0;  // the sum of decisions_[i].nodes.size()
+  std::deque<Kept> decisions_;    // newest at the back
+  std::size_t node_entries_ = 0;  // the sum of decisions_[i].whole->nodes.size()
   std::size_t compacted_ = 0;     // decisions_[0..compacted_) hold TopNodes only
 };
 

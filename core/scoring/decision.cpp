@@ -198,4 +198,11 @@ Decision TopNodes(const Decision& decision, std::size_t max_scored, std::size_t 
   return out;
 }
 
+void KeepRejectedNodes(Decision& decision) {
+  auto passed = std::remove_if(decision.nodes.begin(), decision.nodes.end(),
+                               [](const NodeDecision& n) { return n.passed != false; });
+  decision.omitted_nodes += static_cast<std::size_t>(decision.nodes.end() - passed);
+  decision.nodes.erase(passed, decision.nodes.end());
+}
+
 }  // namespace powerctl::scoring

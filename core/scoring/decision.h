@@ -66,6 +66,11 @@ struct Decision {
 // counts what was dropped. Nodes stay in the scheduler's order.
 Decision TopNodes(const Decision& decision, std::size_t max_scored, std::size_t max_rejected);
 
+// Leaves in a filter's (or preempt's) decision only the nodes it rejected, `omitted_nodes`
+// counting those that passed: a pass explains nothing, and thousands of them were most of a
+// recorded decision's memory. What TopNodes(decision, 0, all) keeps, without copying.
+void KeepRejectedNodes(Decision& decision);
+
 // Fills pod_namespace, pod_name and pod_uid from a Pod object's metadata (missing -> "").
 void SetPodIdentity(Decision& decision, const nlohmann::json& pod);
 

@@ -200,25 +200,43 @@ TEST_F(ExtenderServiceTest, UntrimmedDecisionsStayWithinTwiceTheirBudget) {
   }
 }
 
-TEST_F(ExtenderServiceTest, AnsweredFiltersKeepOnlyTheirRejectionsOnRecord) {
+TEST_F(ExtenderServiceTest, FiltersAreRecordedWithTheirRejectionsOnly) {
   const auto& seen = ObservedDecisions();
   const json body = FullNodesArgs();
   server::HttpResponse filtered = service_->Filter(Post(body));
+  // Both nodes passed, as the answer says ...
+  EXPECT_TRUE(json::parse(filtered.body).value("FailedNodes", json::object()).empty())
+      << filtered.body;
+  // ... and the record keeps what explains the decision: no node was rejected, so none is
+  // listed and both are counted, from the start and for the observer (the Event writer) too.
   server::HttpRequest get;
-  // Until the answer is sent the record holds every verdict ...
-  json before = json::parse(service_->Decisions(get).body)["items"];
-  ASSERT_EQ(before.size(), 1u);
-  EXPECT_EQ(before[0]["nodes"].size(), 2u);
+  json items = json::parse(service_->Decisions(get).body)["items"];
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0]["verb"], "filter");
+  EXPECT_EQ(items[0]["nodes"], json::array()) << items[0];
+  EXPECT_EQ(items[0]["omitted"], 2);
   filtered.after_send();
-  // ... the observer (the Event writer) gets them all, and the record keeps what explains
-  // the decision: no node was rejected, so none is listed and both are counted.
   ASSERT_EQ(seen.size(), 1u);
-  EXPECT_EQ(seen[0]->nodes.size(), 2u);
-  json after = json::parse(service_->Decisions(get).body)["items"];
-  ASSERT_EQ(after.size(), 1u);
-  EXPECT_EQ(after[0]["verb"], "filter");
-  EXPECT_EQ(after[0]["nodes"], json::array()) << after[0];
-  EXPECT_EQ(after[0]["omitted"], 2);
+  EXPECT_TRUE(seen[0]->nodes.empty());
+  EXPECT_EQ(seen[0]->omitted_nodes, 2u);
+}
+
+TEST_F(ExtenderServiceTest, TheObserverGetsALargeDecisionCutAsTheRecordWillKeepIt) {
+  const auto& seen = ObservedDecisions();
+  json many = json::array();
+  for (int i = 0; i < 30; ++i) many.push_back(NodeObject("n" + std::to_string(i), "300"));
+  server::HttpResponse prioritized = service_->Prioritize(
+      Post({{"Pod", kPod}, {"Nodes", {{"items", many}}}, {"NodeNames", nullptr}}));
+  ASSERT_EQ(prioritized.status, 200) << prioritized.body;
+  prioritized.after_send();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0]->nodes.size(), 20u);  // the 20 best-scored
+  EXPECT_EQ(seen[0]->omitted_nodes, 10u);
+  // The record itself stays whole while it is the newest.
+  server::HttpRequest get;
+  json items = json::parse(service_->Decisions(get).body)["items"];
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0]["nodes"].size(), 30u);
 }
 
 TEST_F(ExtenderServiceTest, TheObserverSeesEveryDecisionOnceItsAnswerIsSent) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <limits>
+
 namespace powerctl::scoring {
 namespace {
 
@@ -154,6 +156,23 @@ TEST(DecisionTopNodesTest, NodesThatOnlyPassedAFilterAreLeftOut) {
   ASSERT_EQ(top.nodes.size(), 1u);
   EXPECT_EQ(top.nodes[0].node, "bad");
   EXPECT_EQ(top.omitted_nodes, 2u);
+}
+
+TEST(DecisionKeepRejectedNodesTest, KeepsWhatTopNodesKeepsOfAFilter) {
+  Decision d;
+  d.verb = kVerbFilter;
+  d.omitted_nodes = 1;
+  for (const char* name : {"a", "b", "c", "d"}) d.nodes.push_back({.node = name, .passed = true});
+  d.nodes[1].passed = false;
+  d.nodes[1].reason = "too hot";
+  d.nodes[3].passed = false;
+  const Decision expected = TopNodes(d, 0, std::numeric_limits<std::size_t>::max());
+  KeepRejectedNodes(d);
+  EXPECT_EQ(d, expected);
+  ASSERT_EQ(d.nodes.size(), 2u);
+  EXPECT_EQ(d.nodes[0].node, "b");
+  EXPECT_EQ(d.nodes[1].node, "d");
+  EXPECT_EQ(d.omitted_nodes, 3u);  // the one already omitted and the two passes
 }
 
 }  // namespace
