@@ -72,6 +72,7 @@ void DecisionEventWriter::Submit(std::shared_ptr<const scoring::Decision> decisi
   if (decision->nodes.size() > kEventScoredNodes) {
     decision = std::make_shared<const scoring::Decision>(DecisionForEvent(*decision));
   }
+  bool wake = false;
   {
     std::lock_guard lock(mu_);
     if (stopping_ || queue_.size() >= options_.max_queued ||
@@ -80,9 +81,13 @@ void DecisionEventWriter::Submit(std::shared_ptr<const scoring::Decision> decisi
       return;
     }
     queued_nodes_ += decision->nodes.size();
-    queue_.push_back(std::move(decision));
+    queue_.push_back({std::move(decision), std::chrono::steady_clock::now()});
+    // A thread asleep until a batch is due takes this then; wake it early only before the
+    // queue can fill. A wake per decision cost a context switch per scheduled pod.
+    wake = !sleeping_until_due_ || 2 * queue_.size() >= options_.max_queued ||
+           2 * queued_nodes_ >= options_.max_queued_nodes;
   }
-  wake_.notify_one();
+  if (wake) wake_.notify_one();
 }
 
 void DecisionEventWriter::SubmitEvent(std::string event_namespace, nlohmann::json event) {
@@ -97,18 +102,12 @@ void DecisionEventWriter::SubmitEvent(std::string event_namespace, nlohmann::jso
   wake_.notify_one();
 }
 
-bool DecisionEventWriter::PopLocked(std::pair<std::string, nlohmann::json>& other,
-                                    std::shared_ptr<const scoring::Decision>& decision) {
-  if (!other_.empty()) {
-    other = std::move(other_.front());
-    other_.pop_front();
-    return true;
-  }
-  if (queue_.empty()) return false;
-  decision = std::move(queue_.front());
-  queue_.pop_front();
-  queued_nodes_ -= decision->nodes.size();
-  return true;
+void DecisionEventWriter::Process(std::deque<std::pair<std::string, nlohmann::json>>& others,
+                                  std::deque<Queued>& decisions) {
+  for (const auto& [event_namespace, event] : others) WriteOther(event_namespace, event);
+  for (const Queued& queued : decisions) Add(queued);
+  others.clear();
+  decisions.clear();
 }
 
 void DecisionEventWriter::WriteOther(const std::string& event_namespace,
@@ -130,7 +129,8 @@ std::string DecisionEventWriter::NextSuffix() {
   return fmt::format("{:016x}", random_());
 }
 
-void DecisionEventWriter::Add(const scoring::Decision& decision) {
+void DecisionEventWriter::Add(const Queued& queued) {
+  const scoring::Decision& decision = *queued.decision;
   auto at = open_.find(decision.pod_namespace);
   std::optional<BatchedDecision> entry = BatchEntry(decision, at == open_.end());
   if (!entry) return;
@@ -142,8 +142,8 @@ void DecisionEventWriter::Add(const scoring::Decision& decision) {
   }
   if (at == open_.end()) {
     at = open_
-             .emplace(decision.pod_namespace, OpenBatch{DecisionBatch(decision.pod_namespace),
-                                                        std::chrono::steady_clock::now()})
+             .emplace(decision.pod_namespace,
+                      OpenBatch{DecisionBatch(decision.pod_namespace), queued.submitted})
              .first;
   }
   at->second.batch.Add(std::move(*entry));
@@ -198,19 +198,15 @@ std::chrono::steady_clock::time_point DecisionEventWriter::NextDue() const {
 }
 
 void DecisionEventWriter::Flush() {
-  for (;;) {
-    std::pair<std::string, nlohmann::json> other;
-    std::shared_ptr<const scoring::Decision> next;
-    {
-      std::lock_guard lock(mu_);
-      if (!PopLocked(other, next)) break;
-    }
-    if (next) {
-      Add(*next);
-    } else {
-      WriteOther(other.first, other.second);
-    }
+  std::deque<std::pair<std::string, nlohmann::json>> others;
+  std::deque<Queued> decisions;
+  {
+    std::lock_guard lock(mu_);
+    others.swap(other_);
+    decisions.swap(queue_);
+    queued_nodes_ = 0;
   }
+  Process(others, decisions);
   WriteDue(std::chrono::steady_clock::time_point::max());
 }
 
@@ -222,18 +218,19 @@ void DecisionEventWriter::Run() {
 }
 
 void DecisionEventWriter::Drain() {
+  std::deque<std::pair<std::string, nlohmann::json>> others;
+  std::deque<Queued> decisions;
   for (;;) {
-    std::pair<std::string, nlohmann::json> other;
-    std::shared_ptr<const scoring::Decision> next;
     bool stopping = false;
-    bool popped = false;
     {
       std::unique_lock lock(mu_);
       auto ready = [&] { return stopping_ || !queue_.empty() || !other_.empty(); };
       if (const auto due = NextDue(); due == std::chrono::steady_clock::time_point::max()) {
         wake_.wait(lock, ready);
       } else {
+        sleeping_until_due_ = true;
         wake_.wait_until(lock, due, ready);
+        sleeping_until_due_ = false;
       }
       stopping = stopping_;
       if (stopping_ && std::chrono::steady_clock::now() >= drain_until_) {
@@ -247,13 +244,14 @@ void DecisionEventWriter::Drain() {
         queued_nodes_ = 0;
         return;
       }
-      popped = PopLocked(other, next);
+      // All of it at once: one lock, and batches filled in one go.
+      others.swap(other_);
+      decisions.swap(queue_);
+      queued_nodes_ = 0;
     }
-    if (next) {
-      Add(*next);
-    } else if (popped) {
-      WriteOther(other.first, other.second);
-    } else if (stopping) {  // nothing queued: write the open batches and leave
+    const bool idle = others.empty() && decisions.empty();
+    Process(others, decisions);
+    if (stopping && idle) {  // nothing queued: write the open batches and leave
       WriteDue(std::chrono::steady_clock::time_point::max());
       return;
     }

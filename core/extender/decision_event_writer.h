@@ -14,6 +14,11 @@
 // refusing, new decisions are dropped and counted, never the request. Every replica writes the
 // Events of its own decisions (no Lease: each decision is made by exactly one replica).
 //
+// The thread sleeps until its oldest open batch is due, and a decision submitted meanwhile does
+// not wake it (only one that finds it asleep with nothing open, or a queue half full): under
+// load it wakes about once per batch interval and takes the whole queue at once, instead of
+// being woken for every pod. A batch counts its interval from its first decision's Submit.
+//
 // Stop() writes what is queued for a short while, then cancels the request in flight (each
 // is also capped at `request_timeout`), so a hung API server cannot hold up a shutdown.
 //
@@ -93,17 +98,23 @@ class DecisionEventWriter {
  private:
   void Run();
   void Drain();  // the thread's loop, until stopped
+  // A queued decision and when it was submitted (its batch's interval starts then).
+  struct Queued {
+    std::shared_ptr<const scoring::Decision> decision;
+    std::chrono::steady_clock::time_point submitted;
+  };
   // Adds the decision to its namespace's batch, writing the batch first if it is full.
-  void Add(const scoring::Decision& decision);
+  void Add(const Queued& queued);
   void WriteBatch(const DecisionBatch& batch);
   // Writes the batches opened at or before `opened_before` (all of them with time_point::max()).
   void WriteDue(std::chrono::steady_clock::time_point opened_before);
   // When the oldest open batch is due; time_point::max() when none is open.
   std::chrono::steady_clock::time_point NextDue() const;
   void WriteOther(const std::string& event_namespace, const nlohmann::json& event);
-  // Takes the next item under the lock: a prepared Event first, else a decision.
-  bool PopLocked(std::pair<std::string, nlohmann::json>& other,
-                 std::shared_ptr<const scoring::Decision>& decision);
+  // Writes what was taken from the queues: the prepared Events, then the decisions into their
+  // batches, then the batches now due.
+  void Process(std::deque<std::pair<std::string, nlohmann::json>>& others,
+               std::deque<Queued>& decisions);
   std::string NextSuffix();
 
   std::atomic<bool> cancel_{false};  // set by Stop when the drain time is up
@@ -114,11 +125,14 @@ class DecisionEventWriter {
   std::condition_variable wake_;
   std::condition_variable finished_cv_;
   bool finished_ = false;  // the thread has left Run
-  std::deque<std::shared_ptr<const scoring::Decision>> queue_;
+  std::deque<Queued> queue_;
   static constexpr std::size_t kMaxQueuedOther = 16;
   std::deque<std::pair<std::string, nlohmann::json>> other_;  // SubmitEvent's
   std::size_t queued_nodes_ = 0;
   bool stopping_ = false;
+  // The thread sleeps until an open batch is due and will take the queue then: Submit need
+  // not wake it.
+  bool sleeping_until_due_ = false;
   std::chrono::steady_clock::time_point drain_until_{};
   struct OpenBatch {
     DecisionBatch batch;
