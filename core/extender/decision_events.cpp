@@ -33,6 +33,22 @@ bool Rejects(const scoring::Decision& decision) {
                      [](const scoring::NodeDecision& n) { return n.passed == false; });
 }
 
+// Whether TopNodes(decision, max_scored, max_rejected) would keep every node.
+bool KeepsEveryNode(const scoring::Decision& decision, std::size_t max_scored,
+                    std::size_t max_rejected) {
+  std::size_t scored = 0, rejected = 0;
+  for (const scoring::NodeDecision& n : decision.nodes) {
+    if (n.passed == false) {
+      ++rejected;
+    } else if (n.score) {
+      ++scored;
+    } else {
+      return false;  // a mere pass, which TopNodes leaves out
+    }
+  }
+  return scored <= max_scored && rejected <= max_rejected;
+}
+
 std::string ScoredMessage(const scoring::Decision& d) {
   scoring::Decision top = scoring::TopNodes(d, kMessageNodes, 0);
   std::stable_sort(top.nodes.begin(), top.nodes.end(), [](const auto& a, const auto& b) {
@@ -100,6 +116,11 @@ std::string DecisionEventMessage(const scoring::Decision& d) {
 }
 
 std::string DecisionAnnotation(const scoring::Decision& decision) {
+  // Usually the decision was already cut to what its Event holds (DecisionForEvent) and fits.
+  if (KeepsEveryNode(decision, kEventScoredNodes, kEventRejectedNodes)) {
+    std::string text = scoring::DecisionJsonText(decision);
+    if (text.size() <= kMaxDecisionAnnotationBytes) return text;
+  }
   // Fewer nodes, then only the power reasons (cut short), then no per-component reasons, then
   // no notes: whatever still fits. A power reason is the node's cost ("+30.0 W, 15.00 W/core
   // to fill"), which `explain` shows per node and compares to say why the chosen node won.
@@ -119,15 +140,14 @@ std::string DecisionAnnotation(const scoring::Decision& decision) {
         }
       }
       if (pass >= 3) top.notes.clear();
-      std::string text =
-          scoring::DecisionToJson(top).dump(-1, ' ', false, json::error_handler_t::replace);
+      std::string text = scoring::DecisionJsonText(top);
       if (text.size() <= kMaxDecisionAnnotationBytes) return text;
     }
   }
   scoring::Decision bare = scoring::TopNodes(decision, 0, 0);
   bare.notes.clear();
   bare.error = TruncateUtf8(bare.error, 1024);
-  return scoring::DecisionToJson(bare).dump(-1, ' ', false, json::error_handler_t::replace);
+  return scoring::DecisionJsonText(bare);
 }
 
 json TlsFailureEvent(const std::string& pod_namespace, const std::string& pod_name,

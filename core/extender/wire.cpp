@@ -2,6 +2,7 @@
 
 #include "core/common/json_bounds.h"
 #include "core/common/json_scan.h"
+#include "core/common/json_text.h"
 #include "core/extender/wire_internal.h"
 
 #include <algorithm>
@@ -141,26 +142,6 @@ Result<Victims> ReadVictims(const json& value, bool meta, const std::string& nod
   return victims;
 }
 
-// A JSON string. Node names and most reasons are plain printable ASCII: they are copied as
-// they are; anything else goes through nlohmann's escaper (invalid UTF-8 replaced).
-void AppendString(std::string& out, std::string_view text) {
-  if (FindJsonStringSpecial(text, 0, /*ascii_only=*/true) != text.size()) {
-    out += json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
-    return;
-  }
-  // One append, not three, for names of usual length: this runs for every node of a filter.
-  if (char quoted[130]; text.size() + 2 <= sizeof quoted) {
-    quoted[0] = '"';
-    std::copy(text.begin(), text.end(), quoted + 1);
-    quoted[text.size() + 1] = '"';
-    out.append(quoted, text.size() + 2);
-    return;
-  }
-  out += '"';
-  out += text;
-  out += '"';
-}
-
 void AppendFailedMap(std::string& out,
                      const std::vector<const std::pair<const std::string, Rejection>*>& entries,
                      bool null_when_empty) {
@@ -173,9 +154,9 @@ void AppendFailedMap(std::string& out,
   for (const auto* entry : entries) {
     if (!first) out += ',';
     first = false;
-    AppendString(out, entry->first);
+    AppendJsonString(out, entry->first);
     out += ':';
-    AppendString(out, entry->second.reason);
+    AppendJsonString(out, entry->second.reason);
   }
   out += '}';
 }
@@ -274,7 +255,7 @@ std::string EncodeFilterResult(const ExtenderArgs& args, const FilterAnswer& ans
     if (node_list) {
       out += args.node_items[passing[k]].dump(-1, ' ', false, json::error_handler_t::replace);
     } else {
-      AppendString(out, args.node_names[passing[k]]);
+      AppendJsonString(out, args.node_names[passing[k]]);
     }
   }
   out += node_list ? R"(]},"NodeNames":null,"FailedNodes":)" : R"(],"FailedNodes":)";
@@ -282,7 +263,7 @@ std::string EncodeFilterResult(const ExtenderArgs& args, const FilterAnswer& ans
   out += R"(,"FailedAndUnresolvableNodes":)";
   AppendFailedMap(out, unresolvable, /*null_when_empty=*/true);
   out += R"(,"Error":)";
-  AppendString(out, answer.error);
+  AppendJsonString(out, answer.error);
   out += '}';
   return out;
 }
@@ -290,7 +271,7 @@ std::string EncodeFilterResult(const ExtenderArgs& args, const FilterAnswer& ans
 std::string EncodeFilterError(std::string_view message) {
   std::string out = R"({"Nodes":null,"NodeNames":null,"FailedNodes":null,)"
                     R"("FailedAndUnresolvableNodes":null,"Error":)";
-  AppendString(out, message);
+  AppendJsonString(out, message);
   out += '}';
   return out;
 }
@@ -323,7 +304,7 @@ std::string EncodeHostPriorityList(const std::vector<HostPriority>& list) {
     }
     if (i > 0) out += ',';
     out += R"({"Host":)";
-    AppendString(out, host);
+    AppendJsonString(out, host);
     out += R"(,"Score":)";
     char digits[24];
     auto [end, ec] = std::to_chars(digits, digits + sizeof digits, score);
@@ -342,12 +323,12 @@ std::string EncodePreemptionResult(const PreemptionArgs& args,
     if (victims.pod_uids.empty() || rejected.count(node) > 0) continue;
     if (!first) out += ',';
     first = false;
-    AppendString(out, node);
+    AppendJsonString(out, node);
     out += R"(:{"Pods":[)";
     for (std::size_t i = 0; i < victims.pod_uids.size(); ++i) {
       if (i > 0) out += ',';
       out += R"({"UID":)";
-      AppendString(out, victims.pod_uids[i]);
+      AppendJsonString(out, victims.pod_uids[i]);
       out += '}';
     }
     out += R"(],"NumPDBViolations":)";

@@ -1,5 +1,7 @@
 #include "core/scoring/decision.h"
 
+#include "core/common/json_text.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -122,6 +124,86 @@ nlohmann::json DecisionToJson(const Decision& decision) {
   }
   out["nodes"] = std::move(nodes);
   if (decision.omitted_nodes > 0) out["omitted"] = decision.omitted_nodes;
+  return out;
+}
+
+std::string DecisionJsonText(const Decision& decision) {
+  std::string out;
+  out.reserve(256 + 160 * decision.nodes.size());
+  out += R"({"verb":)";
+  AppendJsonString(out, decision.verb);
+  out += R"(,"pod":{)";
+  const char* separator = "";
+  const std::pair<const char*, const std::string*> pod[] = {{"namespace", &decision.pod_namespace},
+                                                            {"name", &decision.pod_name},
+                                                            {"uid", &decision.pod_uid}};
+  for (const auto& [key, value] : pod) {
+    if (value->empty()) continue;
+    out += separator;
+    AppendJsonString(out, key);
+    out += ':';
+    AppendJsonString(out, *value);
+    separator = ",";
+  }
+  out += R"(},"at":)";
+  AppendJsonNumber(out, decision.at_unix_ms);
+  if (!decision.error.empty()) {
+    out += R"(,"error":)";
+    AppendJsonString(out, decision.error);
+  }
+  if (!decision.notes.empty()) {
+    out += R"(,"notes":[)";
+    for (std::size_t i = 0; i < decision.notes.size(); ++i) {
+      if (i > 0) out += ',';
+      AppendJsonString(out, decision.notes[i]);
+    }
+    out += ']';
+  }
+  out += R"(,"nodes":[)";
+  for (std::size_t i = 0; i < decision.nodes.size(); ++i) {
+    const NodeDecision& n = decision.nodes[i];
+    out += i == 0 ? R"({"node":)" : R"(,{"node":)";
+    AppendJsonString(out, n.node);
+    if (n.passed) out += *n.passed ? R"(,"pass":true)" : R"(,"pass":false)";
+    if (!n.reason.empty()) {
+      out += R"(,"reason":)";
+      AppendJsonString(out, n.reason);
+    }
+    if (n.unresolvable) out += R"(,"unresolvable":true)";
+    if (n.score) {
+      out += R"(,"score":)";
+      AppendJsonNumber(out, *n.score);
+    }
+    if (n.watts_now) {
+      out += R"(,"wattsNow":)";
+      AppendJsonNumber(out, *n.watts_now);
+    }
+    if (n.watts_after) {
+      out += R"(,"wattsAfter":)";
+      AppendJsonNumber(out, *n.watts_after);
+    }
+    if (!n.components.empty()) {
+      out += R"(,"components":[)";
+      for (std::size_t k = 0; k < n.components.size(); ++k) {
+        const Component& c = n.components[k];
+        out += k == 0 ? R"({"name":)" : R"(,{"name":)";
+        AppendJsonString(out, c.name);
+        out += R"(,"value":)";
+        AppendJsonNumber(out, c.value);
+        out += R"(,"reason":)";
+        AppendJsonString(out, c.reason);
+        out += '}';
+      }
+      out += ']';
+    }
+    out += '}';
+  }
+  out += ']';
+  if (decision.omitted_nodes > 0) {
+    out += R"(,"omitted":)";
+    AppendJsonNumber(out, static_cast<std::int64_t>(decision.omitted_nodes));
+  }
+  out += '}';
   return out;
 }
 

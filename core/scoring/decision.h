@@ -75,6 +75,9 @@ void KeepRejectedNodes(Decision& decision);
 void SetPodIdentity(Decision& decision, const nlohmann::json& pod);
 
 nlohmann::json DecisionToJson(const Decision& decision);
+// The same document as compact JSON text, written without building the tree (the decision
+// writer encodes one per scheduled pod); invalid UTF-8 becomes U+FFFD, non-finite numbers null.
+std::string DecisionJsonText(const Decision& decision);
 // kInvalidInput naming the field when the document is not a decision.
 Result<Decision> DecisionFromJson(const nlohmann::json& document);
 

@@ -58,6 +58,34 @@ TEST(DecisionJsonTest, RoundTripsExactly) {
   EXPECT_EQ(*again, error_only);
 }
 
+TEST(DecisionJsonTest, TheTextIsTheSameDocumentAsTheTree) {
+  Decision d = Sample();
+  d.omitted_nodes = 4980;
+  d.error = "model: timeout";
+  d.nodes[1].watts_now = 120.5;
+  d.nodes[1].watts_after = 1.0 / 3.0;
+  EXPECT_EQ(json::parse(DecisionJsonText(d)), DecisionToJson(d));
+  auto back = DecisionFromJson(json::parse(DecisionJsonText(d)));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, d);  // every double reads back exactly
+  Decision bare;
+  bare.verb = kVerbFilter;
+  EXPECT_EQ(DecisionJsonText(bare), R"({"verb":"filter","pod":{},"at":0,"nodes":[]})");
+}
+
+TEST(DecisionJsonTest, TheTextIsValidJsonWhateverTheDecisionHolds) {
+  Decision d = Sample();
+  d.pod_name = "caf\xc3\xa9 \"quoted\"\n";
+  d.nodes[0].reason = std::string("bad \xff utf-8 \x01");
+  d.nodes[1].watts_now = std::numeric_limits<double>::quiet_NaN();
+  d.nodes[1].watts_after = std::numeric_limits<double>::infinity();
+  json j = json::parse(DecisionJsonText(d));  // throws when it is not JSON
+  EXPECT_EQ(j["pod"]["name"], "caf\xc3\xa9 \"quoted\"\n");
+  EXPECT_EQ(j["nodes"][0]["reason"], "bad \xef\xbf\xbd utf-8 \x01");  // U+FFFD
+  EXPECT_TRUE(j["nodes"][1]["wattsNow"].is_null());
+  EXPECT_TRUE(j["nodes"][1]["wattsAfter"].is_null());
+}
+
 TEST(DecisionJsonTest, RejectsWrongTypesNamingTheField) {
   const std::pair<const char*, const char*> cases[] = {
       {R"([])", "document is not an object"},
