@@ -31,6 +31,7 @@ import copy
 import http.client
 import json
 import os
+import statistics
 import subprocess
 import sys
 import threading
@@ -395,6 +396,11 @@ def summarize(results):
     if ext and noop:
         results["ratio_to_floor"] = round((sum(ext) / len(ext)) / (sum(noop) / len(noop)), 3)
         print(f"ratio powerctl/no-op extender: {results['ratio_to_floor']} (target >= 0.95)")
+        # The target is judged on the medians of the rounds: one round that a neighbour's load
+        # slowed moves a mean far more.
+        results["ratio_to_floor_median"] = round(statistics.median(ext) / statistics.median(noop), 3)
+        print(f"ratio powerctl/no-op extender, medians of the rounds: "
+              f"{results['ratio_to_floor_median']} (target >= 0.95)")
     for key, what in (("cpu_ms_per_pod", "first to last bind"),
                       ("cpu_ms_per_pod_with_tail", "first bind until idle again")):
         for kind in ("baseline", "extender", "noop"):
