@@ -285,6 +285,9 @@ void KeepRejectedNodes(Decision& decision) {
                                [](const NodeDecision& n) { return n.passed != false; });
   decision.omitted_nodes += static_cast<std::size_t>(decision.nodes.end() - passed);
   decision.nodes.erase(passed, decision.nodes.end());
+  // The record keeps this decision: it must not keep the room the passes took (hundreds of
+  // kilobytes for a large cluster, for each of up to a thousand recorded filters).
+  decision.nodes.shrink_to_fit();
 }
 
 }  // namespace powerctl::scoring

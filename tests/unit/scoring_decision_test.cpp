@@ -201,6 +201,8 @@ TEST(DecisionKeepRejectedNodesTest, KeepsWhatTopNodesKeepsOfAFilter) {
   EXPECT_EQ(d.nodes[0].node, "b");
   EXPECT_EQ(d.nodes[1].node, "d");
   EXPECT_EQ(d.omitted_nodes, 3u);  // the one already omitted and the two passes
+  // A recorded filter must not keep the room of the nodes that passed.
+  EXPECT_EQ(d.nodes.capacity(), 2u);
 }
 
 }  // namespace
