@@ -90,7 +90,9 @@ class CalibrateTest(ClusterTest):
         self.assertIn("NODE", r.stdout.splitlines()[0])
         self.assertIn("FORM", r.stdout.splitlines()[0])
         self.assertIn("COVERED", r.stdout.splitlines()[0])
-        self.assertRegex(r.stdout, rf"\n{self.names[0]} +\d+ +0\.\d\d-0\.9\d +9\d% 9/11 +curve ")
+        # The history spans utilisation 0.05-0.95: about 90 % covered, printed as 89 % when the
+        # 7-day window's edge cuts a sample off (2015 of 2016 in one CI run).
+        self.assertRegex(r.stdout, rf"\n{self.names[0]} +\d+ +0\.\d\d-0\.9\d +(89|9\d)% 9/11 +curve ")
         self.assertIn("Measured power: ipmi (the whole server (ipmi_exporter's DCMI reading))", r.stdout)
         self.assertIn("Power curves (W at each load; * = filled, not measured):", r.stdout)
         for want in self.synthetic[:2]:
