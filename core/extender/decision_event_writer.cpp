@@ -102,6 +102,13 @@ void DecisionEventWriter::SubmitEvent(std::string event_namespace, nlohmann::jso
   wake_.notify_one();
 }
 
+void DecisionEventWriter::TakeAllLocked(std::deque<std::pair<std::string, nlohmann::json>>& others,
+                                        std::deque<Queued>& decisions) {
+  others.swap(other_);
+  decisions.swap(queue_);
+  queued_nodes_ = 0;
+}
+
 void DecisionEventWriter::Process(std::deque<std::pair<std::string, nlohmann::json>>& others,
                                   std::deque<Queued>& decisions) {
   for (const auto& [event_namespace, event] : others) WriteOther(event_namespace, event);
@@ -202,9 +209,7 @@ void DecisionEventWriter::Flush() {
   std::deque<Queued> decisions;
   {
     std::lock_guard lock(mu_);
-    others.swap(other_);
-    decisions.swap(queue_);
-    queued_nodes_ = 0;
+    TakeAllLocked(others, decisions);
   }
   Process(others, decisions);
   WriteDue(std::chrono::steady_clock::time_point::max());
@@ -245,9 +250,7 @@ void DecisionEventWriter::Drain() {
         return;
       }
       // All of it at once: one lock, and batches filled in one go.
-      others.swap(other_);
-      decisions.swap(queue_);
-      queued_nodes_ = 0;
+      TakeAllLocked(others, decisions);
     }
     const bool idle = others.empty() && decisions.empty();
     Process(others, decisions);

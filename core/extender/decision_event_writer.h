@@ -111,6 +111,9 @@ class DecisionEventWriter {
   // When the oldest open batch is due; time_point::max() when none is open.
   std::chrono::steady_clock::time_point NextDue() const;
   void WriteOther(const std::string& event_namespace, const nlohmann::json& event);
+  // Moves both queues into the caller's (under the lock).
+  void TakeAllLocked(std::deque<std::pair<std::string, nlohmann::json>>& others,
+                     std::deque<Queued>& decisions);
   // Writes what was taken from the queues: the prepared Events, then the decisions into their
   // batches, then the batches now due.
   void Process(std::deque<std::pair<std::string, nlohmann::json>>& others,
