@@ -197,6 +197,7 @@ bool NodeCache::Handle(Kind kind, const kube::WatchEvent& event) {
       NodePtr& slot = nodes_[key];
       if (slot == nullptr) index_.reset();  // a node joined
       slot = WithPodsLocked(NodeStateFromJson(event.object));
+      replaced_.insert(key);
     }
     dirty_nodes_.erase(key);  // published with its current pods, or gone
   } else if (kind == kPods) {
@@ -290,7 +291,9 @@ std::shared_ptr<const ClusterSnapshot> NodeCache::Snapshot() const {
   // Only nodes whose pods changed are copied; the others are shared with earlier snapshots.
   for (const std::string& name : dirty_nodes_) {
     auto node = nodes_.find(name);
-    if (node != nodes_.end()) node->second = WithPodsLocked(*node->second);
+    if (node == nodes_.end()) continue;
+    node->second = WithPodsLocked(*node->second);
+    replaced_.insert(name);
   }
   dirty_nodes_.clear();
   for (const std::string& group_key : dirty_groups_) {
@@ -305,12 +308,25 @@ std::shared_ptr<const ClusterSnapshot> NodeCache::Snapshot() const {
     groups_[group_key] = std::move(pods);
   }
   dirty_groups_.clear();
+  // The same names as the last snapshot (index_ is kept): replace the changed nodes in place.
+  bool patched = index_ != nullptr && ordered_.size() == nodes_.size();
+  for (auto name = replaced_.begin(); patched && name != replaced_.end(); ++name) {
+    std::size_t position = index_->Find(*name);
+    auto node = nodes_.find(*name);
+    patched = position < ordered_.size() && node != nodes_.end();
+    if (patched) ordered_[position] = node->second;
+  }
+  replaced_.clear();
   auto snapshot = std::make_shared<ClusterSnapshot>();
-  snapshot->nodes.reserve(nodes_.size());
-  for (const auto& [name, node] : nodes_) snapshot->nodes.push_back(node);
-  if (index_ == nullptr) {
+  if (!patched) {
+    ordered_.clear();
+    ordered_.reserve(nodes_.size());
+    for (const auto& [name, node] : nodes_) ordered_.push_back(node);
+    snapshot->nodes = ordered_;
     snapshot->IndexNodes();
     index_ = snapshot->index;
+  } else {
+    snapshot->nodes = ordered_;
   }
   snapshot->index = index_;
   snapshot->pod_count = pods_.size();

@@ -192,6 +192,11 @@ class NodeCache {
   // (mutable: published lazily, so a burst of pod events copies each node once).
   mutable std::map<std::string, NodePtr, std::less<>> nodes_;
   mutable std::set<std::string, std::less<>> dirty_nodes_;
+  // nodes_' values in name order as the last snapshot published them, valid while index_ is:
+  // a snapshot copies it and replaces the nodes named in replaced_ (changed since) by their
+  // positions, instead of walking the map, the larger part of a snapshot's cost.
+  mutable std::vector<NodePtr> ordered_;
+  mutable std::set<std::string, std::less<>> replaced_;
   PodsByKey pods_;                                              // non-terminal pods, by key
   std::map<std::string, PodsByKey, std::less<>> pods_by_node_;  // spec.nodeName -> its pods
   std::map<std::string, PodsByKey> group_members_;              // "namespace/podGroup" -> its pods
