@@ -51,6 +51,7 @@ void NodeCache::Stop() {
     threads.swap(threads_);
   }
   changed_.notify_all();
+  groups_changed_.notify_all();
   for (std::thread& t : threads) t.join();
 }
 
@@ -63,6 +64,11 @@ void NodeCache::ChangedLocked() {
   ++version_;
   snapshot_.reset();
   changed_.notify_all();
+}
+
+void NodeCache::GroupsChangedLocked() {
+  ++groups_version_;
+  groups_changed_.notify_all();
 }
 
 void NodeCache::SetError(Kind kind, std::string error) {
@@ -154,6 +160,7 @@ void NodeCache::PutPodLocked(const std::string& key, PodPtr pod) {
     std::string group_key = pod->namespace_ + "/" + group->second;
     group_members_[group_key][key] = pod;
     dirty_groups_.insert(std::move(group_key));
+    GroupsChangedLocked();
   }
   pods_[key] = std::move(pod);
 }
@@ -179,6 +186,7 @@ void NodeCache::RemovePodLocked(const std::string& key) {
       if (members->second.empty()) group_members_.erase(members);
     }
     dirty_groups_.insert(std::move(group_key));
+    GroupsChangedLocked();
   }
   pods_.erase(it);
 }
@@ -334,6 +342,7 @@ std::shared_ptr<const ClusterSnapshot> NodeCache::Snapshot() const {
   snapshot->policies = policies_;
   snapshot->invalid_policies = invalid_policies_;
   snapshot->version = version_;
+  snapshot->groups_version = groups_version_;
   snapshot_ = std::move(snapshot);
   return snapshot_;
 }
@@ -348,6 +357,14 @@ bool NodeCache::WaitFor(const std::function<bool(const ClusterSnapshot&)>& predi
     bool moved = changed_.wait_until(lock, deadline, [&] { return version_ != snapshot->version; });
     if (!moved) return false;
   }
+}
+
+bool NodeCache::WaitForGroupsChange(std::uint64_t version,
+                                    std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mu_);
+  return groups_changed_.wait_for(lock, timeout, [&] {
+    return stopping_.load() || groups_version_ != version;
+  }) && !stopping_;
 }
 
 bool NodeCache::WaitForStatus(const std::function<bool(const CacheStatus&)>& predicate,

@@ -89,6 +89,7 @@ struct ClusterSnapshot {
   std::map<std::string, config::Policy> policies;       // "namespace/name"
   std::map<std::string, std::string> invalid_policies;  // "namespace/name" -> error
   std::uint64_t version = 0;                            // moves with every change
+  std::uint64_t groups_version = 0;  // moves when a pod of a pod group changes (pod_groups)
   // Positions of `nodes` by name. Consecutive snapshots with the same node names share one
   // index, so its identity also tells the prepared power inputs (which are kept by position)
   // that no node joined or left. Null: lookups binary-search `nodes`.
@@ -151,6 +152,10 @@ class NodeCache {
   // Waits until `predicate` holds for a snapshot (true), or `timeout` passes (false).
   bool WaitFor(const std::function<bool(const ClusterSnapshot&)>& predicate,
                std::chrono::milliseconds timeout) const;
+  // Waits until the pod groups are no longer those of ClusterSnapshot::groups_version
+  // `version` (true), or `timeout` passes or Stop() is called (false). Other changes (a bind,
+  // once per scheduled pod) do not wake the caller: the cluster writer waits here.
+  bool WaitForGroupsChange(std::uint64_t version, std::chrono::milliseconds timeout) const;
   // The same for Status() (e.g. until a failure is reported).
   bool WaitForStatus(const std::function<bool(const CacheStatus&)>& predicate,
                      std::chrono::milliseconds timeout) const;
@@ -172,6 +177,7 @@ class NodeCache {
   void SetError(Kind kind, std::string error);
   bool InterruptibleWait(std::chrono::milliseconds duration);  // false when stopping
   void ChangedLocked();
+  void GroupsChangedLocked();  // a pod of a group was added, changed or removed
   void PutPodLocked(const std::string& key, PodPtr pod);
   void RemovePodLocked(const std::string& key);
   NodePtr WithPodsLocked(NodeState node) const;  // `node` with its pods from pods_by_node_
@@ -205,6 +211,8 @@ class NodeCache {
   std::map<std::string, config::Policy> policies_;
   std::map<std::string, std::string> invalid_policies_;
   std::uint64_t version_ = 0;
+  std::uint64_t groups_version_ = 0;
+  mutable std::condition_variable groups_changed_;  // notified when groups_version_ moves
   std::uint64_t status_changes_ = 0;
   mutable NodeIndexPtr index_;  // of nodes_' names; reset when a node joins or leaves
   mutable std::shared_ptr<const ClusterSnapshot> snapshot_;  // of version_, built on demand

@@ -208,7 +208,7 @@ void ClusterWriter::Stop() {
 
 void ClusterWriter::Run() {
   bool was_leader = false;
-  std::uint64_t seen_version = 0;
+  std::uint64_t seen_groups = 0;
   SteadyClock::time_point next_labels{};
   while (!stopping_) {
     bool leader = deps_.is_leader();
@@ -219,8 +219,8 @@ void ClusterWriter::Run() {
         SyncLabels(*snapshot);
         next_labels = SteadyClock::now() + options_.label_interval;
       }
-      if (!was_leader || snapshot->version != seen_version) {
-        seen_version = snapshot->version;
+      if (!was_leader || snapshot->groups_version != seen_groups) {
+        seen_groups = snapshot->groups_version;
         TouchCompleteGroups(*snapshot);
       }
     }
@@ -232,7 +232,7 @@ void ClusterWriter::Run() {
       wait = std::clamp(to_labels, std::chrono::milliseconds(1), options_.change_poll);
     }
     if (was_leader && deps_.wait_for_change) {
-      deps_.wait_for_change(seen_version, wait);
+      deps_.wait_for_change(seen_groups, wait);
     } else {
       std::this_thread::sleep_for(std::min(wait, std::chrono::milliseconds(200)));
     }

@@ -9,9 +9,10 @@
 // cache's snapshot, asks the policy metric source, and patches. Labels are written as merge
 // patches of exactly the keys that change, so labels owned by others are never touched.
 //
-// Timing: labels every `label_interval` (telemetry.refreshInterval), pod groups whenever the
-// cache changes (the cache sees new pods by watch within milliseconds), polled at most
-// `change_poll` apart so Stop() is noticed quickly.
+// Timing: labels every `label_interval` (telemetry.refreshInterval), pod groups whenever a pod
+// of a group changes in the cache (which sees new pods by watch within milliseconds), polled
+// at most `change_poll` apart so Stop() is noticed quickly. Other changes, such as the bind of
+// every scheduled pod, do not wake the writer.
 
 #include "core/cluster/node_cache.h"
 #include "core/extender/pod_group_touch.h"
@@ -40,7 +41,7 @@ struct ClusterWriterDeps {
   // Whether the TASPolicy watch is healthy; labels of policies that are gone are removed only
   // then (a missing CRD or a failing watch must not look like "every policy was deleted").
   std::function<bool()> policies_synced = [] { return true; };
-  // Blocks until the snapshot version differs from `version` or `timeout` passes.
+  // Blocks until the snapshot's groups_version differs from `version` or `timeout` passes.
   std::function<void(std::uint64_t version, std::chrono::milliseconds timeout)> wait_for_change;
   std::function<bool()> is_leader = [] { return true; };
   std::function<std::chrono::system_clock::time_point()> wall_now = [] {

@@ -76,8 +76,7 @@ Result<std::unique_ptr<ClusterWrites>> StartClusterWrites(
   deps.snapshot = [&cache] { return cache.Snapshot(); };
   deps.policies_synced = [&cache] { return cache.Status().policies_synced; };
   deps.wait_for_change = [&cache](std::uint64_t version, std::chrono::milliseconds timeout) {
-    cache.WaitFor([version](const cluster::ClusterSnapshot& s) { return s.version != version; },
-                  timeout);
+    cache.WaitForGroupsChange(version, timeout);
   };
   cluster::LeaderElection* election = out->election.get();
   // Writing from a cache that has not listed everything yet would undo others' work.

@@ -325,6 +325,44 @@ TEST_F(NodeCacheTest, FollowsChanges) {
   cache->Stop();
 }
 
+TEST_F(NodeCacheTest, OnlyPodsOfGroupsMoveTheGroupsVersion) {
+  server.Put(Node("n1", "10.0.0.1"));
+  server.Put(Node("n2", "10.0.0.2"));
+  auto cache = MakeCache();
+  cache->Start();
+  ASSERT_TRUE(cache->WaitForSync(kWait));
+  auto before = cache->Snapshot();
+  // A bind of a pod outside any group (every scheduled pod's) changes the snapshot, its
+  // node among many that stay shared, but not the groups: a groups waiter sleeps through it.
+  server.Put(Pod("team", "web", "n2", "1"));
+  ASSERT_TRUE(cache->WaitFor(
+      [](const ClusterSnapshot& s) { return s.FindNode("n2")->pods.size() == 1; }, kWait));
+  auto bound = cache->Snapshot();
+  EXPECT_GT(bound->version, before->version);
+  EXPECT_EQ(bound->groups_version, before->groups_version);
+  EXPECT_EQ(bound->FindNodePtr("n1"), before->FindNodePtr("n1"));
+  EXPECT_EQ(bound->FindNodePosition("n2"), 1u);
+  EXPECT_EQ(bound->nodes[1]->name, "n2");
+  EXPECT_FALSE(cache->WaitForGroupsChange(bound->groups_version, milliseconds(200)));
+  // A member of a group wakes it.
+  std::thread put([this] {
+    std::this_thread::sleep_for(milliseconds(50));
+    server.Put(Pod("team", "a", "", "1", {{"podGroup", "g"}, {"minAvailable", "2"}}, "Pending"));
+  });
+  EXPECT_TRUE(cache->WaitForGroupsChange(bound->groups_version, kWait));
+  put.join();
+  auto grouped = cache->Snapshot();
+  EXPECT_GT(grouped->groups_version, bound->groups_version);
+  EXPECT_EQ(grouped->PodGroup("team", "g").size(), 1u);
+  // Stop() ends a wait at once.
+  std::thread stop([&cache] {
+    std::this_thread::sleep_for(milliseconds(50));
+    cache->Stop();
+  });
+  EXPECT_FALSE(cache->WaitForGroupsChange(grouped->groups_version, kWait));
+  stop.join();
+}
+
 TEST_F(NodeCacheTest, AMissingPolicyCrdIsANoteNotAFailure) {
   server.SetServed("taspolicies", false);
   server.Put(Node("n1", "10.0.0.1"));

@@ -260,7 +260,7 @@ TEST_F(ClusterWriterTest, TheLoopWritesOnlyWhileLeadingAndWakesOnChanges) {
   };
   deps.wait_for_change = [&](std::uint64_t version, std::chrono::milliseconds timeout) {
     std::unique_lock lock(mu);
-    changed.wait_for(lock, timeout, [&] { return stopping || shared->version != version; });
+    changed.wait_for(lock, timeout, [&] { return stopping || shared->groups_version != version; });
   };
   ClusterWriterOptions options;
   options.label_interval = std::chrono::hours(1);  // labels once per leadership here
@@ -292,7 +292,7 @@ TEST_F(ClusterWriterTest, TheLoopWritesOnlyWhileLeadingAndWakesOnChanges) {
     AddPod(GroupPod("p3"));
     next = snapshot;
   }
-  next.version = 7;
+  next.groups_version = 7;
   {
     std::lock_guard lock(mu);
     shared = std::make_shared<const cluster::ClusterSnapshot>(next);
