@@ -95,7 +95,8 @@ class Client {
   Result<json> Delete(const std::string& path, bool dry_run = false,
                       const std::string& propagation = "Background");
   // Lists (for the initial state and resourceVersion), then watches; relists on 410 Gone.
-  // `handler` gets every event (the initial list as ADDED) and returns false to stop.
+  // `handler` gets every event (the initial list as ADDED) and returns false to stop. Its
+  // objects come without metadata.managedFields, which is not even parsed from the stream.
   // A cancelled request (HttpRequest::cancel, IsCancelled) ends it at once with that error:
   // a cancel means stop, so it is not retried.
   Status ListAndWatch(const std::string& path, const WatchOptions& options,

@@ -86,6 +86,34 @@ TEST_F(WatchTest, ListsThenWatchesFromTheListVersion) {
   EXPECT_EQ(fake_->requests[1].timeout, ms(330000));
 }
 
+TEST_F(WatchTest, ObjectsComeWithoutManagedFieldsFromTheListAndTheStream) {
+  auto with_fields = [](const std::string& name, const std::string& rv) {
+    json pod = Pod(name, rv);
+    pod["metadata"]["managedFields"] = json::array({{{"manager", "kubectl"}}});
+    // Only metadata's: a label, or a spec field, of that name is the object's own.
+    pod["metadata"]["labels"] = {{"managedFields", "mine"}};
+    pod["spec"] = {{"managedFields", 1}};
+    return pod;
+  };
+  fake_->responses.push_back(Reply(200, PodList({with_fields("a", "5")}, "10")));
+  fake_->streams.push_back({200L, {Event("MODIFIED", with_fields("a", "11"))}, ""});
+  std::vector<json> objects;
+  ASSERT_TRUE(client_
+                  ->ListAndWatch("/api/v1/namespaces/ns/pods", {},
+                                 [&](const WatchEvent& event) {
+                                   objects.push_back(event.object);
+                                   return objects.size() < 2;
+                                 })
+                  .ok());
+  ASSERT_EQ(objects.size(), 2u);
+  for (const json& object : objects) {
+    EXPECT_FALSE(object["metadata"].contains("managedFields")) << object.dump();
+    EXPECT_EQ(object["metadata"]["labels"]["managedFields"], "mine");
+    EXPECT_EQ(object["spec"]["managedFields"], 1);
+  }
+  EXPECT_EQ(objects[1]["metadata"]["resourceVersion"], "11");
+}
+
 TEST_F(WatchTest, RewatchesFromTheLastVersionAndBookmark) {
   fake_->responses.push_back(Reply(200, PodList({}, "10")));
   fake_->streams.push_back({200L, {Event("ADDED", Pod("a", "11")), Bookmark("15")}, ""});
