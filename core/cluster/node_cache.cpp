@@ -52,12 +52,13 @@ void NodeCache::Stop() {
   }
   changed_.notify_all();
   groups_changed_.notify_all();
+  stop_requested_.notify_all();
   for (std::thread& t : threads) t.join();
 }
 
 bool NodeCache::InterruptibleWait(std::chrono::milliseconds duration) {
   std::unique_lock lock(mu_);
-  return !changed_.wait_for(lock, duration, [this] { return stopping_.load(); });
+  return !stop_requested_.wait_for(lock, duration, [this] { return stopping_.load(); });
 }
 
 void NodeCache::ChangedLocked() {

@@ -187,6 +187,9 @@ class NodeCache {
 
   mutable std::mutex mu_;
   mutable std::condition_variable changed_;
+  // Notified by Stop() only. A watch that failed (a TASPolicy CRD that is not installed)
+  // waits on it before retrying; on changed_ it was woken by every other watch's event.
+  std::condition_variable stop_requested_;
   // Written under mu_ (condition variables wait on it); atomic because it is also every
   // request's cancel flag, read by transports without the lock.
   std::atomic<bool> stopping_{false};
