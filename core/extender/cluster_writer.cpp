@@ -186,7 +186,7 @@ TouchResult ClusterWriter::TouchCompleteGroups(const cluster::ClusterSnapshot& s
     if (deps_.log) deps_.log->warn("{}", error);
   }
   // Remembered until the cache shows the annotation; a failed touch is tried again at the next
-  // change.
+  // pass of the loop (Run), within change_poll.
   for (const scoring::PodTouch& t : touches) {
     std::string key = t.namespace_ + "/" + t.name;
     if (std::find(result.touched.begin(), result.touched.end(), key) != result.touched.end()) {
@@ -209,6 +209,9 @@ void ClusterWriter::Stop() {
 void ClusterWriter::Run() {
   bool was_leader = false;
   std::uint64_t seen_groups = 0;
+  // A failed patch changes nothing the cache sees, so the groups do not wake the loop for it:
+  // it is retried at each pass (change_poll apart) until it succeeds.
+  bool touches_failed = false;
   SteadyClock::time_point next_labels{};
   while (!stopping_) {
     bool leader = deps_.is_leader();
@@ -219,9 +222,9 @@ void ClusterWriter::Run() {
         SyncLabels(*snapshot);
         next_labels = SteadyClock::now() + options_.label_interval;
       }
-      if (!was_leader || snapshot->groups_version != seen_groups) {
+      if (!was_leader || snapshot->groups_version != seen_groups || touches_failed) {
         seen_groups = snapshot->groups_version;
-        TouchCompleteGroups(*snapshot);
+        touches_failed = !TouchCompleteGroups(*snapshot).errors.empty();
       }
     }
     was_leader = snapshot != nullptr;

@@ -11,8 +11,8 @@
 //
 // Timing: labels every `label_interval` (telemetry.refreshInterval), pod groups whenever a pod
 // of a group changes in the cache (which sees new pods by watch within milliseconds), polled
-// at most `change_poll` apart so Stop() is noticed quickly. Other changes, such as the bind of
-// every scheduled pod, do not wake the writer.
+// at most `change_poll` apart so Stop() is noticed quickly (and a failed touch is retried).
+// Other changes, such as the bind of every scheduled pod, do not wake the writer.
 
 #include "core/cluster/node_cache.h"
 #include "core/extender/pod_group_touch.h"

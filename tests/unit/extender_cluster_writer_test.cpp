@@ -307,5 +307,39 @@ TEST_F(ClusterWriterTest, TheLoopWritesOnlyWhileLeadingAndWakesOnChanges) {
   writer.Stop();
 }
 
+TEST_F(ClusterWriterTest, TheLoopRetriesAFailedTouchWithoutAnyChange) {
+  std::mutex server_mu;
+  auto locked = std::make_unique<kube::Client>(std::make_unique<LockedTransport>(server, server_mu),
+                                               kube::ClientOptions{});
+  AddPod(GroupPod("p0"));  // a complete group whose touches fail at first
+  AddPod(GroupPod("p1"));
+  server.FailRequests("/api/v1/namespaces/team/pods/", 503, "PATCH");
+  auto shared = std::make_shared<const cluster::ClusterSnapshot>(snapshot);
+  ClusterWriterDeps deps = Deps();
+  deps.client = locked.get();
+  deps.snapshot = [shared] { return shared; };  // the cache never changes
+  deps.wait_for_change = [](std::uint64_t, std::chrono::milliseconds timeout) {
+    std::this_thread::sleep_for(timeout);  // nothing wakes the loop but its own poll
+  };
+  ClusterWriterOptions options;
+  options.label_interval = std::chrono::hours(1);
+  options.change_poll = std::chrono::milliseconds(20);
+  ClusterWriter writer(deps, registry, options);
+  auto& touches = registry.Counter("powerctl_extender_pod_group_touches_total", "", {"result"});
+  auto wait_until = [&](const std::function<bool()>& done) {
+    for (int i = 0; i < 500 && !done(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return done();
+  };
+  writer.Start();
+  EXPECT_TRUE(wait_until([&] { return touches.Value({"error"}) >= 2; }));
+  {
+    std::lock_guard lock(server_mu);
+    server.ClearFailures();
+  }
+  EXPECT_TRUE(wait_until([&] { return touches.Value({"ok"}) == 2; }));
+  writer.Stop();
+}
+
 }  // namespace
 }  // namespace powerctl::extender
