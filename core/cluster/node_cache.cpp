@@ -51,7 +51,6 @@ void NodeCache::Stop() {
     threads.swap(threads_);
   }
   changed_.notify_all();
-  groups_changed_.notify_all();
   stop_requested_.notify_all();
   for (std::thread& t : threads) t.join();
 }
@@ -363,9 +362,7 @@ bool NodeCache::WaitFor(const std::function<bool(const ClusterSnapshot&)>& predi
 bool NodeCache::WaitForGroupsChange(std::uint64_t version,
                                     std::chrono::milliseconds timeout) const {
   std::unique_lock lock(mu_);
-  return groups_changed_.wait_for(lock, timeout, [&] {
-    return stopping_.load() || groups_version_ != version;
-  }) && !stopping_;
+  return groups_changed_.wait_for(lock, timeout, [&] { return groups_version_ != version; });
 }
 
 bool NodeCache::WaitForStatus(const std::function<bool(const CacheStatus&)>& predicate,

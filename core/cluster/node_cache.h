@@ -153,8 +153,9 @@ class NodeCache {
   bool WaitFor(const std::function<bool(const ClusterSnapshot&)>& predicate,
                std::chrono::milliseconds timeout) const;
   // Waits until the pod groups are no longer those of ClusterSnapshot::groups_version
-  // `version` (true), or `timeout` passes or Stop() is called (false). Other changes (a bind,
-  // once per scheduled pod) do not wake the caller: the cluster writer waits here.
+  // `version` (true), or `timeout` passes (false). Other changes (a bind, once per scheduled
+  // pod) do not wake the caller: the cluster writer waits here. As WaitFor, it waits out
+  // `timeout` after Stop(), so a caller looping on it never spins.
   bool WaitForGroupsChange(std::uint64_t version, std::chrono::milliseconds timeout) const;
   // The same for Status() (e.g. until a failure is reported).
   bool WaitForStatus(const std::function<bool(const CacheStatus&)>& predicate,

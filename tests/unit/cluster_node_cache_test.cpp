@@ -262,6 +262,40 @@ TEST_F(NodeCacheTest, SnapshotsShareTheIndexUntilANodeJoinsOrLeaves) {
   EXPECT_EQ(left->FindNodePosition("n0"), kNoNode);
 }
 
+TEST_F(NodeCacheTest, ANodeDeletedAndAddedAgainIsPublishedInPlace) {
+  server.Put(Node("n1", "10.0.0.1"));
+  server.Put(Node("n2", "10.0.0.2"));
+  auto cache = MakeCache();
+  cache->Start();
+  ASSERT_TRUE(cache->WaitForSync(kWait));
+  auto first = cache->Snapshot();
+  ASSERT_EQ(first->nodes.size(), 2u);
+  // Replaced under the same name, while the other node changes and a pod binds to the new one:
+  // every snapshot on the way has each node at its name's position, as it is now.
+  server.Delete("/api/v1/nodes/n1");
+  server.Put(Node("n1", "10.0.0.9", {{"ambient/max", "30"}}));
+  server.Put(Node("n2", "10.0.0.2", {{"ambient/min", "3"}}));
+  server.Put(Pod("team", "a", "n1", "1"));
+  ASSERT_TRUE(cache->WaitFor(
+      [](const ClusterSnapshot& s) {
+        for (std::size_t i = 0; i < s.nodes.size(); ++i) {
+          if (s.FindNodePosition(s.nodes[i]->name) != i) return false;
+        }
+        const NodeState* n1 = s.FindNode("n1");
+        const NodeState* n2 = s.FindNode("n2");
+        return n1 != nullptr && n2 != nullptr && n1->facts.labels.count("ambient/max") == 1 &&
+               n1->pods.size() == 1 && n2->facts.labels.count("ambient/min") == 1;
+      },
+      kWait));
+  auto now = cache->Snapshot();
+  ASSERT_EQ(now->nodes.size(), 2u);
+  EXPECT_EQ(now->nodes[0]->name, "n1");
+  EXPECT_EQ(now->nodes[1]->name, "n2");
+  EXPECT_EQ(now->nodes[0]->info.internal_ips, std::vector<std::string>{"10.0.0.9"});
+  EXPECT_NE(now->nodes[1], first->nodes[1]);           // its change was published
+  EXPECT_TRUE(first->nodes[0]->facts.labels.empty());  // published states are never changed
+}
+
 TEST_F(NodeCacheTest, FollowsChanges) {
   server.Put(Node("n1", "10.0.0.1"));
   server.Put(Pod("team", "a", "", "1", {{"podGroup", "g"}, {"minAvailable", "2"}}, "Pending"));
@@ -354,13 +388,11 @@ TEST_F(NodeCacheTest, OnlyPodsOfGroupsMoveTheGroupsVersion) {
   auto grouped = cache->Snapshot();
   EXPECT_GT(grouped->groups_version, bound->groups_version);
   EXPECT_EQ(grouped->PodGroup("team", "g").size(), 1u);
-  // Stop() ends a wait at once.
-  std::thread stop([&cache] {
-    std::this_thread::sleep_for(milliseconds(50));
-    cache->Stop();
-  });
-  EXPECT_FALSE(cache->WaitForGroupsChange(grouped->groups_version, kWait));
-  stop.join();
+  // After Stop() a wait still lasts its timeout: a loop around it cannot spin.
+  cache->Stop();
+  auto before_wait = std::chrono::steady_clock::now();
+  EXPECT_FALSE(cache->WaitForGroupsChange(grouped->groups_version, milliseconds(100)));
+  EXPECT_GE(std::chrono::steady_clock::now() - before_wait, milliseconds(100));
 }
 
 TEST_F(NodeCacheTest, AMissingPolicyCrdIsANoteNotAFailure) {
