@@ -96,7 +96,7 @@ class Client {
                       const std::string& propagation = "Background");
   // Lists (for the initial state and resourceVersion), then watches; relists on 410 Gone.
   // `handler` gets every event (the initial list as ADDED) and returns false to stop. Its
-  // objects come without metadata.managedFields, which is not even parsed from the stream.
+  // objects come without metadata.managedFields (discarded while the stream is parsed).
   // A cancelled request (HttpRequest::cancel, IsCancelled) ends it at once with that error:
   // a cancel means stop, so it is not retried.
   Status ListAndWatch(const std::string& path, const WatchOptions& options,
