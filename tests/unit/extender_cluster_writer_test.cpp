@@ -309,8 +309,10 @@ TEST_F(ClusterWriterTest, TheLoopWritesOnlyWhileLeadingAndWakesOnChanges) {
 
 TEST_F(ClusterWriterTest, TheLoopRetriesAFailedTouchWithoutAnyChange) {
   std::mutex server_mu;
-  auto locked = std::make_unique<kube::Client>(std::make_unique<LockedTransport>(server, server_mu),
-                                               kube::ClientOptions{});
+  kube::ClientOptions once;  // a failed patch fails at once: the loop is what retries here
+  once.max_attempts = 1;
+  auto locked =
+      std::make_unique<kube::Client>(std::make_unique<LockedTransport>(server, server_mu), once);
   AddPod(GroupPod("p0"));  // a complete group whose touches fail at first
   AddPod(GroupPod("p1"));
   server.FailRequests("/api/v1/namespaces/team/pods/", 503, "PATCH");
