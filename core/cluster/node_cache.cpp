@@ -325,16 +325,17 @@ std::shared_ptr<const ClusterSnapshot> NodeCache::Snapshot() const {
     if (patched) ordered_[position] = node->second;
   }
   replaced_.clear();
-  auto snapshot = std::make_shared<ClusterSnapshot>();
-  if (!patched) {
+  if (!patched) {  // a node joined or left: walk the map, and index the names anew
     ordered_.clear();
     ordered_.reserve(nodes_.size());
     for (const auto& [name, node] : nodes_) ordered_.push_back(node);
-    snapshot->nodes = ordered_;
+    index_.reset();
+  }
+  auto snapshot = std::make_shared<ClusterSnapshot>();
+  snapshot->nodes = ordered_;
+  if (index_ == nullptr) {
     snapshot->IndexNodes();
     index_ = snapshot->index;
-  } else {
-    snapshot->nodes = ordered_;
   }
   snapshot->index = index_;
   snapshot->pod_count = pods_.size();

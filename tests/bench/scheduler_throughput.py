@@ -243,8 +243,6 @@ def idle_pace(watcher, window=3.0):
 
 def less_idle(per_pod, idle, span, pods):
     """CPU ms per pod less what each process would have spent idle over the bind span."""
-    if pods < 2:
-        return {}
     return {role: round(ms - idle.get(role, 0.0) * span / (pods - 1), 3) for role, ms in per_pod.items()}
 
 
@@ -285,14 +283,15 @@ def measure(cluster, api, work, name, config_doc, pods, extender=None, perf_dir=
         cl.terminate_pid(proc.pid, popen=proc, name="kube-scheduler")
     times = sorted(t for t, _ in watcher.bound.values())
     span = times[-1] - times[0]
+    per_pod = watcher.cpu_ms_per_pod()
     result = {"run": name, "pods": pods, "create_s": round(create_s, 2),
               "first_bind_after_start_s": round(times[0] - t_start, 2), "bind_span_s": round(span, 2),
               "pods_per_s": round((pods - 1) / span, 1) if span > 0 else None,
               "nodes_used": len({n for _, n in watcher.bound.values()}),
-              "cpu_ms_per_pod": watcher.cpu_ms_per_pod(),
+              "cpu_ms_per_pod": per_pod,
               "cpu_ms_per_pod_with_tail": watcher.cpu_ms_per_pod(settled),
               "idle_cpu_ms_per_s": idle,
-              "cpu_ms_per_pod_busy": less_idle(watcher.cpu_ms_per_pod(), idle, span, pods),
+              "cpu_ms_per_pod_busy": less_idle(per_pod, idle, span, pods),
               "api_writes_per_pod": {k: round((v - writes_before.get(k, 0)) / pods, 3)
                                      for k, v in sorted(api_writes(api).items()) if v > writes_before.get(k, 0)},
               "loadavg_before": load_before, "loadavg_after": bs.loadavgs()}
