@@ -23,7 +23,7 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-struct ApplyFlags {
+struct ConsolidateApplyFlags {
   NodeChoiceFlags nodes;
   std::string timeout = "5m";
   std::string on_drained;
@@ -92,7 +92,7 @@ void PrintApply(std::ostream& out, const consolidate::ApplyResult& result,
   if (!suffix.empty()) out << "Nothing was changed" << suffix << ".\n";
 }
 
-int RunApply(const Context& ctx, const ApplyFlags& flags) {
+int RunConsolidateApply(const Context& ctx, const ConsolidateApplyFlags& flags) {
   auto format = ctx.Output();
   if (!format.ok()) return Fail(ctx, format.error());
   auto config = ctx.LoadConfig();
@@ -193,7 +193,7 @@ int RunUndo(const Context& ctx, const UndoFlags& flags) {
 }  // namespace
 
 void RegisterConsolidateApply(CLI::App& consolidate, CommandEnv& env) {
-  auto flags = std::make_shared<ApplyFlags>();
+  auto flags = std::make_shared<ConsolidateApplyFlags>();
   CLI::App* cmd = consolidate.add_subcommand(
       "apply", "Drain the nodes the plan names and mark them for switching off");
   cmd->footer(
@@ -225,7 +225,7 @@ void RegisterConsolidateApply(CLI::App& consolidate, CommandEnv& env) {
   AddDryRunFlag(*cmd, flags->dry_run, env, "consolidate apply");
   DeclareOutput(*cmd, env, OutputFormat::kTable,
                 {OutputFormat::kTable, OutputFormat::kJson, OutputFormat::kYaml});
-  cmd->callback([&env, flags] { env.exit_code = RunApply(env.ctx, *flags); });
+  cmd->callback([&env, flags] { env.exit_code = RunConsolidateApply(env.ctx, *flags); });
 
   auto undo_flags = std::make_shared<UndoFlags>();
   CLI::App* undo = consolidate.add_subcommand(

@@ -99,7 +99,7 @@ std::string MeasuredWatts(const report::PowerReport& report, const std::string& 
   return fmt::format("{:.1f}", *it->second.watts);
 }
 
-void PrintTable(const Context& ctx, const report::PowerReport& report, bool wide) {
+void PrintPredictionTable(const Context& ctx, const report::PowerReport& report, bool wide) {
   *ctx.out << "Answered by: " << report.answered_by << "\n";
   std::string after = fmt::format("+{:g} CPU", report.cpu_added);
   std::vector<std::string> headers = {"NODE", "CPU"};
@@ -172,7 +172,7 @@ int RunPredict(const Context& ctx, PredictFlags& flags) {
     doc["answeredBy"] = {{"extender", report->from_extender}, {"description", report->answered_by}};
     *ctx.out << (*format == OutputFormat::kJson ? doc.dump(2) + "\n" : EmitYaml(doc));
   } else {
-    PrintTable(ctx, *report, *format == OutputFormat::kWide);
+    PrintPredictionTable(ctx, *report, *format == OutputFormat::kWide);
   }
   for (const NodePower& p : report->nodes) {
     if (!p.error.empty()) return kExitCheckFailed;

@@ -33,13 +33,13 @@ struct ScheduleServerFlags {
   bool decision_events = true;
 };
 
-Error Usage(std::string message) {
+Error ServerUsage(std::string message) {
   return MakeError(ErrorCode::kInvalidInput, std::move(message));
 }
 
-Result<extender::ScheduleServerOptions> BuildOptions(const Context& ctx,
-                                                     const ScheduleServerFlags& flags,
-                                                     const config::PowerctlConfig& config) {
+Result<extender::ScheduleServerOptions> BuildServerOptions(const Context& ctx,
+                                                           const ScheduleServerFlags& flags,
+                                                           const config::PowerctlConfig& config) {
   const config::ExtenderSettings& ext = config.extender;
   extender::ScheduleServerOptions options;
   auto listen = server::ParseListenAddress(
@@ -57,9 +57,9 @@ Result<extender::ScheduleServerOptions> BuildOptions(const Context& ctx,
 
   bool any_tls = !flags.tls_cert.empty() || !flags.tls_key.empty() || !flags.client_ca.empty();
   if (any_tls && flags.insecure_http)
-    return Usage("--insecure-http conflicts with --tls-cert/--tls-key/--client-ca");
+    return ServerUsage("--insecure-http conflicts with --tls-cert/--tls-key/--client-ca");
   if (any_tls && (flags.tls_cert.empty() || flags.tls_key.empty()))
-    return Usage("--tls-cert and --tls-key go together (and --client-ca needs both)");
+    return ServerUsage("--tls-cert and --tls-key go together (and --client-ca needs both)");
   if (any_tls) {
     options.main.tls = server::TlsOptions{flags.tls_cert, flags.tls_key, flags.client_ca};
     if (ext.tls_mode == "mtls" && flags.client_ca.empty())
@@ -77,7 +77,7 @@ Result<extender::ScheduleServerOptions> BuildOptions(const Context& ctx,
 int RunScheduleServerCommand(const Context& ctx, const ScheduleServerFlags& flags) {
   auto config = ctx.LoadConfig();
   if (!config.ok()) return Fail(ctx, config.error());
-  auto options = BuildOptions(ctx, flags, *config);
+  auto options = BuildServerOptions(ctx, flags, *config);
   if (!options.ok()) return Fail(ctx, options.error());
   // A server logs its requests and state changes by default (klog's V(2) convention).
   if (ctx.log->level() > spdlog::level::info) ctx.log->set_level(spdlog::level::info);

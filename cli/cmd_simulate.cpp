@@ -44,7 +44,7 @@ struct SimulateFlags {
   std::string export_snapshot;
 };
 
-std::string Watts(const std::optional<double>& w) {
+std::string FormatWatts(const std::optional<double>& w) {
   return w ? fmt::format("{:.0f}", *w) : "-";
 }
 
@@ -75,10 +75,10 @@ void PrintOutcome(std::ostream& out, const simulate::SimulationResult& r) {
   Table outcome(headers);
   for (std::size_t l = 0; l < r.loads.size(); ++l) {
     std::vector<std::string> row = {fmt::format("{:g}%", r.loads[l]),
-                                    Watts(powerctl->mean_watts[l]),
+                                    FormatWatts(powerctl->mean_watts[l]),
                                     Saving(fallback->powerctl_saving[l])};
     if (peaks != nullptr) row.push_back(Saving(peaks->powerctl_saving[l]));
-    row.push_back(Watts(r.mean_bound[l]));
+    row.push_back(FormatWatts(r.mean_bound[l]));
     row.push_back(Above(powerctl->above_bound[l]));
     outcome.AddRow(std::move(row));
   }
@@ -98,9 +98,9 @@ void PrintConsolidation(std::ostream& out, const simulate::SimulationResult& r) 
                "BOUND W (IDLE OFF)"});
   for (std::size_t l = 0; l < r.loads.size(); ++l) {
     for (const auto& c : r.consolidation) {
-      table.AddRow({fmt::format("{:g}%", r.loads[l]), c.scorer, Watts(c.mean_watts[l]),
+      table.AddRow({fmt::format("{:g}%", r.loads[l]), c.scorer, FormatWatts(c.mean_watts[l]),
                     c.mean_drained[l] ? fmt::format("{:.1f}", *c.mean_drained[l]) : "-",
-                    Saving(c.below_default_on[l]), Watts(r.mean_bound_idle_off[l])});
+                    Saving(c.below_default_on[l]), FormatWatts(r.mean_bound_idle_off[l])});
     }
   }
   out << "After consolidation (consolidate's planner on each placement, drained nodes off; "
@@ -125,12 +125,12 @@ void PrintTables(const Context& ctx, const config::PowerctlConfig& config,
   Table totals({"LOAD", "SCORER", "WATTS", "POWERCTL SAVES", "ABOVE BOUND", "UNSCHEDULED"});
   for (std::size_t l = 0; l < r.loads.size(); ++l) {
     for (const auto& s : r.summary) {
-      totals.AddRow({fmt::format("{:g}%", r.loads[l]), s.scorer, Watts(s.mean_watts[l]),
+      totals.AddRow({fmt::format("{:g}%", r.loads[l]), s.scorer, FormatWatts(s.mean_watts[l]),
                      s.scorer == "powerctl" ? "-" : Saving(s.powerctl_saving[l]),
                      Above(s.above_bound[l]), fmt::format("{:g}", s.mean_unscheduled[l])});
     }
     totals.AddRow(
-        {fmt::format("{:g}%", r.loads[l]), "bound", Watts(r.mean_bound[l]), "-", "-", "-"});
+        {fmt::format("{:g}%", r.loads[l]), "bound", FormatWatts(r.mean_bound[l]), "-", "-", "-"});
   }
   totals.Print(out);
   out << fmt::format("\nWatts per node at the end ({:.0f}% load), mean of seeds:\n",

@@ -24,7 +24,7 @@ struct StatusFlags {
   std::string timeout = "5m";
 };
 
-std::string Age(const std::optional<double>& seconds) {
+std::string FormatAge(const std::optional<double>& seconds) {
   if (!seconds) return "no snapshot yet";
   return fmt::format("{:.0f}s old", *seconds);
 }
@@ -69,7 +69,7 @@ std::string Colour(const Context& ctx, bool ok, const std::string& text) {
   return fmt::format("\033[{}m{}\033[0m", ok ? "32" : "31", text);
 }
 
-void PrintTable(const Context& ctx, const setup::StatusReport& r) {
+void PrintStatusTable(const Context& ctx, const setup::StatusReport& r) {
   std::ostream& out = *ctx.out;
   std::string installed = "unknown";
   if (!r.installed_version.empty() && !r.installed_image.empty()) {
@@ -107,7 +107,7 @@ void PrintTable(const Context& ctx, const setup::StatusReport& r) {
     bool first = true;
     for (const auto& t : r.telemetry) {
       out << (first ? "" : "             ")
-          << fmt::format("{:<12} {}{}\n", t.source, Age(t.age_seconds),
+          << fmt::format("{:<12} {}{}\n", t.source, FormatAge(t.age_seconds),
                          t.failing ? ", " + Colour(ctx, false, "last refresh failed") : "");
       first = false;
     }
@@ -153,7 +153,7 @@ int RunStatus(const Context& ctx, const StatusFlags& flags) {
     report = setup::CollectStatus(input);
   }
   if (*format == OutputFormat::kTable) {
-    PrintTable(ctx, report);
+    PrintStatusTable(ctx, report);
   } else {
     nlohmann::ordered_json doc = ToJson(report);
     *ctx.out << (*format == OutputFormat::kJson ? doc.dump(2) + "\n" : EmitYaml(doc));

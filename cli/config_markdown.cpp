@@ -59,7 +59,7 @@ std::string Allowed(const FieldSpec& field, const FieldRef& ref) {
   return "";
 }
 
-std::string Section(std::string_view path) {
+std::string ConfigSection(std::string_view path) {
   std::size_t dot = path.find('.');
   return dot == std::string_view::npos ? "" : std::string(path.substr(0, dot));
 }
@@ -117,7 +117,7 @@ std::string ConfigurationMarkdown() {
   config::PowerctlConfig defaults;
   std::vector<std::string> sections;
   for (const FieldSpec& field : config::ConfigFields()) {
-    std::string section = Section(field.path);
+    std::string section = ConfigSection(field.path);
     if (std::find(sections.begin(), sections.end(), section) == sections.end())
       sections.push_back(section);
   }
@@ -134,7 +134,7 @@ std::string ConfigurationMarkdown() {
         "| Key | Type | Default | Accepts | Environment | Description |\n"
         "|---|---|---|---|---|---|\n";
     for (const FieldSpec& field : config::ConfigFields()) {
-      if (Section(field.path) != section) continue;
+      if (ConfigSection(field.path) != section) continue;
       FieldRef ref = field.ref(defaults);
       std::string help = MarkdownCell(field.help);
       if (field.prompt) help += " (asked by `powerctl init`)";

@@ -20,7 +20,7 @@ extern char** environ;
 namespace powerctl {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 void CloseAll(std::initializer_list<int> fds) {
   for (int fd : fds) {
@@ -94,11 +94,11 @@ Result<pid_t> Spawn(const SubprocessRequest& request, int in, int out, int err) 
 }
 
 // Reads both pipes until they close, the deadline passes or stdout is too large.
-void Drain(const SubprocessRequest& request, int out, int err, Clock::time_point deadline,
+void Drain(const SubprocessRequest& request, int out, int err, SteadyClock::time_point deadline,
            SubprocessOutcome& outcome) {
   pollfd fds[2] = {{out, POLLIN, 0}, {err, POLLIN, 0}};
   while ((fds[0].fd >= 0 || fds[1].fd >= 0) && !outcome.stdout_too_large) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - SteadyClock::now());
     if (left.count() <= 0) {
       outcome.timed_out = true;
       break;
@@ -157,7 +157,7 @@ Result<SubprocessOutcome> RunSubprocess(const SubprocessRequest& request) {
   }
 
   SubprocessOutcome outcome;
-  const Clock::time_point deadline = Clock::now() + request.timeout;
+  const SteadyClock::time_point deadline = SteadyClock::now() + request.timeout;
   Drain(request, out_pipe[0], err_pipe[0], deadline, outcome);
   // Both pipes are closed, so the program is exiting; still bound the wait by the deadline.
   while (!outcome.timed_out && !outcome.stdout_too_large) {
@@ -167,7 +167,7 @@ Result<SubprocessOutcome> RunSubprocess(const SubprocessRequest& request) {
       return outcome;
     }
     if (done < 0 && errno != EINTR) break;
-    if (Clock::now() >= deadline) outcome.timed_out = true;
+    if (SteadyClock::now() >= deadline) outcome.timed_out = true;
     if (!outcome.timed_out) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   ::kill(-*pid, SIGKILL);

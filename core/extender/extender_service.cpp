@@ -19,7 +19,7 @@ namespace powerctl::extender {
 namespace {
 
 using json = nlohmann::json;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // Query parameters in order ("a=1&b=2&b=3"); values are node names, quantities and numbers,
 // which need no percent-decoding beyond what kube-scheduler and the API server send.
@@ -86,9 +86,9 @@ ExtenderService::ExtenderService(scoring::SchedulingDeps deps, server::MetricsRe
       options_(options) {}
 
 server::HttpResponse ExtenderService::Answer(const char* verb, int status, std::string body,
-                                             Clock::time_point start) {
+                                             SteadyClock::time_point start) {
   requests_.Inc({verb, std::to_string(status)});
-  latency_.Observe({verb}, std::chrono::duration<double>(Clock::now() - start).count());
+  latency_.Observe({verb}, std::chrono::duration<double>(SteadyClock::now() - start).count());
   return status == 200 ? server::HttpResponse::Json(200, std::move(body))
                        : server::HttpResponse::Text(status, std::move(body) + "\n");
 }
@@ -164,7 +164,7 @@ server::HttpResponse ExtenderService::AfterSend(server::HttpResponse response,
 }
 
 server::HttpResponse ExtenderService::Filter(const server::HttpRequest& request) {
-  auto start = Clock::now();
+  auto start = SteadyClock::now();
   auto args = DecodeExtenderArgs(request.body);
   if (!args.ok()) return Answer(scoring::kVerbFilter, 400, args.error().message, start);
   if (auto why = TooManyNodes(args->node_names.size()); !why.empty())
@@ -182,7 +182,7 @@ server::HttpResponse ExtenderService::Filter(const server::HttpRequest& request)
 }
 
 server::HttpResponse ExtenderService::Prioritize(const server::HttpRequest& request) {
-  auto start = Clock::now();
+  auto start = SteadyClock::now();
   auto args = DecodeExtenderArgs(request.body);
   if (!args.ok()) return Answer(scoring::kVerbPrioritize, 400, args.error().message, start);
   if (auto why = TooManyNodes(args->node_names.size()); !why.empty())
@@ -206,7 +206,7 @@ server::HttpResponse ExtenderService::Prioritize(const server::HttpRequest& requ
 }
 
 server::HttpResponse ExtenderService::Preempt(const server::HttpRequest& request) {
-  auto start = Clock::now();
+  auto start = SteadyClock::now();
   auto args = DecodePreemptionArgs(request.body);
   if (!args.ok()) return Answer(scoring::kVerbPreempt, 400, args.error().message, start);
   if (auto why = TooManyNodes(args->node_victims.size()); !why.empty())

@@ -22,7 +22,7 @@
 namespace powerctl::kube {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 using powerctl::curl::Handle;
 using powerctl::curl::Transfer;
 
@@ -39,12 +39,12 @@ class CurlTransport : public HttpTransport {
   Result<HttpResponse> Send(const HttpRequest& request) override {
     POWERCTL_TRY(credential, credentials_.Get());
     for (int attempt = 0;; ++attempt) {
-      if (Cancelled(request)) return Cancel(request, Clock::now());
+      if (Cancelled(request)) return Cancel(request, SteadyClock::now());
       HttpResponse response;
       std::string failure;
       ErrorCode code = ErrorCode::kNetwork;
       bool cancelled = false;
-      auto start = Clock::now();
+      auto start = SteadyClock::now();
       {
         powerctl::curl::Request options = Options(request, credential);
         options.accept_compressed = true;  // big lists compress well
@@ -83,7 +83,7 @@ class CurlTransport : public HttpTransport {
                       std::string* error_body) override {
     POWERCTL_TRY(credential, credentials_.Get());
     for (int attempt = 0;; ++attempt) {
-      if (Cancelled(request)) return Cancel(request, Clock::now());
+      if (Cancelled(request)) return Cancel(request, SteadyClock::now());
       POWERCTL_TRY(handle, powerctl::curl::NewHandle());
       const powerctl::curl::Request options = Options(request, credential);
       curl::StreamState state;
@@ -91,7 +91,7 @@ class CurlTransport : public HttpTransport {
       state.on_line = &on_line;
       long status = 0;
       std::string failure;
-      auto start = Clock::now();
+      auto start = SteadyClock::now();
       CURLcode rc;
       {
         Transfer transfer(handle.get(), options);
@@ -169,9 +169,9 @@ class CurlTransport : public HttpTransport {
     return request.cancel != nullptr && request.cancel->load();
   }
   // A cancel is the caller stopping, not a failure: logged as such.
-  Error Cancel(const HttpRequest& request, Clock::time_point start) const {
+  Error Cancel(const HttpRequest& request, SteadyClock::time_point start) const {
     if (options_.log) {
-      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - start);
       options_.log->debug("{} {}{} cancelled after {}ms", request.method, target_.display,
                           request.path, ms.count());
     }
@@ -181,9 +181,10 @@ class CurlTransport : public HttpTransport {
   // Method, URL, status and time only: headers carry the bearer token and bodies may carry
   // Secret data, so neither is logged at any level.
   void LogRequest(const HttpRequest& request, long status, const std::string& failure,
-                  Clock::time_point start) const {
+                  SteadyClock::time_point start) const {
     if (!options_.log) return;
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - start).count();
     if (failure.empty()) {
       options_.log->debug("{} {}{} {} {}ms", request.method, target_.display, request.path, status,
                           ms);

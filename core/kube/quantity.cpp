@@ -15,7 +15,7 @@ __extension__ typedef __int128 Int128;  // GCC and clang; -Wpedantic-clean
 constexpr int kMaxDigits = 18;      // fits uint64 and leaves room for 1024^6 in 128 bits
 constexpr int kMaxExponent = 1000;  // "1e999999999" must not loop or overflow int
 
-Error Invalid(std::string_view text, const std::string& why) {
+Error InvalidQuantity(std::string_view text, const std::string& why) {
   return MakeError(ErrorCode::kInvalidInput,
                    "invalid quantity \"" + ExcerptForMessage(text, 64) + "\": " + why);
 }
@@ -56,14 +56,14 @@ Result<Quantity> ParseQuantity(std::string_view text) {
       seen_digit = true;
       if (!(digits.empty() && c == '0')) digits += c;  // leading zeros carry nothing
       if (seen_point) ++fraction_digits;
-      if (digits.size() > kMaxDigits + 64) return Invalid(text, "too many digits");
+      if (digits.size() > kMaxDigits + 64) return InvalidQuantity(text, "too many digits");
     } else if (c == '.' && !seen_point) {
       seen_point = true;
     } else {
       break;
     }
   }
-  if (!seen_digit) return Invalid(text, "expected a number");
+  if (!seen_digit) return InvalidQuantity(text, "expected a number");
   // Trailing zeros move into the exponent so only significant digits are kept.
   int exponent10 = -fraction_digits;
   while (!digits.empty() && digits.back() == '0') {
@@ -71,7 +71,7 @@ Result<Quantity> ParseQuantity(std::string_view text) {
     ++exponent10;
   }
   if (static_cast<int>(digits.size()) > kMaxDigits) {
-    return Invalid(text, "more than " + std::to_string(kMaxDigits) + " significant digits");
+    return InvalidQuantity(text, "more than " + std::to_string(kMaxDigits) + " significant digits");
   }
   std::string_view suffix = text.substr(pos);
   int suffix10 = 0;
@@ -83,11 +83,12 @@ Result<Quantity> ParseQuantity(std::string_view text) {
     auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), suffix10);
     if (number.empty() || ec != std::errc() || end != number.data() + number.size() ||
         std::abs(suffix10) > kMaxExponent) {
-      return Invalid(text, "invalid exponent");
+      return InvalidQuantity(text, "invalid exponent");
     }
   } else if (!DecodeSuffix(suffix, suffix10, q.binary_power)) {
-    return Invalid(text, "unknown suffix \"" + ExcerptForMessage(suffix, 8) +
-                             "\" (use n, u, m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei or e<N>)");
+    return InvalidQuantity(
+        text, "unknown suffix \"" + ExcerptForMessage(suffix, 8) +
+                  "\" (use n, u, m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei or e<N>)");
   }
   if (digits.empty()) return Quantity{};  // zero, whatever the sign and suffix
   q.exponent10 = exponent10 + suffix10;
@@ -134,7 +135,7 @@ double Quantity::ToDouble() const {
 Result<double> ParseCpuCores(std::string_view text) {
   POWERCTL_TRY(q, ParseQuantity(text));
   Result<std::int64_t> nanocores = q.Scaled(-9);
-  if (!nanocores.ok()) return Invalid(text, "out of range for CPU");
+  if (!nanocores.ok()) return InvalidQuantity(text, "out of range for CPU");
   return static_cast<double>(*nanocores) / 1e9;
 }
 

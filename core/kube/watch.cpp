@@ -15,7 +15,7 @@
 namespace powerctl::kube {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // A client-side limit on a watch, beyond timeoutSeconds which the server enforces:
 // it only matters if the connection dies silently, which TCP keepalive may not notice.
@@ -183,7 +183,7 @@ Status Client::ListAndWatch(const std::string& path, const WatchOptions& options
       return !stopped;
     };
     std::string error_body;
-    auto started = Clock::now();
+    auto started = SteadyClock::now();
     Result<long> status = transport_->Stream(request, on_line, &error_body);
     if (stopped) return OkStatus();
     if (!status.ok() && IsCancelled(status.error())) return status.error();  // not retried
@@ -217,7 +217,7 @@ Status Client::ListAndWatch(const std::string& path, const WatchOptions& options
                             failure->message);
       }
       Sleep(Backoff(failures));
-    } else if (events == 0 && Clock::now() - started < std::chrono::seconds(1)) {
+    } else if (events == 0 && SteadyClock::now() - started < std::chrono::seconds(1)) {
       Sleep(Backoff(1));  // a server that ends empty watches at once must not make us spin
     }
   }

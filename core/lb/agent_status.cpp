@@ -41,8 +41,8 @@ std::string OneLine(const std::string& text) {
 }
 
 // A string field: required (missing or another type is an error) or optional ("" if missing).
-Result<std::string> StringField(const json& object, const char* key, const std::string& where,
-                                bool required) {
+Result<std::string> StatusString(const json& object, const char* key, const std::string& where,
+                                 bool required) {
   auto it = object.find(key);
   if (it == object.end()) {
     if (required) return Invalid(fmt::format("{}{} is missing", where, key));
@@ -63,10 +63,10 @@ Result<AgentServiceStatus> ServiceFromJson(const json& item, std::size_t index) 
   const std::string where = fmt::format("services[{}].", index);
   if (!item.is_object()) return Invalid(fmt::format("services[{}] is not an object", index));
   AgentServiceStatus s;
-  POWERCTL_TRY(ns, StringField(item, "namespace", where, true));
-  POWERCTL_TRY(name, StringField(item, "name", where, true));
-  POWERCTL_TRY(state, StringField(item, "state", where, true));
-  POWERCTL_TRY(reason, StringField(item, "reason", where, false));
+  POWERCTL_TRY(ns, StatusString(item, "namespace", where, true));
+  POWERCTL_TRY(name, StatusString(item, "name", where, true));
+  POWERCTL_TRY(state, StatusString(item, "state", where, true));
+  POWERCTL_TRY(reason, StatusString(item, "reason", where, false));
   if (ns.empty() || name.empty() || state.empty()) {
     return Invalid(where + "namespace, name and state must not be empty");
   }
@@ -103,10 +103,10 @@ Result<AgentStatusSummary> AgentStatusFromJson(const json& doc) {
     return Invalid(fmt::format("not a {}/{} document", kAgentStatusApiVersion, kAgentStatusKind));
   }
   AgentStatusSummary out;
-  POWERCTL_TRY(node, StringField(doc, "node", "", true));
+  POWERCTL_TRY(node, StatusString(doc, "node", "", true));
   if (node.empty()) return Invalid("node must not be empty");  // doctor names agents by node
-  POWERCTL_TRY(mode, StringField(doc, "mode", "", false));
-  POWERCTL_TRY(last_error, StringField(doc, "lastError", "", false));
+  POWERCTL_TRY(mode, StatusString(doc, "mode", "", false));
+  POWERCTL_TRY(last_error, StatusString(doc, "lastError", "", false));
   out.node = std::move(node);
   out.mode = std::move(mode);
   out.last_error = std::move(last_error);

@@ -11,12 +11,12 @@ using json = nlohmann::json;
 // Nested data deeper than any [N,1] tensor needs is refused rather than walked.
 constexpr int kMaxDataDepth = 8;
 
-Error BadResponse(const std::string& what) {
+Error BadV2Response(const std::string& what) {
   return BadModelResponse(what);
 }
 
 Error WrongShape() {
-  return BadResponse("wrong output shape: expected one value per row");
+  return BadV2Response("wrong output shape: expected one value per row");
 }
 
 // Row-major leaves of `data`, nested or flat; false when nested deeper than kMaxDataDepth
@@ -86,7 +86,7 @@ Result<std::vector<Prediction>> ParseV2Response(std::string_view body, std::size
   POWERCTL_TRY(doc, ModelResponseObject(body));
   auto outputs = doc.find("outputs");
   if (outputs == doc.end() || !outputs->is_array() || outputs->empty()) {
-    return BadResponse("no \"outputs\"");
+    return BadV2Response("no \"outputs\"");
   }
   const json* output = nullptr;
   if (outputs->size() == 1) {
@@ -97,20 +97,20 @@ Result<std::vector<Prediction>> ParseV2Response(std::string_view body, std::size
       if (name != candidate.end() && name->is_string() && *name == output_name) output = &candidate;
     }
     if (output == nullptr) {
-      return BadResponse("no output named \"" + std::string(output_name) + "\"");
+      return BadV2Response("no output named \"" + std::string(output_name) + "\"");
     }
   }
-  if (!output->is_object()) return BadResponse("output is not an object");
+  if (!output->is_object()) return BadV2Response("output is not an object");
   if (auto type = output->find("datatype"); type != output->end()) {
     if (!type->is_string() || !IsNumericDatatype(type->get<std::string>())) {
-      return BadResponse("output datatype is not numeric");
+      return BadV2Response("output datatype is not numeric");
     }
   }
   if (auto shape = output->find("shape"); shape != output->end() && !ShapeFits(*shape, rows)) {
     return WrongShape();
   }
   auto data = output->find("data");
-  if (data == output->end() || !data->is_array()) return BadResponse("output has no \"data\"");
+  if (data == output->end() || !data->is_array()) return BadV2Response("output has no \"data\"");
   std::vector<const json*> leaves;
   leaves.reserve(rows);
   if (!Flatten(*data, 0, rows, leaves) || leaves.size() != rows) return WrongShape();

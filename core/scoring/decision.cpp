@@ -12,7 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-Error Invalid(const std::string& field, const char* what) {
+Error InvalidDecision(const std::string& field, const char* what) {
   return MakeError(ErrorCode::kInvalidInput, "decision: " + field + " " + what);
 }
 
@@ -27,7 +27,7 @@ std::string MetadataString(const json& pod, const char* key) {
 Status ReadString(const json& object, const char* key, const std::string& where, std::string& out) {
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) return OkStatus();
-  if (!it->is_string()) return Invalid(where + key, "is not a string");
+  if (!it->is_string()) return InvalidDecision(where + key, "is not a string");
   out = it->get<std::string>();
   return OkStatus();
 }
@@ -35,17 +35,18 @@ Status ReadString(const json& object, const char* key, const std::string& where,
 // Components past ComponentList::kCapacity (kinds a newer powerctl may add) are ignored, as
 // unknown keys are.
 Result<ComponentList> ReadComponents(const json& list, const std::string& where) {
-  if (!list.is_array()) return Invalid(where, "is not a list");
+  if (!list.is_array()) return InvalidDecision(where, "is not a list");
   ComponentList out;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const json& item = list[i];
     const std::string at = where + "[" + std::to_string(i) + "].";
-    if (!item.is_object()) return Invalid(at, "is not an object");
+    if (!item.is_object()) return InvalidDecision(at, "is not an object");
     Component c;
     POWERCTL_CHECK_OK(ReadString(item, "name", at, c.name));
     POWERCTL_CHECK_OK(ReadString(item, "reason", at, c.reason));
     auto value = item.find("value");
-    if (value == item.end() || !value->is_number()) return Invalid(at + "value", "is not a number");
+    if (value == item.end() || !value->is_number())
+      return InvalidDecision(at + "value", "is not a number");
     c.value = value->get<double>();
     (void)out.push_back(std::move(c));
   }
@@ -53,20 +54,20 @@ Result<ComponentList> ReadComponents(const json& list, const std::string& where)
 }
 
 Result<NodeDecision> ReadNode(const json& item, const std::string& at) {
-  if (!item.is_object()) return Invalid(at, "is not an object");
+  if (!item.is_object()) return InvalidDecision(at, "is not an object");
   NodeDecision n;
   POWERCTL_CHECK_OK(ReadString(item, "node", at, n.node));
   POWERCTL_CHECK_OK(ReadString(item, "reason", at, n.reason));
   if (auto pass = item.find("pass"); pass != item.end()) {
-    if (!pass->is_boolean()) return Invalid(at + "pass", "is not a boolean");
+    if (!pass->is_boolean()) return InvalidDecision(at + "pass", "is not a boolean");
     n.passed = pass->get<bool>();
   }
   if (auto u = item.find("unresolvable"); u != item.end()) {
-    if (!u->is_boolean()) return Invalid(at + "unresolvable", "is not a boolean");
+    if (!u->is_boolean()) return InvalidDecision(at + "unresolvable", "is not a boolean");
     n.unresolvable = u->get<bool>();
   }
   if (auto score = item.find("score"); score != item.end()) {
-    if (!score->is_number_integer()) return Invalid(at + "score", "is not an integer");
+    if (!score->is_number_integer()) return InvalidDecision(at + "score", "is not an integer");
     n.score = score->get<std::int64_t>();
   }
   const std::pair<const char*, std::optional<double>*> watts_fields[] = {
@@ -74,7 +75,7 @@ Result<NodeDecision> ReadNode(const json& item, const std::string& at) {
   for (const auto& [key, out] : watts_fields) {
     auto watts = item.find(key);
     if (watts == item.end() || watts->is_null()) continue;
-    if (!watts->is_number()) return Invalid(at + key, "is not a number");
+    if (!watts->is_number()) return InvalidDecision(at + key, "is not a number");
     *out = watts->get<double>();
   }
   if (auto components = item.find("components"); components != item.end()) {
@@ -208,33 +209,33 @@ std::string DecisionJsonText(const Decision& decision) {
 }
 
 Result<Decision> DecisionFromJson(const nlohmann::json& document) {
-  if (!document.is_object()) return Invalid("document", "is not an object");
+  if (!document.is_object()) return InvalidDecision("document", "is not an object");
   Decision d;
   POWERCTL_CHECK_OK(ReadString(document, "verb", "", d.verb));
   POWERCTL_CHECK_OK(ReadString(document, "error", "", d.error));
   if (auto pod = document.find("pod"); pod != document.end() && !pod->is_null()) {
-    if (!pod->is_object()) return Invalid("pod", "is not an object");
+    if (!pod->is_object()) return InvalidDecision("pod", "is not an object");
     POWERCTL_CHECK_OK(ReadString(*pod, "namespace", "pod.", d.pod_namespace));
     POWERCTL_CHECK_OK(ReadString(*pod, "name", "pod.", d.pod_name));
     POWERCTL_CHECK_OK(ReadString(*pod, "uid", "pod.", d.pod_uid));
   }
   if (auto at = document.find("at"); at != document.end()) {
-    if (!at->is_number_integer()) return Invalid("at", "is not an integer");
+    if (!at->is_number_integer()) return InvalidDecision("at", "is not an integer");
     d.at_unix_ms = at->get<std::int64_t>();
   }
   if (auto notes = document.find("notes"); notes != document.end()) {
-    if (!notes->is_array()) return Invalid("notes", "is not a list");
+    if (!notes->is_array()) return InvalidDecision("notes", "is not a list");
     for (const json& note : *notes) {
-      if (!note.is_string()) return Invalid("notes", "holds a non-string");
+      if (!note.is_string()) return InvalidDecision("notes", "holds a non-string");
       d.notes.push_back(note.get<std::string>());
     }
   }
   if (auto omitted = document.find("omitted"); omitted != document.end()) {
-    if (!omitted->is_number_unsigned()) return Invalid("omitted", "is not a count");
+    if (!omitted->is_number_unsigned()) return InvalidDecision("omitted", "is not a count");
     d.omitted_nodes = omitted->get<std::size_t>();
   }
   if (auto nodes = document.find("nodes"); nodes != document.end()) {
-    if (!nodes->is_array()) return Invalid("nodes", "is not a list");
+    if (!nodes->is_array()) return InvalidDecision("nodes", "is not a list");
     for (std::size_t i = 0; i < nodes->size(); ++i) {
       POWERCTL_TRY(node, ReadNode((*nodes)[i], "nodes[" + std::to_string(i) + "]."));
       d.nodes.push_back(std::move(node));

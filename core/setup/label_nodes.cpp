@@ -100,7 +100,7 @@ Status AddValue(std::map<std::string, std::string>& labels, const std::string& f
 }
 
 // One selected node and what it gets.
-struct Plan {
+struct LabelPlan {
   json node;
   NodeChanges changes;
   NodeLabelResult result;
@@ -109,9 +109,9 @@ struct Plan {
 // --from-prometheus: each node's ranges from its own history. A node without usable history
 // fails the command before anything changes, or with --skip-missing is left alone.
 Status DeriveRanges(const telemetry::PrometheusClient& prometheus, const LabelNodesRequest& request,
-                    std::vector<Plan>& plans) {
+                    std::vector<LabelPlan>& plans) {
   std::vector<telemetry::NodeInfo> infos;
-  for (const Plan& p : plans) infos.push_back(telemetry::NodeInfoFromJson(p.node));
+  for (const LabelPlan& p : plans) infos.push_back(telemetry::NodeInfoFromJson(p.node));
   telemetry::TemperatureHistoryOptions options;
   options.window = request.window;
   options.sensors = request.sensors;
@@ -126,7 +126,7 @@ Status DeriveRanges(const telemetry::PrometheusClient& prometheus, const LabelNo
       fmt::format("Prometheus at {} over the last {}", prometheus.url(), window);
   std::vector<std::string> problems;
   std::size_t usable = 0;
-  for (Plan& p : plans) {
+  for (LabelPlan& p : plans) {
     const telemetry::NodeTemperatureHistory& h = history[p.result.node];
     std::vector<std::string> why = h.missing;
     struct Role {
@@ -363,16 +363,16 @@ Result<std::vector<NodeLabelResult>> LabelNodes(kube::Client& client,
   }
   POWERCTL_TRY(nodes, SelectNodes(client, request.nodes, request.selector, request.all));
 
-  std::vector<Plan> plans;
+  std::vector<LabelPlan> plans;
   for (json& node : nodes) {
-    Plan plan{std::move(node), changes, {}};
+    LabelPlan plan{std::move(node), changes, {}};
     plan.result.node = plan.node["metadata"].value("name", "");
     plans.push_back(std::move(plan));
   }
   if (request.from_prometheus) POWERCTL_CHECK_OK(DeriveRanges(*prometheus, request, plans));
 
   std::vector<std::string> conflicts, invalid;
-  for (Plan& p : plans) {
+  for (LabelPlan& p : plans) {
     if (!p.result.skipped.empty()) continue;
     const json& metadata = p.node["metadata"];
     auto labels = StringMap(metadata.value("labels", json::object()));
@@ -399,11 +399,11 @@ Result<std::vector<NodeLabelResult>> LabelNodes(kube::Client& client,
   if (!missing.empty()) return PermissionError("label nodes", missing);
 
   std::vector<NodeLabelResult> results;
-  for (const Plan& p : plans) results.push_back(p.result);
+  for (const LabelPlan& p : plans) results.push_back(p.result);
   if (request.dry_run == DryRunMode::kClient) return results;
 
   std::string collection = kube::CollectionPath(*kube::FindResourceType("Node"), "");
-  for (const Plan& p : plans) {
+  for (const LabelPlan& p : plans) {
     if (!p.result.changed) continue;
     json patch = {{"metadata", json::object()}};
     for (const auto& [key, value] : p.changes.labels) patch["metadata"]["labels"][key] = value;

@@ -16,7 +16,7 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-Error Invalid(std::string message) {
+Error InvalidSnapshot(std::string message) {
   return MakeError(ErrorCode::kInvalidInput, std::move(message));
 }
 
@@ -28,11 +28,12 @@ Result<double> Quantity(const ojson& value, bool cpu, const std::string& what) {
   } else if (value.is_string()) {
     text = value.get<std::string>();
   } else {
-    return Invalid(what + ": must be a quantity such as " + (cpu ? "\"500m\" or 2" : "\"4Gi\""));
+    return InvalidSnapshot(what + ": must be a quantity such as " +
+                           (cpu ? "\"500m\" or 2" : "\"4Gi\""));
   }
   auto parsed = cpu ? kube::ParseCpuCores(text) : kube::ParseBytes(text);
   if (!parsed.ok() || !std::isfinite(*parsed) || *parsed < 0) {
-    return Invalid(what + ": \"" + text + "\" is not a valid quantity");
+    return InvalidSnapshot(what + ": \"" + text + "\" is not a valid quantity");
   }
   return *parsed;
 }
@@ -40,14 +41,14 @@ Result<double> Quantity(const ojson& value, bool cpu, const std::string& what) {
 Result<std::map<std::string, std::string>> StringMap(const ojson& value, const std::string& what) {
   std::map<std::string, std::string> out;
   if (value.is_null()) return out;
-  if (!value.is_object()) return Invalid(what + ": must be a mapping of strings");
+  if (!value.is_object()) return InvalidSnapshot(what + ": must be a mapping of strings");
   for (const auto& [key, v] : value.items()) {
     if (v.is_string()) {
       out[key] = v.get<std::string>();
     } else if (v.is_number() || v.is_boolean()) {
       out[key] = v.dump();  // `ambient/max: 36.5` means the label value "36.5"
     } else {
-      return Invalid(what + "." + key + ": must be a string");
+      return InvalidSnapshot(what + "." + key + ": must be a string");
     }
   }
   return out;
@@ -57,36 +58,37 @@ Result<std::optional<double>> Number(const ojson& object, const char* key,
                                      const std::string& what) {
   if (!object.contains(key) || object[key].is_null()) return std::optional<double>();
   if (!object[key].is_number() || !std::isfinite(object[key].get<double>())) {
-    return Invalid(what + "." + key + ": must be a number");
+    return InvalidSnapshot(what + "." + key + ": must be a number");
   }
   return std::optional<double>(object[key].get<double>());
 }
 
 Result<SimNode> ParseNode(const ojson& entry, const std::string& where) {
-  if (!entry.is_object()) return Invalid(where + ": must be a mapping");
+  if (!entry.is_object()) return InvalidSnapshot(where + ": must be a mapping");
   static const std::set<std::string> kKnown = {
       "name",        "cpu",          "memory",     "pods",    "labels",
       "annotations", "temperatures", "powerCurve", "cpuUsed", "existingPods"};
   for (const auto& [key, v] : entry.items()) {
-    if (kKnown.count(key) == 0) return Invalid(where + ": unknown field \"" + key + "\"");
+    if (kKnown.count(key) == 0) return InvalidSnapshot(where + ": unknown field \"" + key + "\"");
   }
   SimNode node;
   if (!entry.contains("name") || !entry["name"].is_string() ||
       entry["name"].get<std::string>().empty())
-    return Invalid(where + ": name: required");
+    return InvalidSnapshot(where + ": name: required");
   node.name = entry["name"].get<std::string>();
   std::string what = where + ": node \"" + node.name + "\"";
-  if (!entry.contains("cpu")) return Invalid(what + ": cpu: required (allocatable cores)");
+  if (!entry.contains("cpu")) return InvalidSnapshot(what + ": cpu: required (allocatable cores)");
   POWERCTL_TRY(cpu, Quantity(entry["cpu"], true, what + ": cpu"));
-  if (cpu <= 0) return Invalid(what + ": cpu: must be more than 0");
+  if (cpu <= 0) return InvalidSnapshot(what + ": cpu: must be more than 0");
   node.cpu_cores = cpu;
-  if (!entry.contains("memory")) return Invalid(what + ": memory: required (allocatable bytes)");
+  if (!entry.contains("memory"))
+    return InvalidSnapshot(what + ": memory: required (allocatable bytes)");
   POWERCTL_TRY(memory, Quantity(entry["memory"], false, what + ": memory"));
-  if (memory <= 0) return Invalid(what + ": memory: must be more than 0");
+  if (memory <= 0) return InvalidSnapshot(what + ": memory: must be more than 0");
   node.memory_bytes = memory;
   if (entry.contains("pods")) {
     if (!entry["pods"].is_number_integer() || entry["pods"].get<int>() < 1)
-      return Invalid(what + ": pods: must be a whole number of at least 1");
+      return InvalidSnapshot(what + ": pods: must be a whole number of at least 1");
     node.max_pods = entry["pods"].get<int>();
   }
   POWERCTL_TRY(labels, StringMap(entry.value("labels", ojson()), what + ": labels"));
@@ -95,7 +97,7 @@ Result<SimNode> ParseNode(const ojson& entry, const std::string& where) {
   node.annotations = std::move(annotations);
   if (entry.contains("temperatures")) {
     const ojson& t = entry["temperatures"];
-    if (!t.is_object()) return Invalid(what + ": temperatures: must be a mapping");
+    if (!t.is_object()) return InvalidSnapshot(what + ": temperatures: must be a mapping");
     std::string tw = what + ": temperatures";
     POWERCTL_TRY(ambient, Number(t, "ambient", tw));
     POWERCTL_TRY(cpu1, Number(t, "cpu1", tw));
@@ -107,26 +109,26 @@ Result<SimNode> ParseNode(const ojson& entry, const std::string& where) {
   if (entry.contains("powerCurve")) {
     const ojson& curve = entry["powerCurve"];
     if (!curve.is_array() || curve.size() != kCurvePoints)
-      return Invalid(what + ": powerCurve: must list 11 watts (0%, 10%, ..., 100% load)");
+      return InvalidSnapshot(what + ": powerCurve: must list 11 watts (0%, 10%, ..., 100% load)");
     double previous = -1;
     for (const ojson& w : curve) {
       if (!w.is_number() || !std::isfinite(w.get<double>()) || w.get<double>() < 0)
-        return Invalid(what + ": powerCurve: every value must be a number of watts >= 0");
+        return InvalidSnapshot(what + ": powerCurve: every value must be a number of watts >= 0");
       if (w.get<double>() < previous)
-        return Invalid(what + ": powerCurve: watts must not fall as load rises");
+        return InvalidSnapshot(what + ": powerCurve: watts must not fall as load rises");
       previous = w.get<double>();
       node.power_curve.push_back(previous);
     }
     if (node.power_curve.back() <= node.power_curve.front())
-      return Invalid(what + ": powerCurve: watts at 100% must exceed watts at 0%");
+      return InvalidSnapshot(what + ": powerCurve: watts at 100% must exceed watts at 0%");
   }
   POWERCTL_TRY(used, Number(entry, "cpuUsed", what));
   if (used && (*used < 0 || *used > node.cpu_cores))
-    return Invalid(what + ": cpuUsed: must be between 0 and cpu");
+    return InvalidSnapshot(what + ": cpuUsed: must be between 0 and cpu");
   node.cpu_used = used;
   if (entry.contains("existingPods")) {
     const ojson& pods = entry["existingPods"];
-    if (!pods.is_array()) return Invalid(what + ": existingPods: must be a list");
+    if (!pods.is_array()) return InvalidSnapshot(what + ": existingPods: must be a list");
     for (std::size_t i = 0; i < pods.size(); ++i) {
       POWERCTL_TRY(pod, ParsePodShorthand(nlohmann::json::parse(pods[i].dump()),
                                           what + ": existingPods[" + std::to_string(i) + "]"));
@@ -164,34 +166,35 @@ nlohmann::json Resources(const nlohmann::json& c, const std::string& where, std:
 }  // namespace
 
 Result<SimPod> ParsePodShorthand(const nlohmann::json& entry, const std::string& where) {
-  if (!entry.is_object()) return Invalid(where + ": must be a mapping");
+  if (!entry.is_object()) return InvalidSnapshot(where + ": must be a mapping");
   SimPod pod;
   pod.name = entry.value("name", "");
-  if (pod.name.empty()) return Invalid(where + ": name: required");
+  if (pod.name.empty()) return InvalidSnapshot(where + ": name: required");
   std::string what = where + " (" + pod.name + ")";
   nlohmann::json containers = nlohmann::json::array();
   std::string error;
   if (entry.contains("containers")) {
     if (!entry["containers"].is_array() || entry["containers"].empty())
-      return Invalid(what + ": containers: must be a non-empty list");
+      return InvalidSnapshot(what + ": containers: must be a non-empty list");
     for (std::size_t i = 0; i < entry["containers"].size(); ++i) {
       const nlohmann::json& c = entry["containers"][i];
-      if (!c.is_object()) return Invalid(what + ": containers[" + std::to_string(i) + "]: mapping");
+      if (!c.is_object())
+        return InvalidSnapshot(what + ": containers[" + std::to_string(i) + "]: mapping");
       nlohmann::json r = Resources(c, what + ": containers[" + std::to_string(i) + "]", &error);
-      if (!error.empty()) return Invalid(error);
+      if (!error.empty()) return InvalidSnapshot(error);
       containers.push_back(
           {{"name", c.value("name", "c" + std::to_string(i))}, {"resources", std::move(r)}});
     }
   } else {
     nlohmann::json r = Resources(entry, what, &error);
-    if (!error.empty()) return Invalid(error);
+    if (!error.empty()) return InvalidSnapshot(error);
     containers.push_back({{"name", "main"}, {"resources", std::move(r)}});
   }
   const std::string name = pod.name;
   std::string ns = "simulated";
   if (entry.contains("namespace")) {
     if (!entry["namespace"].is_string() || entry["namespace"].get<std::string>().empty())
-      return Invalid(what + ": namespace: must be a name");
+      return InvalidSnapshot(what + ": namespace: must be a name");
     ns = entry["namespace"].get<std::string>();
     pod.name = ns + "/" + name;
   }
@@ -203,7 +206,8 @@ Result<SimPod> ParsePodShorthand(const nlohmann::json& entry, const std::string&
   }
   if (entry.contains("owner")) {
     if (!entry["owner"].is_string() || entry["owner"].get<std::string>().empty())
-      return Invalid(what + ": owner: must be the kind of the pod's controller, e.g. ReplicaSet");
+      return InvalidSnapshot(what +
+                             ": owner: must be the kind of the pod's controller, e.g. ReplicaSet");
     metadata["ownerReferences"] = nlohmann::json::array(
         {{{"kind", entry["owner"]}, {"name", name + "-owner"}, {"controller", true}}});
   }
@@ -211,9 +215,9 @@ Result<SimPod> ParsePodShorthand(const nlohmann::json& entry, const std::string&
   if (entry.contains("volumes")) {
     const nlohmann::json& volumes = entry["volumes"];
     if (!volumes.is_array() || volumes.size() > 1000)
-      return Invalid(what + ": volumes: must be a list of at most 1000 volumes");
+      return InvalidSnapshot(what + ": volumes: must be a list of at most 1000 volumes");
     for (const nlohmann::json& v : volumes)
-      if (!v.is_object()) return Invalid(what + ": volumes: each must be a mapping");
+      if (!v.is_object()) return InvalidSnapshot(what + ": volumes: each must be a mapping");
     spec["volumes"] = volumes;
   }
   pod.object = {{"apiVersion", "v1"},
@@ -270,12 +274,12 @@ Result<Snapshot> ParseSnapshot(std::string_view text, std::string_view source_na
   const std::string source(source_name);
   POWERCTL_TRY(docs, ParseYamlDocuments(text, source_name, InputFileYamlLimits(text.size())));
   if (docs.size() != 1 || !docs[0].is_object())
-    return Invalid(source + ": must hold one ClusterSnapshot document");
+    return InvalidSnapshot(source + ": must hold one ClusterSnapshot document");
   const ojson& doc = docs[0];
   if (doc.value("kind", "") != kSnapshotKind)
-    return Invalid(source + ": kind: must be " + std::string(kSnapshotKind));
+    return InvalidSnapshot(source + ": kind: must be " + std::string(kSnapshotKind));
   if (!doc.contains("nodes") || !doc["nodes"].is_array() || doc["nodes"].empty())
-    return Invalid(source + ": nodes: must be a non-empty list");
+    return InvalidSnapshot(source + ": nodes: must be a non-empty list");
   Snapshot snapshot;
   snapshot.source = source;
   std::set<std::string> names;
@@ -292,16 +296,18 @@ Result<Snapshot> ParseSnapshot(std::string_view text, std::string_view source_na
     auto node = ParseNode(entry, "");
     if (!node.ok()) return ParseNode(entry, where()).error();
     if (!names.insert(node->name).second)
-      return Invalid(where() + ": node \"" + node->name + "\" is listed twice");
+      return InvalidSnapshot(where() + ": node \"" + node->name + "\" is listed twice");
     snapshot.nodes.push_back(std::move(*node));
   }
   if (doc.contains("podDisruptionBudgets")) {
     const ojson& budgets = doc["podDisruptionBudgets"];
     if (!budgets.is_array() || budgets.size() > 10000)
-      return Invalid(source + ": podDisruptionBudgets: must be a list of at most 10000 objects");
+      return InvalidSnapshot(source +
+                             ": podDisruptionBudgets: must be a list of at most 10000 objects");
     for (const ojson& b : budgets) {
       if (!b.is_object() || !b.contains("metadata"))
-        return Invalid(source + ": podDisruptionBudgets: each must be an object with metadata");
+        return InvalidSnapshot(source +
+                               ": podDisruptionBudgets: each must be an object with metadata");
       snapshot.disruption_budgets.push_back(nlohmann::json::parse(b.dump()));
     }
   }

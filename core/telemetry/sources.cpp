@@ -9,7 +9,7 @@
 namespace powerctl::telemetry {
 namespace {
 
-Error Invalid(const std::string& message) {
+Error InvalidSource(const std::string& message) {
   return MakeError(ErrorCode::kInvalidInput, message);
 }
 
@@ -17,15 +17,15 @@ Result<std::chrono::milliseconds> PositiveDuration(const std::string& key,
                                                    const std::string& text) {
   Result<Duration> d = ParseDuration(text);
   if (!d.ok()) return WithContext(d.error(), "telemetry." + key);
-  if (d->count() <= 0) return Invalid("telemetry." + key + " must be more than 0");
+  if (d->count() <= 0) return InvalidSource("telemetry." + key + " must be more than 0");
   return *d;
 }
 
 Status CheckPrometheusUrl(const std::string& url) {
   if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
-    return Invalid("telemetry.prometheusUrl \"" + url +
-                   "\" must be an http:// or https:// URL (e.g. "
-                   "http://prometheus.monitoring.svc:9090)");
+    return InvalidSource("telemetry.prometheusUrl \"" + url +
+                         "\" must be an http:// or https:// URL (e.g. "
+                         "http://prometheus.monitoring.svc:9090)");
   }
   return OkStatus();
 }
@@ -37,15 +37,16 @@ Result<TelemetrySources> MakeTelemetrySources(const config::TelemetrySettings& s
   const std::string& cpu = settings.cpu_source;
   const std::string& temperature = settings.temperature_source;
   if (cpu != "metrics-api" && cpu != "prometheus") {
-    return Invalid("telemetry.cpuSource \"" + cpu + "\" is not one of metrics-api, prometheus");
+    return InvalidSource("telemetry.cpuSource \"" + cpu +
+                         "\" is not one of metrics-api, prometheus");
   }
   if (temperature != "ipmi-exporter" && temperature != "prometheus") {
-    return Invalid("telemetry.temperatureSource \"" + temperature +
-                   "\" is not one of ipmi-exporter, prometheus");
+    return InvalidSource("telemetry.temperatureSource \"" + temperature +
+                         "\" is not one of ipmi-exporter, prometheus");
   }
   if (settings.ipmi_exporter_port < 1 || settings.ipmi_exporter_port > 65535) {
-    return Invalid("telemetry.ipmiExporterPort " + std::to_string(settings.ipmi_exporter_port) +
-                   " is not a port (1-65535)");
+    return InvalidSource("telemetry.ipmiExporterPort " +
+                         std::to_string(settings.ipmi_exporter_port) + " is not a port (1-65535)");
   }
   TelemetrySources out;
   POWERCTL_TRY(max_age, PositiveDuration("maxAge", settings.max_age));

@@ -86,7 +86,7 @@ std::size_t Predicted(const std::vector<NodePower>& results) {
   return n;
 }
 
-void Run(benchmark::State& state, const std::string& backend, bool cold) {
+void RunNodePower(benchmark::State& state, const std::string& backend, bool cold) {
   const Cluster cluster = MakeCluster(state.range(0));
   fake::FakeTfServing server;
   config::PowerctlConfig config = Config(backend, server.port());
@@ -132,13 +132,13 @@ void Run(benchmark::State& state, const std::string& backend, bool cold) {
 }
 
 void BM_NodePowerWarmBuiltin(benchmark::State& state) {
-  Run(state, "builtin", false);
+  RunNodePower(state, "builtin", false);
 }
 void BM_NodePowerWarmGrpc(benchmark::State& state) {
-  Run(state, "tfserving-grpc", false);
+  RunNodePower(state, "tfserving-grpc", false);
 }
 void BM_NodePowerColdGrpc(benchmark::State& state) {
-  Run(state, "tfserving-grpc", true);
+  RunNodePower(state, "tfserving-grpc", true);
 }
 BENCHMARK(BM_NodePowerWarmBuiltin)->Arg(5000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_NodePowerWarmGrpc)->Arg(5000)->Unit(benchmark::kMillisecond);

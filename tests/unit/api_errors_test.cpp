@@ -16,7 +16,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 Error ErrorFor(const std::string& method, const std::string& path, long status, const json& body) {
-  return ErrorFromResponse(method, path, Reply(status, body));
+  return ErrorFromResponse(method, path, ApiReply(status, body));
 }
 
 json Forbidden() {
@@ -71,7 +71,7 @@ TEST(ErrorFromResponseTest, ForbiddenWithoutAStatusBody) {
 
 TEST(ErrorFromResponseTest, Unauthorized) {
   Error error = ErrorFromResponse("GET", "/api/v1/nodes",
-                                  Reply(401, StatusBody(401, "Unauthorized", "Unauthorized")),
+                                  ApiReply(401, StatusBody(401, "Unauthorized", "Unauthorized")),
                                   "context \"dev\" of /home/u/.kube/config");
   EXPECT_EQ(error.code, ErrorCode::kApi);
   EXPECT_THAT(error.message, HasSubstr("unauthorized: the server rejected the credentials of "

@@ -44,7 +44,7 @@ class ClientTest : public ::testing::Test {
 };
 
 TEST_F(ClientTest, GetParsesJson) {
-  fake_->responses.push_back(Reply(200, {{"kind", "Node"}}));
+  fake_->responses.push_back(ApiReply(200, {{"kind", "Node"}}));
   Result<json> node = client_->Get("/api/v1/nodes/n1");
   ASSERT_TRUE(node.ok()) << node.error().message;
   EXPECT_EQ((*node)["kind"], "Node");
@@ -72,9 +72,9 @@ TEST_F(ClientTest, DeeplyNestedJsonIsAnError) {
 }
 
 TEST_F(ClientTest, RetriesServerErrorsWithJitteredExponentialBackoff) {
-  fake_->responses.push_back(Reply(503, StatusBody(503, "ServiceUnavailable", "unavailable")));
-  fake_->responses.push_back(Reply(500, StatusBody(500, "InternalError", "oops")));
-  fake_->responses.push_back(Reply(200, json::object()));
+  fake_->responses.push_back(ApiReply(503, StatusBody(503, "ServiceUnavailable", "unavailable")));
+  fake_->responses.push_back(ApiReply(500, StatusBody(500, "InternalError", "oops")));
+  fake_->responses.push_back(ApiReply(200, json::object()));
   ASSERT_TRUE(client_->Get("/api/v1/nodes").ok());
   ASSERT_EQ(fake_->requests.size(), 3u);
   ASSERT_EQ(sleeps_.size(), 2u);
@@ -85,7 +85,7 @@ TEST_F(ClientTest, RetriesServerErrorsWithJitteredExponentialBackoff) {
 }
 
 TEST_F(ClientTest, BackoffIsCappedAndAttemptsAreLimited) {
-  for (int i = 0; i < 5; ++i) fake_->responses.push_back(Reply(502, json::object()));
+  for (int i = 0; i < 5; ++i) fake_->responses.push_back(ApiReply(502, json::object()));
   Result<json> result = client_->Get("/api/v1/nodes");
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(fake_->requests.size(), 5u);  // max_attempts
@@ -97,17 +97,17 @@ TEST_F(ClientTest, BackoffIsCappedAndAttemptsAreLimited) {
 
 TEST_F(ClientTest, HonoursRetryAfterCapped) {
   fake_->responses.push_back(
-      Reply(429, StatusBody(429, "TooManyRequests", "slow down"), {{"retry-after", "3"}}));
-  fake_->responses.push_back(Reply(429, json::object(), {{"retry-after", "3600"}}));
-  fake_->responses.push_back(Reply(201, json::object()));
+      ApiReply(429, StatusBody(429, "TooManyRequests", "slow down"), {{"retry-after", "3"}}));
+  fake_->responses.push_back(ApiReply(429, json::object(), {{"retry-after", "3600"}}));
+  fake_->responses.push_back(ApiReply(201, json::object()));
   // 429 means the request was not processed, so even a create is retried.
   ASSERT_TRUE(client_->Create("/api/v1/namespaces/ns/configmaps", json::object()).ok());
   EXPECT_THAT(sleeps_, ElementsAre(ms(3000), ms(30000)));
 }
 
 TEST_F(ClientTest, AProxiedGetIsNotRetriedOnServerErrorsAndCarriesItsTimeout) {
-  fake_->responses.push_back(
-      Reply(503, StatusBody(503, "ServiceUnavailable", "error trying to reach service: dial tcp")));
+  fake_->responses.push_back(ApiReply(
+      503, StatusBody(503, "ServiceUnavailable", "error trying to reach service: dial tcp")));
   Result<json> status =
       client_->GetProxied("/api/v1/namespaces/p/pods/a:9447/proxy/status", ms(10000));
   ASSERT_FALSE(status.ok());
@@ -116,14 +116,14 @@ TEST_F(ClientTest, AProxiedGetIsNotRetriedOnServerErrorsAndCarriesItsTimeout) {
   EXPECT_EQ(Request(0).timeout, ms(10000));
   EXPECT_THAT(status.error().message, HasSubstr("error trying to reach service"));
 
-  fake_->responses.push_back(Reply(200, {{"kind", "LbAgentStatus"}}));
+  fake_->responses.push_back(ApiReply(200, {{"kind", "LbAgentStatus"}}));
   status = client_->GetProxied("/api/v1/namespaces/p/pods/a:9447/proxy/status", ms(10000));
   ASSERT_TRUE(status.ok()) << status.error().message;
   EXPECT_EQ((*status)["kind"], "LbAgentStatus");
 }
 
 TEST_F(ClientTest, CreateIsNotRetriedOnServerErrors) {
-  fake_->responses.push_back(Reply(503, StatusBody(503, "ServiceUnavailable", "etcd is down")));
+  fake_->responses.push_back(ApiReply(503, StatusBody(503, "ServiceUnavailable", "etcd is down")));
   Result<json> created = client_->Create("/api/v1/namespaces/ns/configmaps", json::object());
   ASSERT_FALSE(created.ok());
   EXPECT_EQ(fake_->requests.size(), 1u);
@@ -133,8 +133,8 @@ TEST_F(ClientTest, CreateIsNotRetriedOnServerErrors) {
 
 TEST_F(ClientTest, CreateOnlyChecksTheStatusWithoutParsingTheEcho) {
   fake_->responses.push_back(HttpResponse{201, "{not json: never read", {}});
-  fake_->responses.push_back(Reply(503, StatusBody(503, "ServiceUnavailable", "etcd is down")));
-  fake_->responses.push_back(Reply(403, StatusBody(403, "Forbidden", "events is forbidden")));
+  fake_->responses.push_back(ApiReply(503, StatusBody(503, "ServiceUnavailable", "etcd is down")));
+  fake_->responses.push_back(ApiReply(403, StatusBody(403, "Forbidden", "events is forbidden")));
   const json event = {{"kind", "Event"}, {"metadata", {{"name", "e1"}}}};
   Status written = client_->CreateOnly("/api/v1/namespaces/ns/events", event);
   EXPECT_TRUE(written.ok()) << written.error().message;
@@ -149,7 +149,7 @@ TEST_F(ClientTest, CreateOnlyChecksTheStatusWithoutParsingTheEcho) {
   ASSERT_FALSE(forbidden.ok());
   EXPECT_THAT(forbidden.error().message, HasSubstr("events is forbidden"));
   // The same error Create gives for the same answer.
-  fake_->responses.push_back(Reply(403, StatusBody(403, "Forbidden", "events is forbidden")));
+  fake_->responses.push_back(ApiReply(403, StatusBody(403, "Forbidden", "events is forbidden")));
   Result<json> created = client_->Create("/api/v1/namespaces/ns/events", event);
   ASSERT_FALSE(created.ok());
   EXPECT_EQ(forbidden.error().code, created.error().code);
@@ -158,14 +158,14 @@ TEST_F(ClientTest, CreateOnlyChecksTheStatusWithoutParsingTheEcho) {
 
 TEST_F(ClientTest, RetriesRefusedConnectionsForEveryMethod) {
   fake_->responses.push_back(NetworkError("Connection refused"));
-  fake_->responses.push_back(Reply(201, json::object()));
+  fake_->responses.push_back(ApiReply(201, json::object()));
   EXPECT_TRUE(client_->Create("/api/v1/namespaces", json::object()).ok());
   EXPECT_EQ(fake_->requests.size(), 2u);
 }
 
 TEST_F(ClientTest, RetriesResetConnectionsExceptForCreate) {
   fake_->responses.push_back(NetworkError("Recv failure: Connection reset by peer"));
-  fake_->responses.push_back(Reply(200, json::object()));
+  fake_->responses.push_back(ApiReply(200, json::object()));
   EXPECT_TRUE(client_->Get("/api/v1/nodes").ok());
   EXPECT_EQ(fake_->requests.size(), 2u);
 
@@ -187,8 +187,9 @@ TEST_F(ClientTest, DoesNotRetryTlsErrors) {
 }
 
 TEST_F(ClientTest, ListFollowsContinueAndFillsKind) {
-  fake_->responses.push_back(Reply(200, PodList({Pod("a", "1"), Pod("b", "2")}, "9", "token/1")));
-  fake_->responses.push_back(Reply(200, PodList({Pod("c", "3")}, "9")));
+  fake_->responses.push_back(
+      ApiReply(200, PodList({Pod("a", "1"), Pod("b", "2")}, "9", "token/1")));
+  fake_->responses.push_back(ApiReply(200, PodList({Pod("c", "3")}, "9")));
   ListOptions options;
   options.label_selector = "app=web,tier in (a,b)";
   options.limit = 2;
@@ -207,26 +208,26 @@ TEST_F(ClientTest, ListFollowsContinueAndFillsKind) {
 
 TEST_F(ClientTest, ListRestartsOnceWhenTheContinueTokenExpired) {
   json expired = StatusBody(410, "Expired", "The provided continue parameter is too old");
-  fake_->responses.push_back(Reply(200, PodList({Pod("a", "1")}, "9", "c1")));
-  fake_->responses.push_back(Reply(410, expired));
-  fake_->responses.push_back(Reply(200, PodList({Pod("a", "1")}, "20", "c2")));
-  fake_->responses.push_back(Reply(200, PodList({Pod("b", "2")}, "20")));
+  fake_->responses.push_back(ApiReply(200, PodList({Pod("a", "1")}, "9", "c1")));
+  fake_->responses.push_back(ApiReply(410, expired));
+  fake_->responses.push_back(ApiReply(200, PodList({Pod("a", "1")}, "20", "c2")));
+  fake_->responses.push_back(ApiReply(200, PodList({Pod("b", "2")}, "20")));
   Result<std::vector<json>> pods = client_->List("/api/v1/pods");
   ASSERT_TRUE(pods.ok()) << pods.error().message;
   ASSERT_EQ(pods->size(), 2u);  // nothing from the abandoned first pass
   EXPECT_EQ(Request(2).path, "/api/v1/pods?limit=500");
 
-  fake_->responses.push_back(Reply(200, PodList({Pod("a", "1")}, "9", "c1")));
-  fake_->responses.push_back(Reply(410, expired));
-  fake_->responses.push_back(Reply(200, PodList({Pod("a", "1")}, "9", "c1")));
-  fake_->responses.push_back(Reply(410, expired));
+  fake_->responses.push_back(ApiReply(200, PodList({Pod("a", "1")}, "9", "c1")));
+  fake_->responses.push_back(ApiReply(410, expired));
+  fake_->responses.push_back(ApiReply(200, PodList({Pod("a", "1")}, "9", "c1")));
+  fake_->responses.push_back(ApiReply(410, expired));
   Result<std::vector<json>> again = client_->List("/api/v1/pods");
   ASSERT_FALSE(again.ok());
   EXPECT_THAT(again.error().message, HasSubstr("too old"));
 }
 
 TEST_F(ClientTest, ApplySendsFieldManagerForceAndDryRun) {
-  fake_->responses.push_back(Reply(200, json::object()));
+  fake_->responses.push_back(ApiReply(200, json::object()));
   json object = {{"apiVersion", "v1"},
                  {"kind", "ConfigMap"},
                  {"metadata", {{"name", "c"}, {"managedFields", json::array({json::object()})}}}};
@@ -242,13 +243,13 @@ TEST_F(ClientTest, ApplySendsFieldManagerForceAndDryRun) {
   EXPECT_FALSE(sent["metadata"].contains("managedFields"));
   EXPECT_EQ(sent["kind"], "ConfigMap");
 
-  fake_->responses.push_back(Reply(200, json::object()));
+  fake_->responses.push_back(ApiReply(200, json::object()));
   ASSERT_TRUE(client_->Apply("/api/v1/nodes/n1", object, ApplyOptions{}).ok());
   EXPECT_EQ(Request(1).path, "/api/v1/nodes/n1?fieldManager=powerctl");
 }
 
 TEST_F(ClientTest, PatchCreateAndDeleteRequests) {
-  for (int i = 0; i < 5; ++i) fake_->responses.push_back(Reply(200, json::object()));
+  for (int i = 0; i < 5; ++i) fake_->responses.push_back(ApiReply(200, json::object()));
   ASSERT_TRUE(
       client_->MergePatch("/api/v1/nodes/n1", {{"metadata", {{"labels", {{"a", nullptr}}}}}}, true)
           .ok());
@@ -276,8 +277,8 @@ TEST_F(ClientTest, PatchCreateAndDeleteRequests) {
 }
 
 TEST_F(ClientTest, DeleteOfAMissingObjectIsNotFound) {
-  fake_->responses.push_back(Reply(404, StatusBody(404, "NotFound", "configmaps \"c\" not found",
-                                                   {{"name", "c"}, {"kind", "configmaps"}})));
+  fake_->responses.push_back(ApiReply(404, StatusBody(404, "NotFound", "configmaps \"c\" not found",
+                                                      {{"name", "c"}, {"kind", "configmaps"}})));
   Result<json> deleted = client_->Delete("/api/v1/namespaces/ns/configmaps/c");
   ASSERT_FALSE(deleted.ok());
   EXPECT_EQ(deleted.error().code, ErrorCode::kNotFound);
@@ -286,7 +287,7 @@ TEST_F(ClientTest, DeleteOfAMissingObjectIsNotFound) {
 
 TEST_F(ClientTest, Version) {
   fake_->responses.push_back(
-      Reply(200, {{"major", "1"}, {"minor", "20+"}, {"gitVersion", "v1.20.2-eks-1"}}));
+      ApiReply(200, {{"major", "1"}, {"minor", "20+"}, {"gitVersion", "v1.20.2-eks-1"}}));
   Result<ServerVersion> version = client_->Version();
   ASSERT_TRUE(version.ok()) << version.error().message;
   EXPECT_EQ(version->git_version, "v1.20.2-eks-1");
@@ -296,7 +297,7 @@ TEST_F(ClientTest, Version) {
 }
 
 TEST_F(ClientTest, ErrorMessagesNeverQuoteTheRequestBody) {
-  fake_->responses.push_back(Reply(422, StatusBody(422, "Invalid", "Secret \"s\" is invalid")));
+  fake_->responses.push_back(ApiReply(422, StatusBody(422, "Invalid", "Secret \"s\" is invalid")));
   json secret = {{"kind", "Secret"}, {"stringData", {{"password", "hunter2"}}}};
   Result<json> created = client_->Create("/api/v1/namespaces/ns/secrets", secret);
   ASSERT_FALSE(created.ok());

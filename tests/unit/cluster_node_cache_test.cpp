@@ -508,9 +508,9 @@ TEST_F(NodeCacheTest, WatchesAskForJitteredFiveToTenMinuteTimeouts) {
     std::size_t at = request.find("timeoutSeconds=");
     if (at == std::string::npos) continue;
     ++watches;
-    int seconds = std::stoi(request.substr(at + 15));
-    EXPECT_GE(seconds, 300) << request;
-    EXPECT_LT(seconds, 600) << request;
+    int timeout_seconds = std::stoi(request.substr(at + 15));
+    EXPECT_GE(timeout_seconds, 300) << request;
+    EXPECT_LT(timeout_seconds, 600) << request;
   }
   EXPECT_EQ(watches, 3);
 }

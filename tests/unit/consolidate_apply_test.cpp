@@ -39,7 +39,7 @@ json PodObject(const std::string& name, const std::string& node, const std::stri
   return pod;
 }
 
-json Node(const std::string& name) {
+json ApplyNode(const std::string& name) {
   json node = kube::fake::NodeObject(name);
   node["status"]["addresses"] = {{{"type", "InternalIP"}, {"address", "10.0.0.1"}}};
   return node;
@@ -137,8 +137,8 @@ class FitAll : public Evacuator {
 class ConsolidateApplyTest : public ::testing::Test {
  protected:
   ConsolidateApplyTest() : transport_(server_) {
-    server_.Put(Node("costly"));
-    server_.Put(Node("efficient"));
+    server_.Put(ApplyNode("costly"));
+    server_.Put(ApplyNode("efficient"));
     server_.Put(PodObject("web-1", "costly", "ReplicaSet", "rs-web"));
     server_.Put(PodObject("web-2", "efficient", "ReplicaSet", "rs-web"));
     server_.Put(PodObject("agent-1", "costly", "DaemonSet", "ds-agent"));
@@ -429,7 +429,7 @@ TEST_F(ConsolidateApplyTest, UndoRefusesANodeWithoutMarks) {
 }
 
 TEST(ConsolidateNodeHook, GetsTheNodeAndItsAddressesAsArgumentsAndEnvironment) {
-  json node = Node("n1");
+  json node = ApplyNode("n1");
   node["status"]["addresses"] = {{{"type", "Hostname"}, {"address", "n1.lan"}},
                                  {{"type", "InternalIP"}, {"address", "10.0.0.7"}}};
   HookRequest hook;
@@ -454,7 +454,7 @@ TEST(ConsolidateNodeHook, IsKilledAtItsTimeout) {
   HookRequest hook;
   hook.command = "sleep 5";
   hook.timeout = std::chrono::milliseconds(200);
-  HookOutcome outcome = RunNodeHook(hook, kHookDrained, Node("n1"), 0);
+  HookOutcome outcome = RunNodeHook(hook, kHookDrained, ApplyNode("n1"), 0);
   EXPECT_TRUE(outcome.ran);
   EXPECT_FALSE(outcome.ok);
   EXPECT_EQ(outcome.detail, "killed after 200ms");

@@ -34,7 +34,7 @@ json Marked(const char* state, const std::string& since, bool cordoned = true,
   return node;
 }
 
-json Pod(const std::string& name, const char* owner_kind) {
+json MarkedPod(const std::string& name, const char* owner_kind) {
   return {{"metadata",
            {{"name", name},
             {"namespace", "shop"},
@@ -45,7 +45,7 @@ json Pod(const std::string& name, const char* owner_kind) {
 
 TEST(ConsolidateMarkedNodes, ADrainedNodeOffAndEmptyHasNoDrift) {
   MarkedNode n = JudgeMarkedNode(Marked(kPowerStateDrained, "2026-11-27T10:00:00Z"),
-                                 {Pod("agent", "DaemonSet")}, kNow);
+                                 {MarkedPod("agent", "DaemonSet")}, kNow);
   EXPECT_EQ(n.mark.expected_watts_saved, 250.0);
   EXPECT_TRUE(n.cordoned);
   EXPECT_FALSE(n.kubelet_ready);
@@ -56,7 +56,7 @@ TEST(ConsolidateMarkedNodes, ADrainedNodeOffAndEmptyHasNoDrift) {
 TEST(ConsolidateMarkedNodes, UncordonedLandedAndStillOnAreDrift) {
   MarkedNode n = JudgeMarkedNode(
       Marked(kPowerStateDrained, "2026-11-27T10:00:00Z", false, "2026-11-27T11:59:00Z"),
-      {Pod("web-2", "ReplicaSet"), Pod("agent", "DaemonSet")}, kNow);
+      {MarkedPod("web-2", "ReplicaSet"), MarkedPod("agent", "DaemonSet")}, kNow);
   EXPECT_THAT(n.movable, ElementsAre("shop/web-2"));
   ASSERT_EQ(n.drift.size(), 3u);
   EXPECT_THAT(n.drift[0], HasSubstr("uncordoned"));

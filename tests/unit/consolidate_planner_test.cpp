@@ -9,7 +9,7 @@ namespace {
 
 using json = nlohmann::json;
 
-json Pod(const std::string& name, const std::string& owner = "ReplicaSet") {
+json PlannerPod(const std::string& name, const std::string& owner = "ReplicaSet") {
   json pod = {{"metadata", {{"name", name}, {"namespace", "default"}, {"labels", {{"app", name}}}}},
               {"spec", {{"containers", json::array()}}}};
   if (!owner.empty())
@@ -59,7 +59,7 @@ class FakeEvacuator : public Evacuator {
   bool forward_ = false;
 };
 
-PlanNodeInput Node(const std::string& name, double watts, std::vector<json> pods) {
+PlanNodeInput PlannerNode(const std::string& name, double watts, std::vector<json> pods) {
   return {name, {{"pool", name == "big" ? "keep" : "any"}}, watts, std::move(pods)};
 }
 
@@ -68,8 +68,8 @@ struct Fixture {
   PlanRequest request;
   FakeEvacuator evacuator{{"a", "b", "big"}, {4, 4, 10}, {1, 1, 0}};
   Fixture() {
-    request.nodes = {Node("a", 100, {Pod("pa")}), Node("b", 300, {Pod("pb")}),
-                     Node("big", 500, {})};
+    request.nodes = {PlannerNode("a", 100, {PlannerPod("pa")}),
+                     PlannerNode("b", 300, {PlannerPod("pb")}), PlannerNode("big", 500, {})};
     request.excluded = {"big"};
   }
 };
@@ -127,7 +127,7 @@ TEST(ConsolidatePlanner, KeptOnNodesSayWhy) {
 
 TEST(ConsolidatePlanner, DaemonSetPodsStayAndAreNoLoad) {
   Fixture f;
-  f.request.nodes[0].pods = {Pod("ds", "DaemonSet")};
+  f.request.nodes[0].pods = {PlannerPod("ds", "DaemonSet")};
   auto plan = PlanConsolidation(f.request, f.evacuator);
   ASSERT_TRUE(plan.ok());
   const NodePlan& a = Find(*plan, "a");
@@ -139,7 +139,7 @@ TEST(ConsolidatePlanner, DaemonSetPodsStayAndAreNoLoad) {
 
 TEST(ConsolidatePlanner, APodWithoutControllerKeepsItsNode) {
   Fixture f;
-  f.request.nodes[1].pods = {Pod("bare", "")};
+  f.request.nodes[1].pods = {PlannerPod("bare", "")};
   auto plan = PlanConsolidation(f.request, f.evacuator);
   ASSERT_TRUE(plan.ok());
   EXPECT_FALSE(Find(*plan, "b").drain);
@@ -272,9 +272,9 @@ TEST(ConsolidateDisruptionBudget, EmptySelectorDependsOnTheVersion) {
                                      {"metadata", {{"name", "none"}, {"namespace", "default"}}},
                                      {"spec", {{"selector", json::object()}}}}});
   ASSERT_EQ(budgets.size(), 2u);
-  EXPECT_TRUE(budgets[0].Covers(Pod("x")));
+  EXPECT_TRUE(budgets[0].Covers(PlannerPod("x")));
   EXPECT_EQ(budgets[0].disruptions_allowed, 2);
-  EXPECT_FALSE(budgets[1].Covers(Pod("x")));
+  EXPECT_FALSE(budgets[1].Covers(PlannerPod("x")));
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ json ShopPod() {
 TEST(ConsolidateDisruptionBudgets, ReadsPolicyV1) {
   auto transport = std::make_unique<kube::fake::FakeTransport>();
   kube::fake::FakeTransport* fake = transport.get();
-  fake->responses.push_back(kube::fake::Reply(200, PodList({Budget("all", json::object())})));
+  fake->responses.push_back(kube::fake::ApiReply(200, PodList({Budget("all", json::object())})));
   kube::Client client(std::move(transport), kube::ClientOptions{});
   auto budgets = ListDisruptionBudgets(client);
   ASSERT_TRUE(budgets.ok()) << budgets.error().message;
@@ -42,11 +42,11 @@ TEST(ConsolidateDisruptionBudgets, ReadsPolicyV1) {
 TEST(ConsolidateDisruptionBudgets, FallsBackToV1beta1WhereV1IsMissing) {
   auto transport = std::make_unique<kube::fake::FakeTransport>();
   kube::fake::FakeTransport* fake = transport.get();
+  fake->responses.push_back(kube::fake::ApiReply(
+      404, kube::fake::StatusBody(404, "NotFound", "the server could not find")));
   fake->responses.push_back(
-      kube::fake::Reply(404, kube::fake::StatusBody(404, "NotFound", "the server could not find")));
-  fake->responses.push_back(
-      kube::fake::Reply(200, PodList({Budget("all", json::object()),
-                                      Budget("web", {{"matchLabels", {{"app", "web"}}}})})));
+      kube::fake::ApiReply(200, PodList({Budget("all", json::object()),
+                                         Budget("web", {{"matchLabels", {{"app", "web"}}}})})));
   kube::Client client(std::move(transport), kube::ClientOptions{});
   auto budgets = ListDisruptionBudgets(client);
   ASSERT_TRUE(budgets.ok()) << budgets.error().message;
@@ -60,7 +60,7 @@ TEST(ConsolidateDisruptionBudgets, FallsBackToV1beta1WhereV1IsMissing) {
 TEST(ConsolidateDisruptionBudgets, OtherErrorsAreReported) {
   auto transport = std::make_unique<kube::fake::FakeTransport>();
   transport->responses.push_back(
-      kube::fake::Reply(403, kube::fake::StatusBody(403, "Forbidden", "cannot list")));
+      kube::fake::ApiReply(403, kube::fake::StatusBody(403, "Forbidden", "cannot list")));
   kube::Client client(std::move(transport), kube::ClientOptions{});
   auto budgets = ListDisruptionBudgets(client);
   ASSERT_FALSE(budgets.ok());

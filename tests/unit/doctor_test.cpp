@@ -36,9 +36,10 @@ using ::testing::IsEmpty;
 
 constexpr char kLeasePath[] =
     "/apis/coordination.k8s.io/v1/namespaces/powerctl/leases/powerctl-scheduler";
-constexpr char kExtenderPath[] = "/apis/apps/v1/namespaces/powerctl/deployments/powerctl-extender";
+constexpr char kDoctorExtenderPath[] =
+    "/apis/apps/v1/namespaces/powerctl/deployments/powerctl-extender";
 // 2024-05-01T12:00:00Z, the doctor's `now`.
-const std::chrono::system_clock::time_point kNow =
+const std::chrono::system_clock::time_point kDoctorNow =
     std::chrono::system_clock::from_time_t(1714564800);
 
 json AllRanges() {
@@ -68,7 +69,7 @@ class DoctorTest : public ::testing::Test {
         "powerctl_tls_handshake_errors_total{reason=\"protocol\"} 0\n");
     input_.client = client_.get();
     input_.server = "https://10.0.0.1:6443";
-    input_.now = kNow;
+    input_.now = kDoctorNow;
   }
 
   DoctorReport Run() { return RunDoctor(input_); }
@@ -259,7 +260,7 @@ TEST_F(DoctorTest, AnUnlabelledNodeWarns) {
 }
 
 TEST_F(DoctorTest, AMissingDeploymentFailsWithTheApplyToRun) {
-  server_.Remove(kExtenderPath);
+  server_.Remove(kDoctorExtenderPath);
   DoctorReport report = Run();
 
   const CheckResult& check = Check(report, "extender-ready");
@@ -507,7 +508,7 @@ class DoctorOutOfClusterTest : public DoctorTest {
           return answer->second;
         }) {
     server_.Remove("/apis/apps/v1/namespaces/powerctl/deployments/powerctl-scheduler");
-    server_.Remove(kExtenderPath);
+    server_.Remove(kDoctorExtenderPath);
     input_.http = &http_;
     input_.process.extender_ops_url = "http://127.0.0.1:8080";
     input_.process.scheduler_healthz_url = "http://127.0.0.1:10251/healthz";

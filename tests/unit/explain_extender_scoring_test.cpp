@@ -131,7 +131,7 @@ TEST_F(ExtenderScoreTest, AnAnswerThatIsNotAScoreResultIsInvalid) {
 TEST_F(ExtenderScoreTest, OnlyTheExtenderMeansNoFallback) {
   auto transport = std::make_unique<kube::fake::FakeTransport>();
   transport->responses.push_back(
-      kube::fake::Reply(404, kube::fake::StatusBody(404, "NotFound", "services not found")));
+      kube::fake::ApiReply(404, kube::fake::StatusBody(404, "NotFound", "services not found")));
   kube::Client client(std::move(transport), kube::ClientOptions{});
   LocalScoringDeps deps;
   deps.kube = &client;

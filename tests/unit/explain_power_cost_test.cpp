@@ -9,7 +9,7 @@ namespace powerctl::explain {
 namespace {
 
 // A scored row as the decision carries it: the power component as ScorePower wrote it.
-NodeScore Row(const std::string& name, const scoring::PowerScore& power, std::int64_t score) {
+NodeScore CostRow(const std::string& name, const scoring::PowerScore& power, std::int64_t score) {
   NodeScore row;
   row.node = name;
   scoring::NodeDecision d;
@@ -58,9 +58,9 @@ TEST(FillWattsPerCoreFromReason, ReadsWhatThePowerScoreWrites) {
 TEST(RankingObjective, FromTheReasons) {
   auto fill = Scored("fill");
   auto marginal = Scored("marginal");
-  EXPECT_EQ(RankingObjective({Row("a", fill[0], 5), Row("b", fill[1], 10)}),
+  EXPECT_EQ(RankingObjective({CostRow("a", fill[0], 5), CostRow("b", fill[1], 10)}),
             config::kObjectiveFill);
-  EXPECT_EQ(RankingObjective({Row("a", marginal[0], 10), Row("b", marginal[1], 5)}),
+  EXPECT_EQ(RankingObjective({CostRow("a", marginal[0], 10), CostRow("b", marginal[1], 5)}),
             config::kObjectiveMarginal);
   NodeScore unscored;
   unscored.node = "c";
@@ -69,8 +69,8 @@ TEST(RankingObjective, FromTheReasons) {
 
 TEST(WhyChosen, TheCheapestToFillAgainstTheNextBest) {
   auto s = Scored("fill");
-  std::vector<NodeScore> nodes = {Row("node-b", s[1], 10), Row("node-a", s[0], 4),
-                                  Row("node-c", s[2], 0)};
+  std::vector<NodeScore> nodes = {CostRow("node-b", s[1], 10), CostRow("node-a", s[0], 4),
+                                  CostRow("node-c", s[2], 0)};
   EXPECT_EQ(WhyChosen(nodes, "node-b"),
             "node-b won: cheapest to fill, 9.80 W/core vs 12.10 W/core on node-a (next best)");
   // Not scored: nothing to say.
@@ -79,7 +79,7 @@ TEST(WhyChosen, TheCheapestToFillAgainstTheNextBest) {
 
 TEST(WhyChosen, MarginalSaysWatts) {
   auto s = Scored("marginal");
-  std::vector<NodeScore> nodes = {Row("node-a", s[0], 10), Row("node-b", s[1], 5)};
+  std::vector<NodeScore> nodes = {CostRow("node-a", s[0], 10), CostRow("node-b", s[1], 5)};
   EXPECT_EQ(WhyChosen(nodes, "node-a"),
             "node-a won: adds the least power, +20.0 W vs +40.0 W on node-b (next best)");
 }
@@ -88,7 +88,7 @@ TEST(WhyChosen, ATieWithinTheToleranceIsBrokenByKubeSchedulersScores) {
   auto s = Scored("fill", 12.3);  // within 5 % of node-a's 12.10: both score 10
   ASSERT_EQ(s[0].component.value, 10);
   ASSERT_EQ(s[1].component.value, 10);
-  std::vector<NodeScore> nodes = {Row("node-a", s[0], 10), Row("node-b", s[1], 10)};
+  std::vector<NodeScore> nodes = {CostRow("node-a", s[0], 10), CostRow("node-b", s[1], 10)};
   EXPECT_EQ(WhyChosen(nodes, "node-b"),
             "node-b won a tie on power: 12.30 W/core vs 12.10 W/core on node-a (cheapest), both "
             "score 10.0 (within the tie tolerance), so kube-scheduler's other scores decided");
@@ -96,7 +96,7 @@ TEST(WhyChosen, ATieWithinTheToleranceIsBrokenByKubeSchedulersScores) {
 
 TEST(WhyChosen, KubeSchedulerOutweighingTheExtenderIsSaid) {
   auto s = Scored("fill");
-  std::vector<NodeScore> nodes = {Row("node-b", s[1], 10), Row("node-a", s[0], 4)};
+  std::vector<NodeScore> nodes = {CostRow("node-b", s[1], 10), CostRow("node-a", s[0], 4)};
   EXPECT_EQ(WhyChosen(nodes, "node-a"),
             "node-a won though node-b is cheaper to fill (9.80 W/core vs 12.10 W/core) and the "
             "extender scored it higher (10 vs 4): kube-scheduler's own scores outweighed the "
@@ -110,11 +110,11 @@ TEST(WhyChosen, KubeSchedulerOutweighingTheExtenderIsSaid) {
 
 TEST(WhyChosen, AloneOrWithoutAPrediction) {
   auto s = Scored("fill");
-  EXPECT_EQ(WhyChosen({Row("node-a", s[0], 10)}, "node-a"),
+  EXPECT_EQ(WhyChosen({CostRow("node-a", s[0], 10)}, "node-a"),
             "node-a won: the only node the extender scored");
   scoring::PowerScore unknown;
   unknown.component = {"power", 5, "model server unreachable"};
-  std::vector<NodeScore> nodes = {Row("node-a", s[0], 10), Row("node-x", unknown, 5)};
+  std::vector<NodeScore> nodes = {CostRow("node-a", s[0], 10), CostRow("node-x", unknown, 5)};
   nodes[1].scored->watts_now.reset();
   nodes[1].scored->watts_after.reset();
   EXPECT_EQ(WhyChosen(nodes, "node-x"),
@@ -130,10 +130,10 @@ TEST(WhyChosen, AloneOrWithoutAPrediction) {
 
 TEST(NodeScoreToJson, CarriesTheFillCost) {
   auto s = Scored("fill");
-  nlohmann::json row = NodeScoreToJson(Row("node-b", s[1], 10));
+  nlohmann::json row = NodeScoreToJson(CostRow("node-b", s[1], 10));
   EXPECT_EQ(row["fillWattsPerCore"], 9.8);
   EXPECT_EQ(row["deltaWatts"], 40.0);
-  row = NodeScoreToJson(Row("node-a", Scored("marginal")[0], 10));
+  row = NodeScoreToJson(CostRow("node-a", Scored("marginal")[0], 10));
   EXPECT_TRUE(row["fillWattsPerCore"].is_null());
   ScoreReport report;
   report.objective = config::kObjectiveFill;

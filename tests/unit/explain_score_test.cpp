@@ -51,8 +51,8 @@ TEST(PodToScore, AManifestKeepsItsLabelsAndGetsANamespace) {
   EXPECT_EQ((*pod)["metadata"]["labels"]["telemetry-policy"], "cool");
 }
 
-scoring::NodeDecision Scored(const std::string& node, std::int64_t score, double now,
-                             double after) {
+scoring::NodeDecision ScoredNode(const std::string& node, std::int64_t score, double now,
+                                 double after) {
   scoring::NodeDecision n;
   n.node = node;
   n.score = score;
@@ -71,8 +71,8 @@ TEST(RankNodes, ScoredFirstThenGatedThenNotFitting) {
   filter.nodes = {gated};
   scoring::Decision prioritize;
   prioritize.verb = scoring::kVerbPrioritize;
-  prioritize.nodes = {Scored("low", 3, 100, 150), Scored("tie-far", 8, 100, 130),
-                      Scored("tie-near", 8, 100, 110), Scored("best", 10, 100, 101)};
+  prioritize.nodes = {ScoredNode("low", 3, 100, 150), ScoredNode("tie-far", 8, 100, 130),
+                      ScoredNode("tie-near", 8, 100, 110), ScoredNode("best", 10, 100, 101)};
   std::map<std::string, std::vector<scoring::FitFailure>> fit;
   fit["tainted"] = {{scoring::kCheckTaints, scoring::kReasonUntoleratedTaint, "taint t", "fix"}};
   auto rows = RankNodes({"tainted", "gated", "low", "tie-far", "tie-near", "best"}, fit, filter,

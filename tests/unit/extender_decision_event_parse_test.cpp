@@ -10,11 +10,11 @@ using nlohmann::json;
 using scoring::Decision;
 using scoring::NodeDecision;
 
-DecisionEventSource Source() {
+DecisionEventSource ParsedSource() {
   return {"replica-a", "abc123", std::chrono::system_clock::from_time_t(1700000000)};
 }
 
-Decision Prioritized() {
+Decision ParsedPrioritized() {
   Decision d;
   d.verb = scoring::kVerbPrioritize;
   d.pod_namespace = "team";
@@ -39,8 +39,8 @@ Decision Prioritized() {
 }
 
 TEST(DecisionFromEvent, RoundTripsAPrioritize) {
-  Decision d = Prioritized();
-  auto event = DecisionEvent(d, Source());
+  Decision d = ParsedPrioritized();
+  auto event = DecisionEvent(d, ParsedSource());
   ASSERT_TRUE(event);
   // Through the API server: JSON text and back.
   auto parsed = DecisionFromEvent(json::parse(event->dump()));
@@ -63,7 +63,7 @@ TEST(DecisionFromEvent, RoundTripsARejectingFilter) {
   rejected.passed = false;
   rejected.reason = "pod group team/g has 1 of 2 pods (minAvailable)";
   d.nodes = {rejected};
-  auto event = DecisionEvent(d, Source());
+  auto event = DecisionEvent(d, ParsedSource());
   ASSERT_TRUE(event);
   auto parsed = DecisionFromEvent(*event);
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
@@ -72,14 +72,14 @@ TEST(DecisionFromEvent, RoundTripsARejectingFilter) {
 }
 
 TEST(DecisionFromEvent, RecordsWhatWasLeftOutOfALargeDecision) {
-  Decision d = Prioritized();
+  Decision d = ParsedPrioritized();
   for (int i = 0; i < 100; ++i) {
     NodeDecision n;
     n.node = "extra-" + std::to_string(i);
     n.score = 1;
     d.nodes.push_back(n);
   }
-  auto parsed = DecisionFromEvent(*DecisionEvent(d, Source()));
+  auto parsed = DecisionFromEvent(*DecisionEvent(d, ParsedSource()));
   ASSERT_TRUE(parsed.ok());
   EXPECT_EQ(parsed->decision.nodes.size(), kEventScoredNodes);
   EXPECT_EQ(parsed->decision.omitted_nodes, d.nodes.size() - kEventScoredNodes);

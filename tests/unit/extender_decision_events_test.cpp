@@ -30,7 +30,7 @@ NodeDecision Rejected(const std::string& name, const std::string& reason) {
   return n;
 }
 
-Decision Prioritized(std::size_t nodes) {
+Decision PrioritizedDecision(std::size_t nodes) {
   Decision d;
   d.verb = scoring::kVerbPrioritize;
   d.pod_namespace = "team";
@@ -51,7 +51,7 @@ DecisionEventSource Source() {
 }
 
 TEST(DecisionEventTest, PrioritizeBecomesAPowerScoredEventOnThePod) {
-  Decision d = Prioritized(3);
+  Decision d = PrioritizedDecision(3);
   auto event = DecisionEvent(d, Source());
   ASSERT_TRUE(event.has_value());
   const json& e = *event;
@@ -76,7 +76,7 @@ TEST(DecisionEventTest, PrioritizeBecomesAPowerScoredEventOnThePod) {
 }
 
 TEST(DecisionEventTest, LargeDecisionsKeepTheBestNodesWithinTheLimits) {
-  Decision d = Prioritized(5000);
+  Decision d = PrioritizedDecision(5000);
   d.notes.push_back(std::string(3000, 'x'));
   auto event = DecisionEvent(d, Source());
   ASSERT_TRUE(event.has_value());
@@ -91,7 +91,7 @@ TEST(DecisionEventTest, LargeDecisionsKeepTheBestNodesWithinTheLimits) {
   EXPECT_NE((*event)["message"].get<std::string>().find("and 4995 more"), std::string::npos);
 
   // Reasons so long that 20 nodes do not fit: fewer nodes, still valid, still within 16 KiB.
-  Decision wordy = Prioritized(100);
+  Decision wordy = PrioritizedDecision(100);
   for (auto& n : wordy.nodes) n.components[0].reason = std::string(2000, 'w');
   std::string text = DecisionAnnotation(wordy);
   EXPECT_LE(text.size(), kMaxDecisionAnnotationBytes);
@@ -104,7 +104,7 @@ TEST(DecisionEventTest, LargeDecisionsKeepTheBestNodesWithinTheLimits) {
 TEST(DecisionEventTest, WhenReasonsDoNotFitEachNodesPowerCostStays) {
   // 20 nodes whose policy reasons alone exceed 16 KiB: the policy reasons go, the power
   // reasons (the cost `explain` compares) stay.
-  Decision d = Prioritized(20);
+  Decision d = PrioritizedDecision(20);
   for (auto& n : d.nodes) {
     n.score = 10;
     n.components[0].reason = "+12.5 W, 3.25 W/core to fill";
@@ -138,7 +138,7 @@ TEST(DecisionEventTest, FilterEventsOnlyWhenANodeWasRejected) {
   Decision preempt = d;
   preempt.verb = scoring::kVerbPreempt;
   EXPECT_FALSE(DecisionEvent(preempt, Source()).has_value());
-  Decision nameless = Prioritized(2);
+  Decision nameless = PrioritizedDecision(2);
   nameless.pod_namespace.clear();
   EXPECT_FALSE(DecisionEvent(nameless, Source()).has_value());
 }
@@ -147,7 +147,7 @@ TEST(DecisionEventTest, TheCutDecisionTheWriterQueuesMakesTheSameEvent) {
   // A 5,000-node prioritize, and a filter with rejections scattered among passes (more than
   // the annotation keeps), each with notes: the Event from the cut decision is the Event
   // from the whole one, counts in the message included.
-  Decision scored = Prioritized(5000);
+  Decision scored = PrioritizedDecision(5000);
   Decision filtered = scored;
   filtered.verb = scoring::kVerbFilter;
   for (std::size_t i = 0; i < filtered.nodes.size(); ++i) {
@@ -168,7 +168,7 @@ TEST(DecisionEventTest, TheCutDecisionTheWriterQueuesMakesTheSameEvent) {
 }
 
 TEST(DecisionEventTest, LongPodNamesStillMakeValidEventNames) {
-  Decision d = Prioritized(1);
+  Decision d = PrioritizedDecision(1);
   d.pod_name = std::string(250, 'p');
   auto event = DecisionEvent(d, Source());
   ASSERT_TRUE(event.has_value());
@@ -188,7 +188,7 @@ TEST(DecisionEventTest, TruncatesOnCharacterBoundaries) {
   EXPECT_EQ(TruncateUtf8(text, 9), "abcd\xC3\xA9" + ellipsis);
   EXPECT_EQ(TruncateUtf8(text, 2), "");  // no room for the mark
   // A message of three-byte characters is cut whole, within the limit, and marked.
-  Decision wide = Prioritized(1);
+  Decision wide = PrioritizedDecision(1);
   wide.notes = {""};
   for (int i = 0; i < 600; ++i) wide.notes[0] += "\xE2\x84\x83";  // "℃"
   const std::string message = DecisionEventMessage(wide);
@@ -196,7 +196,7 @@ TEST(DecisionEventTest, TruncatesOnCharacterBoundaries) {
   EXPECT_GT(message.size(), kube::kMaxEventMessageBytes - 6);
   EXPECT_EQ(message.substr(message.size() - 3), ellipsis);
   EXPECT_NO_THROW((void)json(message).dump());  // strict: throws on invalid UTF-8
-  Decision d = Prioritized(1);
+  Decision d = PrioritizedDecision(1);
   d.error = std::string(2000, 'e') + "\xff";
   auto event = DecisionEvent(d, Source());
   ASSERT_TRUE(event.has_value());

@@ -249,10 +249,10 @@ class FakeApiServer : public HttpTransport {
           (f.method.empty() || f.method == recorded.method)) {
         std::string message =
             f.message.empty() ? "injected HTTP " + std::to_string(f.status) : f.message;
-        return Reply(f.status, StatusBody(f.status, ReasonFor(f.status), message));
+        return ApiReply(f.status, StatusBody(f.status, ReasonFor(f.status), message));
       }
     }
-    if (recorded.path == "/version" && recorded.method == "GET") return Reply(200, version_);
+    if (recorded.path == "/version" && recorded.method == "GET") return ApiReply(200, version_);
     if (auto raw = raw_responses_.find(recorded.path);
         raw != raw_responses_.end() && recorded.method == "GET") {
       return raw->second;
@@ -264,9 +264,9 @@ class FakeApiServer : public HttpTransport {
         Denied(verb, target.plural, target.namespace_, target.name)) {
       std::string resource =
           target.group.empty() ? target.plural : target.plural + "." + target.group;
-      return Reply(403, StatusBody(403, "Forbidden",
-                                   resource + " is forbidden: User \"test\" cannot " + verb +
-                                       " resource \"" + target.plural + "\""));
+      return ApiReply(403, StatusBody(403, "Forbidden",
+                                      resource + " is forbidden: User \"test\" cannot " + verb +
+                                          " resource \"" + target.plural + "\""));
     }
     if (recorded.method == "GET") {
       return target.name.empty() ? ListObjects(target, recorded) : GetObject(target);
@@ -275,8 +275,8 @@ class FakeApiServer : public HttpTransport {
     if (recorded.method == "PATCH" && !target.name.empty()) return PatchObject(target, recorded);
     if (recorded.method == "DELETE" && !target.name.empty()) return DeleteObject(target, recorded);
     if (recorded.method == "PUT" && !target.name.empty()) return ReplaceObject(target, recorded);
-    return Reply(405, StatusBody(405, "MethodNotAllowed",
-                                 recorded.method + " is not supported on " + recorded.path));
+    return ApiReply(405, StatusBody(405, "MethodNotAllowed",
+                                    recorded.method + " is not supported on " + recorded.path));
   }
 
   Result<long> Stream(const HttpRequest& request, const std::function<bool(std::string_view)>&,
@@ -473,20 +473,20 @@ class FakeApiServer : public HttpTransport {
   }
 
   static Result<HttpResponse> NotFoundPath() {
-    return Reply(404,
-                 StatusBody(404, "NotFound", "the server could not find the requested resource"));
+    return ApiReply(
+        404, StatusBody(404, "NotFound", "the server could not find the requested resource"));
   }
 
   static Result<HttpResponse> NotFoundObject(const internal::Target& target) {
     std::string resource =
         target.group.empty() ? target.plural : target.plural + "." + target.group;
-    return Reply(
+    return ApiReply(
         404, StatusBody(404, "NotFound", resource + " \"" + target.name + "\" not found",
                         {{"name", target.name}, {"group", target.group}, {"kind", target.plural}}));
   }
 
   static Result<HttpResponse> BadRequest(const std::string& message) {
-    return Reply(400, StatusBody(400, "BadRequest", message));
+    return ApiReply(400, StatusBody(400, "BadRequest", message));
   }
 
   // The CRD that defines a custom resource type, or null.
@@ -540,8 +540,8 @@ class FakeApiServer : public HttpTransport {
   }
 
   Result<HttpResponse> NamespaceNotFound(const std::string& ns) const {
-    return Reply(404, StatusBody(404, "NotFound", "namespaces \"" + ns + "\" not found",
-                                 {{"name", ns}, {"kind", "namespaces"}}));
+    return ApiReply(404, StatusBody(404, "NotFound", "namespaces \"" + ns + "\" not found",
+                                    {{"name", ns}, {"kind", "namespaces"}}));
   }
 
   std::string NextVersion() { return std::to_string(++resource_version_); }
@@ -711,14 +711,14 @@ class FakeApiServer : public HttpTransport {
         !Denied(verb, resource, attributes.value("namespace", ""), attributes.value("name", ""));
     review["status"] = {{"allowed", allowed}};
     if (!allowed) review["status"]["reason"] = "denied by the test";
-    return Reply(201, review);
+    return ApiReply(201, review);
   }
 
   Result<HttpResponse> GetObject(const internal::Target& target) const {
     if (!Served(target)) return NotFoundPath();
     auto it = objects_.find(target.Object());
     if (it == objects_.end()) return NotFoundObject(target);
-    return Reply(200, it->second);
+    return ApiReply(200, it->second);
   }
 
   Result<HttpResponse> ListObjects(const internal::Target& target, const RecordedRequest& r) const {
@@ -735,10 +735,10 @@ class FakeApiServer : public HttpTransport {
       item.erase("apiVersion");
       items.push_back(item);
     }
-    return Reply(200, {{"kind", KindOf(target) + "List"},
-                       {"apiVersion", target.GroupVersion()},
-                       {"metadata", {{"resourceVersion", std::to_string(resource_version_)}}},
-                       {"items", items}});
+    return ApiReply(200, {{"kind", KindOf(target) + "List"},
+                          {"apiVersion", target.GroupVersion()},
+                          {"metadata", {{"resourceVersion", std::to_string(resource_version_)}}},
+                          {"items", items}});
   }
 
   // Checks shared by create and apply-create.
@@ -796,11 +796,11 @@ class FakeApiServer : public HttpTransport {
     if (objects_.count(named.Object()) > 0) {
       std::string resource =
           target.group.empty() ? target.plural : target.plural + "." + target.group;
-      return Reply(
+      return ApiReply(
           409, StatusBody(409, "AlreadyExists", resource + " \"" + named.name + "\" already exists",
                           {{"name", named.name}, {"kind", target.plural}}));
     }
-    return Reply(201, Created(object, target, r.Query("fieldManager"), r.dry_run()));
+    return ApiReply(201, Created(object, target, r.Query("fieldManager"), r.dry_run()));
   }
 
   Result<HttpResponse> PatchObject(const internal::Target& target, const RecordedRequest& r) {
@@ -812,9 +812,9 @@ class FakeApiServer : public HttpTransport {
     if (r.content_type == "application/apply-patch+yaml") {
       std::string manager = r.Query("fieldManager");
       if (manager.empty()) {
-        return Reply(422, StatusBody(422, "Invalid",
-                                     "fieldManager: Required value: is required "
-                                     "for apply patch"));
+        return ApiReply(422, StatusBody(422, "Invalid",
+                                        "fieldManager: Required value: is required "
+                                        "for apply patch"));
       }
       if (!patch.is_object() || !patch.contains("metadata") ||
           patch["metadata"].value("name", "") != target.name) {
@@ -822,20 +822,20 @@ class FakeApiServer : public HttpTransport {
       }
       if (it == objects_.end()) {
         if (auto error = CheckCreate(target, patch)) return *error;
-        return Reply(201, Created(patch, target, manager, r.dry_run()));
+        return ApiReply(201, Created(patch, target, manager, r.dry_run()));
       }
       json updated = it->second;
       internal::MergePatch(updated, patch);
-      return Reply(200, Update(path, it->second, updated, manager, r.dry_run()));
+      return ApiReply(200, Update(path, it->second, updated, manager, r.dry_run()));
     }
     if (r.content_type == "application/merge-patch+json") {
       if (it == objects_.end()) return NotFoundObject(target);
       json updated = it->second;
       internal::MergePatch(updated, patch);
-      return Reply(200, Update(path, it->second, updated, r.Query("fieldManager"), r.dry_run()));
+      return ApiReply(200, Update(path, it->second, updated, r.Query("fieldManager"), r.dry_run()));
     }
-    return Reply(415, StatusBody(415, "UnsupportedMediaType",
-                                 "the fake does not support " + r.content_type));
+    return ApiReply(415, StatusBody(415, "UnsupportedMediaType",
+                                    "the fake does not support " + r.content_type));
   }
 
   // PUT: a stale metadata.resourceVersion is refused with 409, as the real server does.
@@ -850,15 +850,15 @@ class FakeApiServer : public HttpTransport {
     if (!sent.empty() && sent != it->second["metadata"].value("resourceVersion", "")) {
       std::string resource =
           target.group.empty() ? target.plural : target.plural + "." + target.group;
-      return Reply(409,
-                   StatusBody(409, "Conflict",
-                              "Operation cannot be fulfilled on " + resource + " \"" + target.name +
-                                  "\": the object has been modified; please apply your "
-                                  "changes to the latest version and try again"));
+      return ApiReply(
+          409, StatusBody(409, "Conflict",
+                          "Operation cannot be fulfilled on " + resource + " \"" + target.name +
+                              "\": the object has been modified; please apply your "
+                              "changes to the latest version and try again"));
     }
     object["metadata"]["name"] = target.name;
     if (!target.namespace_.empty()) object["metadata"]["namespace"] = target.namespace_;
-    return Reply(200, Update(path, it->second, object, "", r.dry_run()));
+    return ApiReply(200, Update(path, it->second, object, "", r.dry_run()));
   }
 
   Result<HttpResponse> DeleteObject(const internal::Target& target, const RecordedRequest& r) {
@@ -867,9 +867,9 @@ class FakeApiServer : public HttpTransport {
     auto it = objects_.find(path);
     if (it == objects_.end()) return NotFoundObject(target);
     json object = it->second;
-    if (r.dry_run()) return Reply(200, object);
+    if (r.dry_run()) return ApiReply(200, object);
     DeleteStored(path);
-    return Reply(200, Has(path) ? objects_[path] : object);
+    return ApiReply(200, Has(path) ? objects_[path] : object);
   }
 
   // Paths of what the namespace or garbage collector removes with this object.

@@ -50,8 +50,8 @@ class FakeTransport : public HttpTransport {
   std::vector<HttpRequest> requests;
 };
 
-inline HttpResponse Reply(long status, const json& body,
-                          std::map<std::string, std::string> headers = {}) {
+inline HttpResponse ApiReply(long status, const json& body,
+                             std::map<std::string, std::string> headers = {}) {
   return HttpResponse{status, body.dump(), std::move(headers)};
 }
 

@@ -7,7 +7,7 @@
 namespace powerctl::lb {
 namespace {
 
-BalancedService Web() {
+BalancedService RulesetWeb() {
   BalancedService s;
   s.namespace_name = "default";
   s.name = "web";
@@ -42,14 +42,14 @@ std::string InvalidMessage(const BalancedService& s) {
 }
 
 TEST(NftRulesetTest, WeightsBecomeContiguousNumgenRanges) {
-  BalancedService dns = Web();
+  BalancedService dns = RulesetWeb();
   dns.namespace_name = "kube-system";
   dns.name = "dns";
   dns.cluster_ip = "10.96.0.11";
   dns.port = 53;
   dns.protocol = "UDP";
   dns.endpoints = {{"10.0.1.3", 53, 1}, {"10.0.2.3", 5353, 2}};
-  auto r = RenderNftRuleset({Web(), dns});
+  auto r = RenderNftRuleset({RulesetWeb(), dns});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(*r,
             std::string(kHeader) +
@@ -68,7 +68,7 @@ TEST(NftRulesetTest, WeightsBecomeContiguousNumgenRanges) {
 TEST(NftRulesetTest, TrafficFromTheEndpointsIsLeftToKubeProxy) {
   // kube-proxy masquerades an endpoint reaching itself through its Service (hairpin); these
   // rules do not, so they skip connections from the endpoints, each address listed once.
-  BalancedService s = Web();
+  BalancedService s = RulesetWeb();
   s.endpoints = {{"10.0.1.2", 8080, 1}, {"10.0.1.2", 9090, 1}, {"10.0.10.2", 8080, 1}};
   auto r = RenderNftRuleset({s});
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -80,7 +80,7 @@ TEST(NftRulesetTest, TrafficFromTheEndpointsIsLeftToKubeProxy) {
 }
 
 TEST(NftRulesetTest, NoServicesOrNoEndpointsGiveAnEmptyServicesChain) {
-  BalancedService empty = Web();
+  BalancedService empty = RulesetWeb();
   empty.endpoints.clear();  // no ready endpoints: kube-proxy keeps answering for it
   for (const auto& list : {std::vector<BalancedService>{}, std::vector<BalancedService>{empty}}) {
     auto r = RenderNftRuleset(list);
@@ -90,14 +90,14 @@ TEST(NftRulesetTest, NoServicesOrNoEndpointsGiveAnEmptyServicesChain) {
 }
 
 TEST(NftRulesetTest, SameInputSameText) {
-  auto a = RenderNftRuleset({Web()});
-  auto b = RenderNftRuleset({Web()});
+  auto a = RenderNftRuleset({RulesetWeb()});
+  auto b = RenderNftRuleset({RulesetWeb()});
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(*a, *b);
 }
 
 TEST(NftRulesetTest, LongNamesAreCutToNftsCommentLimit) {
-  BalancedService s = Web();
+  BalancedService s = RulesetWeb();
   s.namespace_name = std::string(63, 'n');
   s.name = std::string(63, 's');
   auto r = RenderNftRuleset({s});
@@ -112,10 +112,10 @@ TEST(NftRulesetTest, RemovalSucceedsWithOrWithoutTheTable) {
 }
 
 TEST(NftRulesetTest, RejectsNamesThatAreNotKubernetesNames) {
-  BalancedService s = Web();
+  BalancedService s = RulesetWeb();
   s.name = "web\" accept; #";
   EXPECT_NE(InvalidMessage(s).find("name:"), std::string::npos);
-  s = Web();
+  s = RulesetWeb();
   s.namespace_name = "";
   EXPECT_NE(InvalidMessage(s).find("namespace:"), std::string::npos);
 }
@@ -123,50 +123,50 @@ TEST(NftRulesetTest, RejectsNamesThatAreNotKubernetesNames) {
 TEST(NftRulesetTest, RejectsAddressesThatAreNotIpv4DottedQuads) {
   for (const char* bad : {"", "10.96.0", "10.96.0.256", "010.96.0.10", "fd00::10", "10.96.0.10 ",
                           "10.96.0.10; flush ruleset", "web.default"}) {
-    BalancedService s = Web();
+    BalancedService s = RulesetWeb();
     s.cluster_ip = bad;
     EXPECT_NE(InvalidMessage(s).find("cluster IP"), std::string::npos) << bad;
-    s = Web();
+    s = RulesetWeb();
     s.endpoints[1].ip = bad;
     EXPECT_NE(InvalidMessage(s).find("endpoint 1:"), std::string::npos) << bad;
   }
 }
 
 TEST(NftRulesetTest, RejectsPortsProtocolsAndWeightsOutOfRange) {
-  BalancedService s = Web();
+  BalancedService s = RulesetWeb();
   s.port = 0;
   EXPECT_NE(InvalidMessage(s).find("port 0 is not in 1..65535"), std::string::npos);
-  s = Web();
+  s = RulesetWeb();
   s.endpoints[0].port = 65536;
   EXPECT_NE(InvalidMessage(s).find("endpoint 0: port 65536"), std::string::npos);
-  s = Web();
+  s = RulesetWeb();
   s.protocol = "SCTP";
   EXPECT_NE(InvalidMessage(s).find("protocol \"SCTP\""), std::string::npos);
-  s = Web();
+  s = RulesetWeb();
   s.protocol = "tcp";  // the Service spec spells it in capitals
   EXPECT_FALSE(ValidateService(s).ok());
   for (int weight : {0, -1, 101}) {
-    s = Web();
+    s = RulesetWeb();
     s.endpoints[2].weight = weight;
     EXPECT_NE(InvalidMessage(s).find("endpoint 2: weight"), std::string::npos) << weight;
   }
-  s = Web();
+  s = RulesetWeb();
   s.endpoints[2].weight = 100;
   EXPECT_TRUE(ValidateService(s).ok());
 }
 
 TEST(NftRulesetTest, RejectsDuplicates) {
-  BalancedService s = Web();
+  BalancedService s = RulesetWeb();
   s.endpoints[2].ip = "10.0.1.2";
   EXPECT_NE(InvalidMessage(s).find("10.0.1.2:8080 is listed twice"), std::string::npos);
 
-  BalancedService other = Web();
+  BalancedService other = RulesetWeb();
   other.name = "web2";
-  auto r = RenderNftRuleset({Web(), other});
+  auto r = RenderNftRuleset({RulesetWeb(), other});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("default/web2"), std::string::npos);
   other.protocol = "UDP";  // same address and port, other protocol: two rules
-  EXPECT_TRUE(RenderNftRuleset({Web(), other}).ok());
+  EXPECT_TRUE(RenderNftRuleset({RulesetWeb(), other}).ok());
 }
 
 }  // namespace

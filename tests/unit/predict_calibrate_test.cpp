@@ -16,7 +16,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-double Watts(double u, double idle, double max, double curve) {
+double CurveWatts(double u, double idle, double max, double curve) {
   return idle + (max - idle) * std::pow(u, curve);
 }
 
@@ -29,7 +29,7 @@ std::vector<double> Spread(int n, double lo, double hi) {
 
 TEST(FitBuiltinModelTest, RecoversExactParametersOnTheGrid) {
   std::vector<PowerSample> samples;
-  for (double u : Spread(200, 0.0, 1.0)) samples.push_back({u, Watts(u, 95, 410, 1.35)});
+  for (double u : Spread(200, 0.0, 1.0)) samples.push_back({u, CurveWatts(u, 95, 410, 1.35)});
   auto fit = FitBuiltinModel(samples);
   ASSERT_TRUE(fit.ok()) << fit.error().message;
   EXPECT_THAT(fit->refused, IsEmpty());
@@ -52,7 +52,7 @@ TEST(FitBuiltinModelTest, RecoversParametersFromNoisyPartialData) {
   std::vector<PowerSample> samples;
   for (int i = 0; i < 2000; ++i) {
     double u = load(rng);
-    samples.push_back({u, Watts(u, 120, 350, 0.8) + noise(rng)});
+    samples.push_back({u, CurveWatts(u, 120, 350, 0.8) + noise(rng)});
   }
   auto fit = FitBuiltinModel(samples);
   ASSERT_TRUE(fit.ok());
@@ -67,7 +67,7 @@ TEST(FitBuiltinModelTest, RecoversParametersFromNoisyPartialData) {
 
 TEST(FitBuiltinModelTest, TooFewSamplesAreRefused) {
   std::vector<PowerSample> samples;
-  for (double u : Spread(10, 0.1, 0.9)) samples.push_back({u, Watts(u, 100, 300, 1)});
+  for (double u : Spread(10, 0.1, 0.9)) samples.push_back({u, CurveWatts(u, 100, 300, 1)});
   auto fit = FitBuiltinModel(samples);
   ASSERT_TRUE(fit.ok());
   EXPECT_FALSE(fit->fitted);
@@ -76,7 +76,7 @@ TEST(FitBuiltinModelTest, TooFewSamplesAreRefused) {
 
 TEST(FitBuiltinModelTest, ANarrowUtilisationRangeIsRefused) {
   std::vector<PowerSample> samples;
-  for (double u : Spread(100, 0.30, 0.42)) samples.push_back({u, Watts(u, 100, 300, 1)});
+  for (double u : Spread(100, 0.30, 0.42)) samples.push_back({u, CurveWatts(u, 100, 300, 1)});
   auto fit = FitBuiltinModel(samples);
   ASSERT_TRUE(fit.ok());
   EXPECT_FALSE(fit->fitted);
@@ -116,7 +116,7 @@ TEST(FitBuiltinModelTest, PowerThatFallsWithLoadIsRefused) {
 
 TEST(FitBuiltinModelTest, NonFiniteSamplesAreDroppedAndUtilisationClamped) {
   std::vector<PowerSample> samples;
-  for (double u : Spread(50, 0, 1)) samples.push_back({u, Watts(u, 100, 300, 1)});
+  for (double u : Spread(50, 0, 1)) samples.push_back({u, CurveWatts(u, 100, 300, 1)});
   samples.push_back({std::numeric_limits<double>::quiet_NaN(), 5000});
   samples.push_back({0.5, std::numeric_limits<double>::infinity()});
   samples.push_back({1.02, 300});  // rate() overshoot: read as 100%
@@ -250,7 +250,7 @@ TEST(FitPowerCurveTest, AnEmptyTopBinIsFilledFromTheExponentFit) {
   // A node never busier than 90 %, following idle 100, max 300, curve 1.3 exactly.
   std::vector<PowerSample> samples;
   for (int k = 0; k <= 9; ++k) {
-    for (int i = 0; i < 10; ++i) samples.push_back({k / 10.0, Watts(k / 10.0, 100, 300, 1.3)});
+    for (int i = 0; i < 10; ++i) samples.push_back({k / 10.0, CurveWatts(k / 10.0, 100, 300, 1.3)});
   }
   auto fit = FitCurve(samples);
   ASSERT_TRUE(fit.ok());
@@ -262,7 +262,7 @@ TEST(FitPowerCurveTest, AnEmptyTopBinIsFilledFromTheExponentFit) {
   EXPECT_DOUBLE_EQ(top.watts, 300);  // the exponent fit's max-watts
   for (int k = 0; k <= 9; ++k) {
     EXPECT_TRUE(fit->bins[k].measured);
-    EXPECT_NEAR(fit->points[k], Watts(k / 10.0, 100, 300, 1.3), 0.05);  // 0.1 W rounding
+    EXPECT_NEAR(fit->points[k], CurveWatts(k / 10.0, 100, 300, 1.3), 0.05);  // 0.1 W rounding
   }
 }
 
@@ -327,10 +327,10 @@ TEST(FitPowerCurveTest, RefusesWhatCannotBeACurve) {
   CalibrationOptions options;
   // Too few samples, too narrow a range: the exponent fit's reasons, word for word.
   std::vector<PowerSample> few;
-  for (double u : Spread(10, 0.1, 0.9)) few.push_back({u, Watts(u, 100, 300, 1)});
+  for (double u : Spread(10, 0.1, 0.9)) few.push_back({u, CurveWatts(u, 100, 300, 1)});
   EXPECT_EQ(FitCurve(few)->refused, "only 10 samples (need 30)");
   std::vector<PowerSample> narrow;
-  for (double u : Spread(100, 0.30, 0.42)) narrow.push_back({u, Watts(u, 100, 300, 1)});
+  for (double u : Spread(100, 0.30, 0.42)) narrow.push_back({u, CurveWatts(u, 100, 300, 1)});
   EXPECT_THAT(FitCurve(narrow)->refused, HasSubstr("0.30..0.42 (a spread of 0.12, need 0.20)"));
 
   // Enough spread, but one load step holds nearly all of it.

@@ -12,11 +12,11 @@ namespace powerctl::predict {
 namespace {
 
 using std::chrono::milliseconds;
-using Clock = EndpointBreaker::Clock;
+using BreakerClock = EndpointBreaker::Clock;
 
 TEST(EndpointBreakerTest, OpensOnFailureBacksOffDoublingAndClosesOnSuccess) {
   EndpointBreaker breaker({milliseconds(100), milliseconds(300)});
-  const Clock::time_point t0{};
+  const BreakerClock::time_point t0{};
   EXPECT_FALSE(breaker.Skip("m", t0));  // unknown endpoints are called
   breaker.Record("m", "v2: connection refused", t0);
   auto skipped = breaker.Skip("m", t0 + milliseconds(50));
@@ -82,12 +82,12 @@ TEST(RoutingPredictorBreakerTest, ADownServerIsAskedOncePerBackOffAndRecovers) {
   EXPECT_EQ(server->calls, 1);  // the five requests in the back-off did not call it
 
   server->down = false;
-  auto deadline = Clock::now() + std::chrono::seconds(5);
+  auto deadline = BreakerClock::now() + std::chrono::seconds(5);
   std::vector<Prediction> out;
   do {
     std::this_thread::sleep_for(milliseconds(10));
     out = routing.Predict(std::vector<PredictionRow>{RemoteRow()}, milliseconds(100));
-  } while (!out[0].watts && Clock::now() < deadline);
+  } while (!out[0].watts && BreakerClock::now() < deadline);
   ASSERT_TRUE(out[0].watts);
   EXPECT_EQ(*out[0].watts, 100);
   int calls = server->calls;

@@ -14,9 +14,9 @@ namespace {
 using std::chrono::milliseconds;
 
 // Answers each row with its cpu_fraction * 1000 + `offset`, recording every call.
-class RecordingPredictor : public Predictor {
+class RoutingRecorder : public Predictor {
  public:
-  explicit RecordingPredictor(double offset = 0, milliseconds delay = milliseconds(0))
+  explicit RoutingRecorder(double offset = 0, milliseconds delay = milliseconds(0))
       : offset_(offset), delay_(delay) {}
   std::vector<Prediction> Predict(PredictionRows rows, milliseconds deadline) override {
     {
@@ -73,8 +73,8 @@ PredictionRow Row(const std::string& backend, const std::string& host, float cpu
 }
 
 TEST(RoutingPredictorTest, GroupsByEndpointAndKeepsOrder) {
-  auto rest = std::make_shared<RecordingPredictor>(0);
-  auto v2 = std::make_shared<RecordingPredictor>(0.5);
+  auto rest = std::make_shared<RoutingRecorder>(0);
+  auto v2 = std::make_shared<RoutingRecorder>(0.5);
   RoutingPredictor routing(
       {{"tfserving-rest", rest}, {"v2", v2}, {"builtin", std::make_shared<BuiltinPredictor>()}});
   const std::vector<PredictionRow> rows = {
@@ -106,7 +106,7 @@ TEST(RoutingPredictorTest, GroupsByEndpointAndKeepsOrder) {
 }
 
 TEST(RoutingPredictorTest, ThousandRowsOfOneModelAreOneCall) {
-  auto rest = std::make_shared<RecordingPredictor>();
+  auto rest = std::make_shared<RoutingRecorder>();
   RoutingPredictor routing({{"tfserving-rest", rest}});
   std::vector<PredictionRow> rows(1000, Row("tfserving-rest", "m", 0.5f));
   const auto out = routing.Predict(rows, milliseconds(1000));
@@ -118,7 +118,7 @@ TEST(RoutingPredictorTest, ThousandRowsOfOneModelAreOneCall) {
 }
 
 TEST(RoutingPredictorTest, UnknownAndBrokenBackendsFailOnlyTheirRows) {
-  RoutingPredictor routing({{"v2", std::make_shared<RecordingPredictor>()},
+  RoutingPredictor routing({{"v2", std::make_shared<RoutingRecorder>()},
                             {"throws", std::make_shared<BrokenPredictor>(true)},
                             {"miscounts", std::make_shared<BrokenPredictor>(false)},
                             {"null", nullptr}});
@@ -137,7 +137,7 @@ TEST(RoutingPredictorTest, UnknownAndBrokenBackendsFailOnlyTheirRows) {
 
 TEST(RoutingPredictorTest, EndpointsAreAskedConcurrently) {
   // Four endpoints that each take 200 ms: asked one after another they would need 800 ms.
-  auto slow = std::make_shared<RecordingPredictor>(0, milliseconds(200));
+  auto slow = std::make_shared<RoutingRecorder>(0, milliseconds(200));
   RoutingPredictor routing({{"v2", slow}});
   const auto start = std::chrono::steady_clock::now();
   const auto out =

@@ -13,17 +13,17 @@ namespace {
 using json = nlohmann::json;
 using std::chrono::milliseconds;
 
-ModelEndpoint Endpoint(std::string name = "power", std::string version = "") {
+ModelEndpoint V2Endpoint(std::string name = "power", std::string version = "") {
   return ModelEndpoint{"v2", "10.0.0.20", 8080, std::move(name), std::move(version), ""};
 }
 
 TEST(V2RestTest, Urls) {
-  EXPECT_EQ(*V2InferUrl(Endpoint()), "http://10.0.0.20:8080/v2/models/power/infer");
+  EXPECT_EQ(*V2InferUrl(V2Endpoint()), "http://10.0.0.20:8080/v2/models/power/infer");
   // WAO's Redfish sample: name PC-PowerEdgeR650xs-2CPU, version v0.1.0.
-  EXPECT_EQ(*V2InferUrl(Endpoint("PC-PowerEdgeR650xs-2CPU", "v0.1.0")),
+  EXPECT_EQ(*V2InferUrl(V2Endpoint("PC-PowerEdgeR650xs-2CPU", "v0.1.0")),
             "http://10.0.0.20:8080/v2/models/PC-PowerEdgeR650xs-2CPU/versions/v0.1.0/infer");
-  EXPECT_FALSE(V2InferUrl(Endpoint("a/b")).ok());
-  EXPECT_FALSE(V2InferUrl(Endpoint("power", "1/infer?x")).ok());
+  EXPECT_FALSE(V2InferUrl(V2Endpoint("a/b")).ok());
+  EXPECT_FALSE(V2InferUrl(V2Endpoint("power", "1/infer?x")).ok());
 }
 
 TEST(V2RestTest, BodyIsFlattenedFp32) {
@@ -124,7 +124,7 @@ TEST(V2RestTest, ThousandRowsAreOneRequestInOrder) {
     return testsupport::JsonResponse(200, reply.dump());
   });
   V2RestPredictor predictor(http);
-  const auto rows = testsupport::MakeRows(1000, Endpoint("power", "2"));
+  const auto rows = testsupport::MakeRows(1000, V2Endpoint("power", "2"));
   const auto out = predictor.Predict(rows, milliseconds(2000));
   ASSERT_EQ(http.requests().size(), 1u);
   EXPECT_EQ(http.requests()[0].url, "http://10.0.0.20:8080/v2/models/power/versions/2/infer");

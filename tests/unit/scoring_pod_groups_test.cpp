@@ -11,9 +11,9 @@ namespace {
 using cluster::PodInfo;
 using ::testing::ElementsAre;
 
-PodInfo Pod(const std::string& name, const std::string& group, const std::string& min,
-            const std::string& phase = "Pending", const std::string& node = "",
-            const std::string& ns = "team") {
+PodInfo GroupPod(const std::string& name, const std::string& group, const std::string& min,
+                 const std::string& phase = "Pending", const std::string& node = "",
+                 const std::string& ns = "team") {
   PodInfo p;
   p.namespace_ = ns;
   p.name = name;
@@ -26,26 +26,26 @@ PodInfo Pod(const std::string& name, const std::string& group, const std::string
 }
 
 TEST(PodGroups, NotGatedAsInRiya) {
-  EXPECT_FALSE(EvaluatePodGroup(Pod("a", "", "3"), {}).gated);   // no podGroup
-  EXPECT_FALSE(EvaluatePodGroup(Pod("a", "g", ""), {}).gated);   // no minAvailable
-  EXPECT_FALSE(EvaluatePodGroup(Pod("a", "g", "1"), {}).gated);  // minAvailable <= 1
-  EXPECT_FALSE(EvaluatePodGroup(Pod("a", "g", "0"), {}).gated);
-  PodGroupVerdict bad = EvaluatePodGroup(Pod("a", "g", "three"), {});
+  EXPECT_FALSE(EvaluatePodGroup(GroupPod("a", "", "3"), {}).gated);   // no podGroup
+  EXPECT_FALSE(EvaluatePodGroup(GroupPod("a", "g", ""), {}).gated);   // no minAvailable
+  EXPECT_FALSE(EvaluatePodGroup(GroupPod("a", "g", "1"), {}).gated);  // minAvailable <= 1
+  EXPECT_FALSE(EvaluatePodGroup(GroupPod("a", "g", "0"), {}).gated);
+  PodGroupVerdict bad = EvaluatePodGroup(GroupPod("a", "g", "three"), {});
   EXPECT_FALSE(bad.gated);
   EXPECT_EQ(bad.note, "minAvailable \"three\" of pod group g is not an integer; no group gate");
   EXPECT_TRUE(PodGroupFailedNodes(bad, {"n1"}).empty());
 }
 
 TEST(PodGroups, CountsLivePodsOfTheGroupInTheNamespace) {
-  PodInfo self = Pod("a", "g", "4");
+  PodInfo self = GroupPod("a", "g", "4");
   std::vector<PodInfo> pods{self,
-                            Pod("b", "g", "4", "Running", "n1"),
-                            Pod("c", "g", "4", "Succeeded", "n1"),       // terminal
-                            Pod("d", "g", "4", "Failed"),                // terminal
-                            Pod("e", "g", "4", "Pending", "", "other"),  // other namespace
-                            Pod("f", "h", "4"),                          // other group
-                            Pod("x", "g", "")};                          // same group, no min
-  pods.push_back(Pod("t", "g", "4", "Running", "n2"));
+                            GroupPod("b", "g", "4", "Running", "n1"),
+                            GroupPod("c", "g", "4", "Succeeded", "n1"),       // terminal
+                            GroupPod("d", "g", "4", "Failed"),                // terminal
+                            GroupPod("e", "g", "4", "Pending", "", "other"),  // other namespace
+                            GroupPod("f", "h", "4"),                          // other group
+                            GroupPod("x", "g", "")};                          // same group, no min
+  pods.push_back(GroupPod("t", "g", "4", "Running", "n2"));
   pods.back().deleting = true;  // terminating
   PodGroupVerdict v = EvaluatePodGroup(self, pods);
   EXPECT_TRUE(v.gated);
@@ -59,16 +59,16 @@ TEST(PodGroups, CountsLivePodsOfTheGroupInTheNamespace) {
 }
 
 TEST(PodGroups, ThePodItselfCountsBeforeTheCacheSeesIt) {
-  PodGroupVerdict v = EvaluatePodGroup(Pod("new", "g", "2"), {Pod("old", "g", "2")});
+  PodGroupVerdict v = EvaluatePodGroup(GroupPod("new", "g", "2"), {GroupPod("old", "g", "2")});
   EXPECT_EQ(v.present, 2);
   EXPECT_TRUE(v.complete);
   EXPECT_TRUE(PodGroupFailedNodes(v, {"n1"}).empty());
 }
 
 TEST(PodGroups, TouchesWaitingMembersOnceForEachMembership) {
-  std::vector<PodInfo> pods{Pod("a", "g", "3"), Pod("b", "g", "3"), Pod("c", "g", "3"),
-                            Pod("bound", "g", "3", "Pending", "n1"),
-                            Pod("run", "g", "3", "Running", "n1")};
+  std::vector<PodInfo> pods{GroupPod("a", "g", "3"), GroupPod("b", "g", "3"),
+                            GroupPod("c", "g", "3"), GroupPod("bound", "g", "3", "Pending", "n1"),
+                            GroupPod("run", "g", "3", "Running", "n1")};
   PodGroupVerdict v = EvaluatePodGroup(pods[2], pods);
   ASSERT_TRUE(v.complete);
   std::vector<PodTouch> touches = PodsToTouch(v, "team/c", "2026-01-01T00:00:00Z");
@@ -85,7 +85,7 @@ TEST(PodGroups, TouchesWaitingMembersOnceForEachMembership) {
   ASSERT_EQ(touches.size(), 1u);
   EXPECT_EQ(touches[0].name, "b");
   // ...until the group completes again with other pods.
-  pods.push_back(Pod("d", "g", "3"));
+  pods.push_back(GroupPod("d", "g", "3"));
   v = EvaluatePodGroup(pods[2], pods);
   touches = PodsToTouch(v, "team/c", "2026-01-01T00:02:00Z");
   EXPECT_EQ(touches.size(), 3u);  // a, b, d

@@ -9,7 +9,7 @@ namespace powerctl::scoring {
 namespace {
 
 // A node of `cores` cores and `max_pods` slots running `pods` pods of `pod_cpu` cores each.
-cluster::NodeState Node(double cores, double max_pods, int pods, double pod_cpu) {
+cluster::NodeState SlotsNode(double cores, double max_pods, int pods, double pod_cpu) {
   cluster::NodeState node;
   node.name = "n";
   node.cpu_allocatable = cores;
@@ -24,8 +24,8 @@ cluster::NodeState Node(double cores, double max_pods, int pods, double pod_cpu)
 }
 
 TEST(ReachableCpuTest, CountsTheAveragePodInTheOtherFreeSlots) {
-  cluster::NodeState big = Node(384, 110, 10, 1.0);  // 100 free slots, 1 core per pod so far
-  cluster::NodeState unknown = Node(64, 110, 10, 1.0);
+  cluster::NodeState big = SlotsNode(384, 110, 10, 1.0);  // 100 free slots, 1 core per pod so far
+  cluster::NodeState unknown = SlotsNode(64, 110, 10, 1.0);
   unknown.pods_allocatable.reset();
   auto reachable = ReachableCpu({&big, &unknown, nullptr}, 4.0);
   ASSERT_EQ(reachable.size(), 3u);
@@ -47,10 +47,10 @@ TEST(TypicalPodCpuTest, RoundsTheAverageToAboutOnePercent) {
 TEST(ReachableCpuTest, ABindDoesNotMoveWhatTheOtherNodesReach) {
   // 1,000 pods of 0.1 cores over two nodes; one more lands on `a`. The exact average moves in
   // its last bits, and `b`'s remembered estimate must stay valid.
-  cluster::NodeState a = Node(64, 1000, 499, 0.1);
-  cluster::NodeState b = Node(64, 1000, 501, 0.1);
+  cluster::NodeState a = SlotsNode(64, 1000, 499, 0.1);
+  cluster::NodeState b = SlotsNode(64, 1000, 501, 0.1);
   const double before = ReachableCpu({&a, &b}, 0.1)[1];
-  cluster::NodeState a_after = Node(64, 1000, 500, 0.1);
+  cluster::NodeState a_after = SlotsNode(64, 1000, 500, 0.1);
   EXPECT_EQ(ReachableCpu({&a_after, &b}, 0.1)[1], before);
   // A bind of a pod three times the average: the average moves 0.2 %, `b` reaches the same.
   a_after.requested.cpu_cores = a.requested.cpu_cores + 0.3;
@@ -59,7 +59,7 @@ TEST(ReachableCpuTest, ABindDoesNotMoveWhatTheOtherNodesReach) {
 
 TEST(SlotShareFactorTest, RaisesSmallPodsOnANodeShortOfSlots) {
   // 384 cores, 110 slots, 99 used by 1-core pods: 285 free cores in 11 slots (25.9 each).
-  cluster::NodeState node = Node(384, 110, 99, 1.0);
+  cluster::NodeState node = SlotsNode(384, 110, 99, 1.0);
   const double reachable = 0.5 + 10 * 1.0;  // far below the free cores: short of slots
   const double used = 99.0 / 110.0;
   const double slot_cpu = (384.0 - 99.0) / 11.0;
@@ -71,7 +71,7 @@ TEST(SlotShareFactorTest, RaisesSmallPodsOnANodeShortOfSlots) {
 }
 
 TEST(SlotShareFactorTest, LeavesNodesThatAreNotShortOfSlotsAlone) {
-  cluster::NodeState node = Node(16, 110, 50, 0.1);
+  cluster::NodeState node = SlotsNode(16, 110, 50, 0.1);
   // The node's free slots can carry its free cores: no raise, however small the pod.
   EXPECT_DOUBLE_EQ(SlotShareFactor(node, /*reachable_cpu=*/100, 0.1), 1.0);
   // Missing facts: no raise.
@@ -80,21 +80,22 @@ TEST(SlotShareFactorTest, LeavesNodesThatAreNotShortOfSlotsAlone) {
   EXPECT_DOUBLE_EQ(SlotShareFactor(no_limit, 1, 0.1), 1.0);
   // A pod without CPU, and a node without a free slot.
   EXPECT_DOUBLE_EQ(SlotShareFactor(node, 1, 0.0), 1.0);
-  EXPECT_DOUBLE_EQ(SlotShareFactor(Node(16, 4, 4, 0.1), 1, 0.1), 1.0);
+  EXPECT_DOUBLE_EQ(SlotShareFactor(SlotsNode(16, 4, 4, 0.1), 1, 0.1), 1.0);
 }
 
 TEST(SlotShareFactorTest, IsPhasedInByTheShareOfSlotsUsed) {
   // Same free CPU per slot and pod, fewer slots used: a smaller raise; none on an empty node.
-  cluster::NodeState empty = Node(384, 110, 0, 1.0);
-  cluster::NodeState half = Node(384, 110, 55, 1.0);
+  cluster::NodeState empty = SlotsNode(384, 110, 0, 1.0);
+  cluster::NodeState half = SlotsNode(384, 110, 55, 1.0);
   EXPECT_DOUBLE_EQ(SlotShareFactor(empty, 50, 0.25), 1.0);
   EXPECT_GT(SlotShareFactor(half, 50, 0.25), 1.0);
-  EXPECT_LT(SlotShareFactor(half, 50, 0.25), SlotShareFactor(Node(384, 110, 99, 1.0), 20, 0.25));
+  EXPECT_LT(SlotShareFactor(half, 50, 0.25),
+            SlotShareFactor(SlotsNode(384, 110, 99, 1.0), 20, 0.25));
 }
 
 TEST(ApplySlotShareTest, RaisesTheFillCostAndRecordsTheFactor) {
-  cluster::NodeState short_of_slots = Node(384, 110, 99, 1.0);
-  cluster::NodeState roomy = Node(16, 110, 10, 0.1);
+  cluster::NodeState short_of_slots = SlotsNode(384, 110, 99, 1.0);
+  cluster::NodeState roomy = SlotsNode(16, 110, 10, 0.1);
   std::vector<predict::PowerEstimate> power(4);
   for (auto& p : power) p.fill_watts_per_core = 2.0;
   power[2].overcommitted = true;

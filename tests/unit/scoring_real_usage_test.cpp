@@ -17,7 +17,7 @@ NodeUsage Memory(const std::string& node, double used_gi, double allocatable_gi)
   return u;
 }
 
-config::ScoringSettings Settings() {
+config::ScoringSettings RealUsageSettings() {
   config::ScoringSettings s;
   s.unknown_score = 5;
   return s;
@@ -27,7 +27,7 @@ TEST(ScoreRealUsageTest, LowerUseScoresHigherProportionally) {
   // real-usage-scheduler's README case: node-02 at 33 % against two nodes at 13 %.
   auto scores = ScoreRealUsage(
       {Memory("node-01", 13, 100), Memory("node-02", 33, 100), Memory("node-03", 13, 100)},
-      Settings());
+      RealUsageSettings());
   ASSERT_EQ(scores.size(), 3u);
   EXPECT_DOUBLE_EQ(scores[0].component.value, 10.0);
   EXPECT_DOUBLE_EQ(scores[1].component.value, 0.0);
@@ -35,7 +35,7 @@ TEST(ScoreRealUsageTest, LowerUseScoresHigherProportionally) {
   EXPECT_EQ(scores[1].component.name, "realUsage");
   EXPECT_EQ(scores[1].component.reason, "used memory 33.0% (lowest 13.0%, highest 33.0%)");
   auto mid = ScoreRealUsage({Memory("a", 20, 100), Memory("b", 30, 100), Memory("c", 60, 100)},
-                            Settings());
+                            RealUsageSettings());
   EXPECT_DOUBLE_EQ(mid[1].component.value, 7.5);
 }
 
@@ -47,7 +47,7 @@ TEST(ScoreRealUsageTest, MemoryAndCpuCountEqually) {
   b.node = "b";
   b.cpu_used_cores = 7;
   b.cpu_allocatable_cores = 10;  // cpu only: 70 %
-  auto scores = ScoreRealUsage({a, b}, Settings());
+  auto scores = ScoreRealUsage({a, b}, RealUsageSettings());
   EXPECT_DOUBLE_EQ(*scores[0].utilization, 0.3);
   EXPECT_DOUBLE_EQ(*scores[1].utilization, 0.7);
   EXPECT_EQ(scores[0].component.reason,
@@ -56,7 +56,7 @@ TEST(ScoreRealUsageTest, MemoryAndCpuCountEqually) {
 }
 
 TEST(ScoreRealUsageTest, AllEqualScoreTenNotZero) {
-  auto scores = ScoreRealUsage({Memory("a", 40, 100), Memory("b", 20, 50)}, Settings());
+  auto scores = ScoreRealUsage({Memory("a", 40, 100), Memory("b", 20, 50)}, RealUsageSettings());
   for (const auto& s : scores) {
     EXPECT_DOUBLE_EQ(s.component.value, 10.0);
     EXPECT_EQ(s.component.reason, "used memory 40.0% (all nodes equal)");
@@ -68,7 +68,7 @@ TEST(ScoreRealUsageTest, MissingDataGetsTheUnknownScoreInsteadOfAborting) {
   none.node = "b";
   none.missing_reason = "no sample newer than 60s";
   NodeUsage zero_allocatable = Memory("c", 1, 0);
-  auto scores = ScoreRealUsage({Memory("a", 10, 100), none, zero_allocatable}, Settings());
+  auto scores = ScoreRealUsage({Memory("a", 10, 100), none, zero_allocatable}, RealUsageSettings());
   EXPECT_DOUBLE_EQ(scores[0].component.value, 10.0);
   EXPECT_EQ(scores[0].component.reason, "used memory 10.0% (the only node with usage data)");
   EXPECT_DOUBLE_EQ(scores[1].component.value, 5.0);
@@ -78,7 +78,7 @@ TEST(ScoreRealUsageTest, MissingDataGetsTheUnknownScoreInsteadOfAborting) {
 }
 
 TEST(ScoreRealUsageTest, OverAllocatableStillRanksLower) {
-  auto scores = ScoreRealUsage({Memory("a", 90, 100), Memory("b", 110, 100)}, Settings());
+  auto scores = ScoreRealUsage({Memory("a", 90, 100), Memory("b", 110, 100)}, RealUsageSettings());
   EXPECT_DOUBLE_EQ(scores[0].component.value, 10.0);
   EXPECT_DOUBLE_EQ(scores[1].component.value, 0.0);
 }

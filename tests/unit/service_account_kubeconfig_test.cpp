@@ -17,8 +17,8 @@ namespace powerctl::setup {
 namespace {
 
 using json = nlohmann::json;
+using kube::fake::ApiReply;
 using kube::fake::FakeTransport;
-using kube::fake::Reply;
 using kube::fake::StatusBody;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
@@ -65,7 +65,7 @@ class RequestTokenTest : public ::testing::Test {
 };
 
 TEST_F(RequestTokenTest, PostsTheTokenRequestAndReturnsTheToken) {
-  fake_->responses.push_back(Reply(
+  fake_->responses.push_back(ApiReply(
       201, {{"kind", "TokenRequest"},
             {"status", {{"token", "sa-token"}, {"expirationTimestamp", "2030-01-02T03:04:05Z"}}}}));
   auto token = RequestServiceAccountToken(*client_, "powerctl", "powerctl-extender", 1h);
@@ -82,7 +82,7 @@ TEST_F(RequestTokenTest, PostsTheTokenRequestAndReturnsTheToken) {
 TEST_F(RequestTokenTest, AMissingServiceAccountIsNamedWithWhatCreatesIt) {
   json details = {{"name", "nope"}, {"kind", "serviceaccounts"}};
   fake_->responses.push_back(
-      Reply(404, StatusBody(404, "NotFound", "serviceaccounts \"nope\" not found", details)));
+      ApiReply(404, StatusBody(404, "NotFound", "serviceaccounts \"nope\" not found", details)));
   auto token = RequestServiceAccountToken(*client_, "powerctl", "nope", 1h);
   ASSERT_FALSE(token.ok());
   EXPECT_EQ(token.error().code, ErrorCode::kNotFound);
@@ -92,7 +92,7 @@ TEST_F(RequestTokenTest, AMissingServiceAccountIsNamedWithWhatCreatesIt) {
 }
 
 TEST_F(RequestTokenTest, ForbiddenNamesTheRuleToGrant) {
-  fake_->responses.push_back(Reply(403, StatusBody(403, "Forbidden", "user \"dev\" cannot")));
+  fake_->responses.push_back(ApiReply(403, StatusBody(403, "Forbidden", "user \"dev\" cannot")));
   auto token = RequestServiceAccountToken(*client_, "powerctl", "powerctl-extender", 1h);
   ASSERT_FALSE(token.ok());
   EXPECT_EQ(token.error().code, ErrorCode::kForbidden);
@@ -107,7 +107,7 @@ TEST_F(RequestTokenTest, BadNamesAndAnAnswerWithoutTokenAreRefused) {
   EXPECT_EQ(RequestServiceAccountToken(*client_, "Bad_NS", "sa", 1h).error().code,
             ErrorCode::kInvalidInput);
   EXPECT_TRUE(fake_->requests.empty()) << "nothing is sent for invalid input";
-  fake_->responses.push_back(Reply(201, {{"kind", "TokenRequest"}, {"status", json::object()}}));
+  fake_->responses.push_back(ApiReply(201, {{"kind", "TokenRequest"}, {"status", json::object()}}));
   auto token = RequestServiceAccountToken(*client_, "powerctl", "sa", 1h);
   ASSERT_FALSE(token.ok());
   EXPECT_EQ(token.error().code, ErrorCode::kApi);

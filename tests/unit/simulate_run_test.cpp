@@ -10,7 +10,7 @@ namespace powerctl::simulate {
 namespace {
 
 // Two 8-core nodes: one draws 5 W per core, the other 25 W per core (linear curves).
-Snapshot TwoNodes() {
+Snapshot TwoNodeSnapshot() {
   auto parsed = ParseSnapshot(
       "kind: ClusterSnapshot\n"
       "nodes:\n"
@@ -27,7 +27,7 @@ Snapshot TwoNodes() {
   return *parsed;
 }
 
-std::vector<WorkloadPod> Pods(int n, const char* cpu) {
+std::vector<WorkloadPod> RunPods(int n, const char* cpu) {
   std::vector<WorkloadPod> out;
   for (int i = 0; i < n; ++i) {
     auto pod = ParsePodShorthand(
@@ -45,8 +45,8 @@ const ScorerRun& ByName(const SeedRun& run, std::string_view name) {
 
 TEST(SimulateRunTest, PowerctlPacksTheEfficientNodeWhileTheDefaultSpreads) {
   SimulationRequest request;
-  request.snapshot = TwoNodes();
-  request.workload = Pods(8, "1");  // half the cluster's CPU
+  request.snapshot = TwoNodeSnapshot();
+  request.workload = RunPods(8, "1");  // half the cluster's CPU
   request.loads = {50};
   request.seeds = 1;
   request.prediction_error = 0;
@@ -66,8 +66,8 @@ TEST(SimulateRunTest, PowerctlPacksTheEfficientNodeWhileTheDefaultSpreads) {
 
 TEST(SimulateRunTest, SameSeedSameResultAndFullClustersCountUnscheduledPods) {
   SimulationRequest request;
-  request.snapshot = TwoNodes();
-  request.workload = Pods(20, "1");  // 16 cores fit, 4 pods do not
+  request.snapshot = TwoNodeSnapshot();
+  request.workload = RunPods(20, "1");  // 16 cores fit, 4 pods do not
   request.loads = {100};
   request.seeds = 2;
   auto a = RunSimulation(request);
@@ -82,8 +82,8 @@ TEST(SimulateRunTest, SameSeedSameResultAndFullClustersCountUnscheduledPods) {
 
 TEST(SimulateRunTest, ScorersCanBeChosenButDefaultAlwaysRuns) {
   SimulationRequest request;
-  request.snapshot = TwoNodes();
-  request.workload = Pods(4, "1");
+  request.snapshot = TwoNodeSnapshot();
+  request.workload = RunPods(4, "1");
   request.seeds = 1;
   request.loads = {20};
   request.scorers = {"peaks"};
@@ -100,7 +100,7 @@ TEST(SimulateRunTest, ScorersCanBeChosenButDefaultAlwaysRuns) {
 
 TEST(SimulateRunTest, BadSettingsAreUsageErrors) {
   SimulationRequest request;
-  request.snapshot = TwoNodes();
+  request.snapshot = TwoNodeSnapshot();
   request.loads = {0};
   EXPECT_EQ(RunSimulation(request).error().code, ErrorCode::kInvalidInput);
   request.loads = {50};

@@ -14,8 +14,8 @@ namespace powerctl::telemetry {
 namespace {
 
 using json = nlohmann::json;
+using kube::fake::ApiReply;
 using kube::fake::FakeTransport;
-using kube::fake::Reply;
 using kube::fake::StatusBody;
 using std::chrono::system_clock;
 using ::testing::HasSubstr;
@@ -52,8 +52,8 @@ class TelemetryMetricsApiTest : public ::testing::Test {
 };
 
 TEST_F(TelemetryMetricsApiTest, ListsNodeMetricsInCoresAndBytes) {
-  fake_->responses.push_back(Reply(200, List({NodeMetricsJson("a", "137774469n", "1322244Ki"),
-                                              NodeMetricsJson("b", "1500m", "2Gi")})));
+  fake_->responses.push_back(ApiReply(200, List({NodeMetricsJson("a", "137774469n", "1322244Ki"),
+                                                 NodeMetricsJson("b", "1500m", "2Gi")})));
   auto nodes = client_->ListNodeMetrics();
   ASSERT_TRUE(nodes.ok()) << nodes.error().message;
   ASSERT_EQ(nodes->size(), 2u);
@@ -68,7 +68,7 @@ TEST_F(TelemetryMetricsApiTest, ListsNodeMetricsInCoresAndBytes) {
 
 TEST_F(TelemetryMetricsApiTest, OneMalformedNodeDoesNotHideTheOthers) {
   fake_->responses.push_back(
-      Reply(200, List({NodeMetricsJson("a", "lots", "1Ki"), NodeMetricsJson("b", "1", "1Ki")})));
+      ApiReply(200, List({NodeMetricsJson("a", "lots", "1Ki"), NodeMetricsJson("b", "1", "1Ki")})));
   std::map<std::string, Error> invalid;
   auto nodes = client_->ListNodeMetrics("", &invalid);
   ASSERT_TRUE(nodes.ok());
@@ -80,14 +80,14 @@ TEST_F(TelemetryMetricsApiTest, OneMalformedNodeDoesNotHideTheOthers) {
 }
 
 TEST_F(TelemetryMetricsApiTest, GetNodeMetricsAndMissingApi) {
-  fake_->responses.push_back(Reply(200, NodeMetricsJson("a", "250m", "1Mi")));
+  fake_->responses.push_back(ApiReply(200, NodeMetricsJson("a", "250m", "1Mi")));
   auto node = client_->GetNodeMetrics("a");
   ASSERT_TRUE(node.ok()) << node.error().message;
   EXPECT_EQ(node->usage.cpu_cores, 0.25);
   EXPECT_EQ(fake_->requests[0].path, "/apis/metrics.k8s.io/v1beta1/nodes/a");
 
-  fake_->responses.push_back(
-      Reply(404, StatusBody(404, "NotFound", "the server could not find the requested resource")));
+  fake_->responses.push_back(ApiReply(
+      404, StatusBody(404, "NotFound", "the server could not find the requested resource")));
   auto missing = client_->ListNodeMetrics();
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
@@ -102,7 +102,7 @@ TEST_F(TelemetryMetricsApiTest, PodMetricsSumContainers) {
               {"containers",
                {{{"name", "app"}, {"usage", {{"cpu", "12345u"}, {"memory", "10Mi"}}}},
                 {{"name", "sidecar"}, {"usage", {{"cpu", "1500000n"}, {"memory", "1Mi"}}}}}}};
-  fake_->responses.push_back(Reply(200, {{"items", {pod}}}));
+  fake_->responses.push_back(ApiReply(200, {{"items", {pod}}}));
   auto pods = client_->ListPodMetrics("shop");
   ASSERT_TRUE(pods.ok()) << pods.error().message;
   ASSERT_EQ(pods->size(), 1u);
@@ -118,12 +118,12 @@ TEST_F(TelemetryMetricsApiTest, PodMetricsSumContainers) {
   EXPECT_THAT(fake_->requests[0].path,
               HasSubstr("/apis/metrics.k8s.io/v1beta1/namespaces/shop/pods"));
 
-  fake_->responses.push_back(Reply(200, pod));
+  fake_->responses.push_back(ApiReply(200, pod));
   auto one = client_->GetPodMetrics("shop", "web-1");
   ASSERT_TRUE(one.ok());
   EXPECT_EQ(fake_->requests[1].path, "/apis/metrics.k8s.io/v1beta1/namespaces/shop/pods/web-1");
 
-  fake_->responses.push_back(Reply(200, {{"items", json::array()}}));
+  fake_->responses.push_back(ApiReply(200, {{"items", json::array()}}));
   ASSERT_TRUE(client_->ListPodMetrics("").ok());
   EXPECT_THAT(fake_->requests[2].path, HasSubstr("/apis/metrics.k8s.io/v1beta1/pods"));
 }

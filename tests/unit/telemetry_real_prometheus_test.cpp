@@ -38,8 +38,8 @@ namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr char kNodeExporter[] = "/usr/bin/prometheus-node-exporter";
-constexpr char kPrometheus[] = "/usr/bin/prometheus";
+constexpr char kRealNodeExporter[] = "/usr/bin/prometheus-node-exporter";
+constexpr char kRealPrometheus[] = "/usr/bin/prometheus";
 
 constexpr char kIpmiProm[] =
     R"(# HELP ipmi_temperature_celsius Temperature reading in degree Celsius.
@@ -54,7 +54,7 @@ ipmi_temperature_celsius{id="10",name="CPU2"} 44.5
 ipmi_dcmi_power_consumption_watts 240
 )";
 
-int FreePort() {
+int FreePrometheusPort() {
   telemetry_test::LocalHttpServer probe(
       [](const telemetry_test::ServerRequest&) { return telemetry_test::ServerResponse{}; });
   return probe.port();
@@ -62,7 +62,7 @@ int FreePort() {
 
 using testsupport::Child;
 
-std::string ReadFile(const fs::path& path) {
+std::string ReadTextFile(const fs::path& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
@@ -70,26 +70,27 @@ std::string ReadFile(const fs::path& path) {
 class TelemetryRealPrometheusTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!fs::exists(kNodeExporter) || !fs::exists(kPrometheus)) return;
+    if (!fs::exists(kRealNodeExporter) || !fs::exists(kRealPrometheus)) return;
     dir_ =
         new fs::path(fs::temp_directory_path() / ("powerctl-prom-" + std::to_string(::getpid())));
     fs::create_directories(*dir_ / "textfile");
     std::ofstream(*dir_ / "textfile" / "ipmi.prom") << kIpmiProm;
-    exporter_port_ = FreePort();
-    prometheus_port_ = FreePort();
+    exporter_port_ = FreePrometheusPort();
+    prometheus_port_ = FreePrometheusPort();
     std::ofstream(*dir_ / "prometheus.yml")
         << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
         << "scrape_configs:\n  - job_name: node\n    static_configs:\n"
         << "      - targets: ['127.0.0.1:" << exporter_port_ << "']\n";
     exporter_ = new Child(
-        {kNodeExporter, "--web.listen-address=127.0.0.1:" + std::to_string(exporter_port_),
+        {kRealNodeExporter, "--web.listen-address=127.0.0.1:" + std::to_string(exporter_port_),
          "--collector.disable-defaults", "--collector.cpu", "--collector.textfile",
          "--collector.textfile.directory=" + (*dir_ / "textfile").string()},
         *dir_ / "node_exporter.log");
-    prometheus_ = new Child({kPrometheus, "--config.file=" + (*dir_ / "prometheus.yml").string(),
-                             "--storage.tsdb.path=" + (*dir_ / "data").string(),
-                             "--web.listen-address=127.0.0.1:" + std::to_string(prometheus_port_)},
-                            *dir_ / "prometheus.log");
+    prometheus_ =
+        new Child({kRealPrometheus, "--config.file=" + (*dir_ / "prometheus.yml").string(),
+                   "--storage.tsdb.path=" + (*dir_ / "data").string(),
+                   "--web.listen-address=127.0.0.1:" + std::to_string(prometheus_port_)},
+                  *dir_ / "prometheus.log");
   }
 
   static void TearDownTestSuite() {
@@ -116,7 +117,7 @@ class TelemetryRealPrometheusTest : public ::testing::Test {
           return r.ok() && r->status == 200;
         }))
         << "Prometheus not ready:\n"
-        << ReadFile(*dir_ / "prometheus.log");
+        << ReadTextFile(*dir_ / "prometheus.log");
     PrometheusClient client(*http_, PrometheusOptions{prometheus_url_, seconds(5), nullptr});
     // rate() needs two scrapes; the ipmi series need one.
     ASSERT_TRUE(WaitFor(seconds(60),
@@ -127,7 +128,7 @@ class TelemetryRealPrometheusTest : public ::testing::Test {
                                  temps->series.size() == 5;
                         }))
         << "series did not appear:\n"
-        << ReadFile(*dir_ / "prometheus.log") << ReadFile(*dir_ / "node_exporter.log");
+        << ReadTextFile(*dir_ / "prometheus.log") << ReadTextFile(*dir_ / "node_exporter.log");
   }
 
   template <typename F>

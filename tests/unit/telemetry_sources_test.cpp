@@ -328,7 +328,7 @@ TEST_F(TelemetrySourcesTest, MetricsApiCpu) {
                           {"window", "20s"},
                           {"usage", {{"cpu", cpu}, {"memory", "1Gi"}}}};
   };
-  fake->responses.push_back(kube::fake::Reply(
+  fake->responses.push_back(kube::fake::ApiReply(
       200, {{"items", {item("a", "1500m"), item("b", "bogus"), item("x", "1")}}}));
   auto source = MakeMetricsApiCpuSource(metrics, time_);
   EXPECT_EQ(source->Describe(), "metrics.k8s.io");
@@ -342,7 +342,7 @@ TEST_F(TelemetrySourcesTest, MetricsApiCpu) {
   EXPECT_THAT(cpu->at("c").missing_reason,
               HasSubstr("metrics.k8s.io has no NodeMetrics for this node"));
 
-  fake->responses.push_back(kube::fake::Reply(
+  fake->responses.push_back(kube::fake::ApiReply(
       404,
       kube::fake::StatusBody(404, "NotFound", "the server could not find the requested resource")));
   EXPECT_FALSE(source->Fetch({Node("a", {})}).ok());

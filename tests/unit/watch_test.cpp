@@ -12,12 +12,12 @@
 namespace powerctl::kube {
 namespace {
 
+using fake::ApiReply;
 using fake::Event;
 using fake::FakeTransport;
 using fake::NetworkError;
 using fake::Pod;
 using fake::PodList;
-using fake::Reply;
 using fake::StatusBody;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -71,7 +71,7 @@ class WatchTest : public ::testing::Test {
 };
 
 TEST_F(WatchTest, ListsThenWatchesFromTheListVersion) {
-  fake_->responses.push_back(Reply(200, PodList({Pod("a", "5"), Pod("b", "6")}, "10")));
+  fake_->responses.push_back(ApiReply(200, PodList({Pod("a", "5"), Pod("b", "6")}, "10")));
   fake_->streams.push_back(
       {200L, {Event("ADDED", Pod("c", "11")), Event("MODIFIED", Pod("a", "12"))}, ""});
   WatchOptions options;
@@ -95,7 +95,7 @@ TEST_F(WatchTest, ObjectsComeWithoutManagedFieldsFromTheListAndTheStream) {
     pod["spec"] = {{"managedFields", 1}};
     return pod;
   };
-  fake_->responses.push_back(Reply(200, PodList({with_fields("a", "5")}, "10")));
+  fake_->responses.push_back(ApiReply(200, PodList({with_fields("a", "5")}, "10")));
   fake_->streams.push_back({200L, {Event("MODIFIED", with_fields("a", "11"))}, ""});
   std::vector<json> objects;
   ASSERT_TRUE(client_
@@ -115,7 +115,7 @@ TEST_F(WatchTest, ObjectsComeWithoutManagedFieldsFromTheListAndTheStream) {
 }
 
 TEST_F(WatchTest, RewatchesFromTheLastVersionAndBookmark) {
-  fake_->responses.push_back(Reply(200, PodList({}, "10")));
+  fake_->responses.push_back(ApiReply(200, PodList({}, "10")));
   fake_->streams.push_back({200L, {Event("ADDED", Pod("a", "11")), Bookmark("15")}, ""});
   fake_->streams.push_back({200L, {Event("DELETED", Pod("a", "16"))}, ""});
   ASSERT_TRUE(Run(2).ok());
@@ -127,10 +127,10 @@ TEST_F(WatchTest, RewatchesFromTheLastVersionAndBookmark) {
 
 TEST_F(WatchTest, ExpiredVersionRelistsAndDeliversTheDifference) {
   fake_->responses.push_back(
-      Reply(200, PodList({Pod("a", "5"), Pod("b", "6"), Pod("d", "7")}, "10")));
+      ApiReply(200, PodList({Pod("a", "5"), Pod("b", "6"), Pod("d", "7")}, "10")));
   fake_->streams.push_back({200L, {Event("ADDED", Pod("c", "11")), kExpiredEvent}, ""});
   // a changed, b vanished, c unchanged, d replaced (same name, new uid), e new.
-  fake_->responses.push_back(Reply(
+  fake_->responses.push_back(ApiReply(
       200, PodList({Pod("a", "30"), Pod("c", "11"), Pod("d", "31", "d2"), Pod("e", "32")}, "40")));
   fake_->streams.push_back({200L, {Event("MODIFIED", Pod("e", "41"))}, ""});
   ASSERT_TRUE(Run(10).ok());
@@ -143,7 +143,7 @@ TEST_F(WatchTest, ExpiredVersionRelistsAndDeliversTheDifference) {
 
 TEST_F(WatchTest, GoneResponseToTheWatchRelists) {
   fake_->streams.push_back({410L, {}, StatusBody(410, "Gone", "too old").dump()});
-  fake_->responses.push_back(Reply(200, PodList({Pod("a", "5")}, "50")));
+  fake_->responses.push_back(ApiReply(200, PodList({Pod("a", "5")}, "50")));
   fake_->streams.push_back({200L, {Event("ADDED", Pod("b", "51"))}, ""});
   WatchOptions options;
   options.resource_version = "3";  // no initial list
@@ -156,7 +156,7 @@ TEST_F(WatchTest, GoneResponseToTheWatchRelists) {
 
 TEST_F(WatchTest, GivesUpWhenTheWatchKeepsExpiringWithoutProgress) {
   for (int i = 0; i < 3; ++i) {
-    fake_->responses.push_back(Reply(200, PodList({Pod("a", "5")}, "10")));
+    fake_->responses.push_back(ApiReply(200, PodList({Pod("a", "5")}, "10")));
     fake_->streams.push_back({200L, {kExpiredEvent}, ""});
   }
   Status status = Run(10);
@@ -167,7 +167,7 @@ TEST_F(WatchTest, GivesUpWhenTheWatchKeepsExpiringWithoutProgress) {
 }
 
 TEST_F(WatchTest, ForbiddenWatchFailsAtOnce) {
-  fake_->responses.push_back(Reply(200, PodList({}, "10")));
+  fake_->responses.push_back(ApiReply(200, PodList({}, "10")));
   fake_->streams.push_back({403L, {}, StatusBody(403, "Forbidden", "pods is forbidden").dump()});
   Status status = Run(10);
   ASSERT_FALSE(status.ok());
@@ -177,7 +177,7 @@ TEST_F(WatchTest, ForbiddenWatchFailsAtOnce) {
 }
 
 TEST_F(WatchTest, DroppedConnectionsAreRetriedWithBackoffThenReported) {
-  fake_->responses.push_back(Reply(200, PodList({}, "10")));
+  fake_->responses.push_back(ApiReply(200, PodList({}, "10")));
   fake_->streams.push_back({NetworkError("Connection reset by peer"), {}, ""});
   fake_->streams.push_back({503L, {}, StatusBody(503, "ServiceUnavailable", "busy").dump()});
   fake_->streams.push_back({NetworkError("Connection refused"), {}, ""});
@@ -190,7 +190,7 @@ TEST_F(WatchTest, DroppedConnectionsAreRetriedWithBackoffThenReported) {
 }
 
 TEST_F(WatchTest, ProgressResetsTheFailureCount) {
-  fake_->responses.push_back(Reply(200, PodList({}, "10")));
+  fake_->responses.push_back(ApiReply(200, PodList({}, "10")));
   fake_->streams.push_back({NetworkError("Connection refused"), {}, ""});
   fake_->streams.push_back({NetworkError("Connection refused"), {}, ""});
   fake_->streams.push_back(
@@ -203,7 +203,7 @@ TEST_F(WatchTest, ProgressResetsTheFailureCount) {
 }
 
 TEST_F(WatchTest, MalformedAndErrorEventsCountAsFailures) {
-  fake_->responses.push_back(Reply(200, PodList({}, "10")));
+  fake_->responses.push_back(ApiReply(200, PodList({}, "10")));
   fake_->streams.push_back({200L, {"{not json"}, ""});
   fake_->streams.push_back(
       {200L, {Event("ERROR", StatusBody(500, "InternalError", "etcd watch failed"))}, ""});
@@ -215,14 +215,14 @@ TEST_F(WatchTest, MalformedAndErrorEventsCountAsFailures) {
 }
 
 TEST_F(WatchTest, HandlerCanStopDuringTheInitialList) {
-  fake_->responses.push_back(Reply(200, PodList({Pod("a", "5"), Pod("b", "6")}, "10")));
+  fake_->responses.push_back(ApiReply(200, PodList({Pod("a", "5"), Pod("b", "6")}, "10")));
   ASSERT_TRUE(Run(1).ok());
   EXPECT_THAT(events_, ElementsAre("ADDED a"));
   EXPECT_EQ(fake_->requests.size(), 1u);
 }
 
 TEST_F(WatchTest, EmptyStreamsDoNotSpin) {
-  fake_->responses.push_back(Reply(200, PodList({}, "10")));
+  fake_->responses.push_back(ApiReply(200, PodList({}, "10")));
   fake_->streams.push_back({200L, {}, ""});
   fake_->streams.push_back({200L, {Event("ADDED", Pod("a", "11"))}, ""});
   ASSERT_TRUE(Run(1).ok());
@@ -230,7 +230,7 @@ TEST_F(WatchTest, EmptyStreamsDoNotSpin) {
 }
 
 TEST_F(WatchTest, ACancelledWatchEndsAtOnceWithoutRetries) {
-  fake_->responses.push_back(Reply(200, PodList({}, "10")));
+  fake_->responses.push_back(ApiReply(200, PodList({}, "10")));
   fake_->streams.push_back({CancelledError("GET /api/v1/namespaces/ns/pods"), {}, ""});
   fake_->streams.push_back({200L, {Event("ADDED", Pod("a", "11"))}, ""});  // never asked for
   Status status = Run(10);
@@ -241,7 +241,7 @@ TEST_F(WatchTest, ACancelledWatchEndsAtOnceWithoutRetries) {
 }
 
 TEST_F(WatchTest, JitteredTimeoutsStayWithinOneToTwiceTheTimeout) {
-  fake_->responses.push_back(Reply(200, PodList({}, "10")));
+  fake_->responses.push_back(ApiReply(200, PodList({}, "10")));
   for (int i = 0; i < 20; ++i) fake_->streams.push_back({200L, {Bookmark("10")}, ""});
   fake_->streams.push_back({200L, {Event("ADDED", Pod("a", "11"))}, ""});
   WatchOptions options;
@@ -260,7 +260,7 @@ TEST_F(WatchTest, JitteredTimeoutsStayWithinOneToTwiceTheTimeout) {
 }
 
 TEST_F(WatchTest, ListErrorsAreReturned) {
-  fake_->responses.push_back(Reply(403, StatusBody(403, "Forbidden", "pods is forbidden")));
+  fake_->responses.push_back(ApiReply(403, StatusBody(403, "Forbidden", "pods is forbidden")));
   Status status = Run(10);
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.error().code, ErrorCode::kForbidden);
