@@ -12,7 +12,9 @@
 #   cmake --build build-fuzz --target powerctl_fuzzers
 #   ctest --test-dir build-fuzz -L fuzz        # replay the committed corpora
 #
-# tests/fuzz/run.sh does all of that and then fuzzes each target for a while.
+# tests/fuzz/run.sh does all of that and then fuzzes each target for a while. The suite
+# (packaging/test.sh) does not build this: it replays the corpora through the regular build
+# under valgrind (tests/fuzz/CMakeLists.txt), so CI compiles core/ once.
 
 option(POWERCTL_BUILD_FUZZ "Build the libFuzzer targets in tests/fuzz (clang only)" OFF)
 if(NOT POWERCTL_BUILD_FUZZ)

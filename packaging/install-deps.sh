@@ -16,7 +16,10 @@ BUILD_PKGS=(
 )
 TEST_PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev clang-format
+  # The sanitized libFuzzer build of tests/fuzz/run.sh (fuzzing sessions, not the suite).
   clang libclang-rt-14-dev
+  # The suite replays the fuzz corpora under memcheck (tests/fuzz/CMakeLists.txt).
+  valgrind
   python3 python3-yaml etcd-server openssl jq curl procps iproute2 bash-completion
   # The lb-agent's network-namespace test (tests/integration/test_lb_netns.py): the nft tool
   # loads a kube-proxy stand-in and lists what is left.
