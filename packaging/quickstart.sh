@@ -10,7 +10,8 @@ echo "==> [1/3] dependencies"
 packaging/install-deps.sh --build-only
 
 echo "==> [2/3] build (build/powerctl)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOWERCTL_BUILD_TESTS=OFF >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOWERCTL_BUILD_TESTS=OFF \
+  -DPOWERCTL_UNITY_BUILD=ON >/dev/null
 cmake --build build --target powerctl
 
 echo "==> [3/3] powerctl simulate (bundled demo cluster, built-in model)"
