@@ -10,7 +10,7 @@
 namespace powerctl::kube {
 namespace {
 
-using fake::Reply;
+using fake::ApiReply;
 using fake::StatusBody;
 using ::testing::HasSubstr;
 using ::testing::Not;

@@ -18,11 +18,11 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ms = std::chrono::milliseconds;
+using fake::ApiReply;
 using fake::FakeTransport;
 using fake::NetworkError;
 using fake::Pod;
 using fake::PodList;
-using fake::Reply;
 using fake::StatusBody;
 
 class ClientTest : public ::testing::Test {
