@@ -62,9 +62,8 @@ end_phase "kubernetes (waited for after the build)"
 
 echo "==> [4/4] tests (ctest -j $((jobs + 1)): unit, integration, e2e, bench smoke, fuzz replay)"
 status=0
-tests_started=$SECONDS
 ctest --test-dir build --output-on-failure --timeout 900 -j "$((jobs + 1))" || status=1
-tests_took=$((SECONDS - tests_started))
+tests_took=$((SECONDS - phase_started))
 end_phase tests
 
 total=$((SECONDS - started))
