@@ -35,7 +35,6 @@ Result<setup::ApplyRequest> BuildRequest(const Context& ctx, const ApplyFlags& f
   if (!flags.kube_version.empty()) {
     auto version = KubeVersion::ParseRelease(flags.kube_version);
     if (!version.ok()) return WithContext(version.error(), "--kube-version");
-    if (std::string warning = version->UnknownPatchWarning(); !warning.empty()) ctx.Warn(warning);
     request.kube_version = *version;
   }
   request.components = flags.components;
@@ -96,6 +95,7 @@ int RunApply(const Context& ctx, const ApplyFlags& flags) {
   RolloutPrinter printer(ctx);
   setup::ApplyObserver observer;
   observer.note = [&](const std::string& m) { ctx.Note(m); };
+  observer.warn = [&](const std::string& m) { ctx.Warn(m); };
   observer.applied = [&](const setup::AppliedObject& o) {
     if (*format == OutputFormat::kTable)
       *ctx.out << o.name << " " << setup::ApplyActionName(o.action) << suffix << "\n";

@@ -168,7 +168,7 @@ struct ConsolidateSettings {
 
 struct PowerctlConfig {
   std::string namespace_ = "powerctl";
-  std::string kubernetes_version = "1.34";  // the newest supported minor
+  std::string kubernetes_version = "1.37";  // the newest known minor
   SchedulerSettings scheduler;
   ExtenderSettings extender;
   PredictorSettings predictor;

@@ -93,7 +93,7 @@ std::string CheckTensorName(const std::string& v) {
 // What each check accepts, in the words the configuration reference shows.
 constexpr ValueCheck kDuration{CheckDuration, "a duration such as 30s, 5m or 1h30m"};
 constexpr ValueCheck kKubeVersion{CheckKubeVersion,
-                                  "a Kubernetes release: 1.34 (its newest patch) or 1.34.2"};
+                                  "a Kubernetes release: 1.36 (its newest patch) or 1.36.2"};
 constexpr ValueCheck kDnsLabel{CheckDnsLabel,
                                "a DNS label: lower-case letters, digits and -, at most 63"};
 constexpr ValueCheck kDnsSubdomain{
@@ -124,7 +124,7 @@ const std::vector<FieldSpec>& Fields() {
        .check = kDnsLabel,
        .prompt = true},
       {.path = "kubernetesVersion",
-       .help = "Target Kubernetes version (1.20 to 1.34) when --kube-version is not given",
+       .help = "Target Kubernetes version (1.20 or later) when --kube-version is not given",
        .ref = [](C& c) { return Ref(&c.kubernetes_version); },
        .check = kKubeVersion,
        .prompt = true},
@@ -342,8 +342,8 @@ const std::vector<FieldSpec>& Fields() {
                     c.telemetry.temperature_source == "prometheus";
            }},
       {.path = "telemetry.powerSource",
-       .help = "Measured node power: ipmi (ipmi_exporter's DCMI gauge), kepler (Kepler 0.8+, CPU "
-               "and DRAM), kepler-0.7 (Kepler 0.7's platform energy), rapl (node_exporter, CPU "
+       .help = "Measured node power: ipmi (ipmi_exporter's DCMI gauge), kepler (Kepler 0.10+, CPU "
+               "and DRAM), kepler-0.7 (Kepler 0.7-0.9's platform energy), rapl (node_exporter, CPU "
                "and DRAM) or promql (telemetry.powerQuery)",
        .ref = [](C& c) { return Ref(&c.telemetry.power_source); },
        .choices = {"ipmi", "kepler", "kepler-0.7", "rapl", "promql"}},

@@ -367,6 +367,9 @@ Result<ApplyReport> Apply(kube::Client& client, const ApplyRequest& request,
   ApplyReport report;
   POWERCTL_TRY(version, TargetVersion(client, request, report.version_from_server));
   report.version = version;
+  if (observer.warn) {
+    for (const std::string& warning : version.Warnings(request.today)) observer.warn(warning);
+  }
 
   manifests::GenerateRequest generate;
   generate.config = request.config;
@@ -375,6 +378,9 @@ Result<ApplyReport> Apply(kube::Client& client, const ApplyRequest& request,
   generate.templates_dir = request.templates_dir;
   generate.cert_dir = request.cert_dir;
   POWERCTL_TRY(generated, manifests::Generate(generate));
+  if (observer.warn) {
+    for (const std::string& w : generated.warnings) observer.warn(w);
+  }
 
   std::vector<json> objects;
   std::vector<json> secrets;

@@ -33,6 +33,8 @@ struct ApplyRequest {
   bool rotate_certs = false;  // replace existing TLS Secrets
   bool wait = false;
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+  // The day the version policy is judged on (an ended line, a newer minor than known).
+  std::chrono::sys_days today = TodayUtc();
 };
 
 enum class ApplyAction { kCreated, kConfigured, kUnchanged, kKept };
@@ -53,6 +55,7 @@ struct ApplyReport {
 
 struct ApplyObserver {
   std::function<void(const std::string& message)> note;  // stderr lines
+  std::function<void(const std::string& message)> warn;  // the target version's warnings
   std::function<void(const AppliedObject&)> applied;     // one per object, as it happens
   std::function<void(const std::vector<RolloutProgress>&)> rollout;  // --wait progress
 };

@@ -56,12 +56,13 @@ Result<ClusterFacts> DetectClusterFacts(kube::Client& client) {
   facts.server_version = server.git_version;
   if (auto version = KubeVersion::Parse(server.git_version); version.ok()) {
     facts.minor_version = version->MinorString();
-    facts.notes.push_back(fmt::format("the cluster runs Kubernetes {}", server.git_version));
+    facts.notes.push_back(fmt::format("the cluster runs Kubernetes {} ({})", server.git_version,
+                                      version->SupportSummary(TodayUtc())));
   } else {
     facts.notes.push_back(
         fmt::format("the cluster runs Kubernetes {}, which powerctl does not "
-                    "support ({}.{} to {}.{})",
-                    server.git_version, 1, KubeVersion::kMinMinor, 1, KubeVersion::kMaxMinor));
+                    "support: {}",
+                    server.git_version, version.error().message));
   }
   facts.metrics_api = client.Get("/apis/metrics.k8s.io/v1beta1").ok();
   facts.notes.push_back(facts.metrics_api ? "metrics.k8s.io is served (metrics-server)"

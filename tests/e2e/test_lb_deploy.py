@@ -16,7 +16,7 @@ from e2e_support import ClusterTest, JsonDocumentServer, powerctl
 from metrics_apiservice import routable_address
 
 NS = "lb-e2e"
-NEWEST = "1.34"
+NEWEST = "1.37"
 AGENT = "powerctl-lb-agent"
 ROLE = f"powerctl:lb-agent:{NS}"
 DS_PATH = f"/apis/apps/v1/namespaces/{NS}/daemonsets/{AGENT}"

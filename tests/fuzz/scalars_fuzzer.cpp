@@ -29,7 +29,8 @@ void CheckKubeVersion(std::string_view text) {
   using powerctl::KubeVersion;
   auto v = KubeVersion::Parse(text);
   if (!v.ok()) return;
-  if (v->major != 1 || v->minor < KubeVersion::kMinMinor || v->minor > KubeVersion::kMaxMinor) {
+  if (v->major != 1 || v->minor < KubeVersion::kMinMinor ||
+      v->minor > KubeVersion::kMaxAcceptedMinor) {
     Fail("KubeVersion::Parse accepted an unsupported version", text, v->ImageTag());
   }
   const std::string minor = v->MinorString();

@@ -131,7 +131,7 @@ class CliBasicsTest(TempDirTest):
         self.assertEqual(r.returncode, 2)
 
     def test_error_colour_follows_flag_and_no_color(self):
-        bad = ["generate", "--kube-version", "1.99"]
+        bad = ["generate", "--kube-version", "1.19"]
         always = run("--color", "always", *bad)
         self.assertIn("\x1b[31merror:", always.stderr)
         never = run("--color", "never", *bad)

@@ -167,7 +167,7 @@ current-context: fake-ctx
     def test_enum_flag_values(self):
         for command in ("generate", "apply", "init"):
             self.assertEqual(complete(command, "--kube-version", "1.3")[0],
-                             ["1.30", "1.31", "1.32", "1.33", "1.34"], command)
+                             ["1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "1.37"], command)
         self.assertEqual(complete("apply", "--dry-run", "")[0], ["none", "client", "server"])
         self.assertEqual(complete("predict", "--source", "e")[0], ["extender"])
         self.assertEqual(complete("explain", "pod", "--source", "")[0], ["auto", "local", "extender"])

@@ -228,11 +228,17 @@ class DocsTest(unittest.TestCase):
         code = read("core/common/kube_version.cpp")
         body = code[code.index("kReleaseLines[] = {"):]
         body = body[:body.index("};")]
-        in_code = {(f"1.{m}", f"1.{m}.{p}", ended == "true")
-                   for m, p, ended in re.findall(r"\{(\d+), (\d+), (true|false)\}", body)}
-        rows = re.findall(r"^\| (1\.\d+) \| (1\.\d+\.\d+) \| (yes|not confirmed) \|$",
+        date = r"Date\((\d+), (\d+), (\d+)\)"
+        in_code = {(f"1.{m}", f"{int(ry):04}-{int(rm):02}-{int(rd):02}",
+                    f"{int(ey):04}-{int(em):02}-{int(ed):02}", f"1.{m}.{p}", final == "true")
+                   for m, p, final, ry, rm, rd, ey, em, ed in re.findall(
+                       r"\{(\d+), (\d+), (true|false), " + date + ", " + date + r"\}", body)}
+        rows = re.findall(r"^\| (1\.\d+) \| (\d{4}-\d\d-\d\d) \| (\d{4}-\d\d-\d\d) \| "
+                          r"(1\.\d+\.\d+) \| (yes|no) \|$",
                           read("docs/reference/kubernetes-releases.md"), re.MULTILINE)
-        in_docs = {(minor, patch, final == "yes") for minor, patch, final in rows}
+        in_docs = {(minor, released, ended, patch, final == "yes")
+                   for minor, released, ended, patch, final in rows}
+        self.assertEqual(len(in_code), body.count("Date(") // 2)
         self.assertTrue(in_code)
         self.assertEqual(in_docs, in_code)
 

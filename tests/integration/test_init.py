@@ -176,7 +176,7 @@ class InitTest(TempDirTest):
         # Answer by words in the question.
         answers = [("Namespace", "energy"), ("Resource scores of the generated profile", "none"),
                    ("powerctl image", "registry.example.com/powerctl:9")]
-        version_answers = ["1.99", "1.25"]  # the invalid one is asked again
+        version_answers = ["1.19", "1.25"]  # the invalid one is asked again
 
         def answer(question):
             if "Kubernetes version" in question:
@@ -259,7 +259,7 @@ class InitTest(TempDirTest):
         r = run("init", "-", "--defaults", "--kubeconfig", kubeconfig, env=clean_env())
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(len(api.requests), before)
-        self.assertEqual(str(yaml.safe_load(r.stdout)["kubernetesVersion"]), "1.34")
+        self.assertEqual(str(yaml.safe_load(r.stdout)["kubernetesVersion"]), "1.37")
 
     def test_metrics_server_keeps_the_metrics_api_source(self):
         api = FakeApiServer(git_version="v1.33.2", metrics_api=True,
