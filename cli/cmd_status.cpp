@@ -52,6 +52,7 @@ nlohmann::ordered_json ToJson(const setup::StatusReport& r) {
           {"installedVersion", r.installed_version},
           {"installedImage", r.installed_image},
           {"api", {{"reachable", r.api_reachable}, {"message", r.api}}},
+          {"kubernetesLine", {{"ok", r.kubernetes_line_ok}, {"message", r.kubernetes_line}}},
           {"components", components},
           {"telemetry", {{"known", r.telemetry_known}, {"sources", sources}}},
           {"degraded", r.degraded},
@@ -82,8 +83,11 @@ void PrintStatusTable(const Context& ctx, const setup::StatusReport& r) {
   out << fmt::format("Mode:        {}\n", r.mode);
   out << fmt::format("Client:      powerctl {}\n", r.client_version);
   out << fmt::format("Installed:   {}\n", installed);
-  out << fmt::format("Kubernetes:  {}\n\n",
+  out << fmt::format("Kubernetes:  {}\n",
                      r.api_reachable ? r.api : Colour(ctx, false, "unreachable: ") + r.api);
+  if (!r.kubernetes_line.empty())
+    out << fmt::format("Line:        {}\n", Colour(ctx, r.kubernetes_line_ok, r.kubernetes_line));
+  out << "\n";
   std::size_t where_width = 5;
   for (const auto& c : r.components) where_width = std::max(where_width, c.where.size());
   out << fmt::format("{:<10} {:<9} {:<{}}  {}\n", "COMPONENT", "READY", "WHERE", where_width,

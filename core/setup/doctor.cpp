@@ -10,6 +10,7 @@
 #include "core/setup/doctor_lb.h"
 #include "core/setup/doctor_model.h"
 #include "core/setup/doctor_tls.h"
+#include "core/setup/doctor_version.h"
 #include "core/setup/label_nodes.h"
 #include "core/setup/rollout.h"
 #include "core/telemetry/metrics_api.h"
@@ -375,9 +376,10 @@ bool DoctorReport::failed() const {
 
 const std::vector<std::string>& DoctorCheckIds() {
   static const std::vector<std::string> ids = {
-      "api-reachable",  "permissions",       "scheduler-ready",     "scheduler-lease",
-      "extender-ready", "model-ready",       "node-labels",         "telemetry",
-      kLbAgentCheckId,  kExtenderTlsCheckId, kModelAccuracyCheckId, kDrainedNodesCheckId};
+      "api-reachable",     "permissions",    "scheduler-ready",   "scheduler-lease",
+      kKubeVersionCheckId, "extender-ready", "model-ready",       "node-labels",
+      "telemetry",         kLbAgentCheckId,  kExtenderTlsCheckId, kModelAccuracyCheckId,
+      kDrainedNodesCheckId};
   return ids;
 }
 
@@ -412,9 +414,9 @@ ComponentChecks CheckComponents(kube::Client& client, const DoctorInput& in) {
   if (out.out_of_cluster) {
     out.scheduler_ready = SchedulerProcessCheck(in, lease);
   } else {
-    out.scheduler_ready =
-        DeploymentCheck(ProbeDeployment(client, config.namespace_, config.scheduler.name),
-                        "scheduler-ready", "Power-aware scheduler is running", "scheduler");
+    out.scheduler_deployment = ProbeDeployment(client, config.namespace_, config.scheduler.name);
+    out.scheduler_ready = DeploymentCheck(*out.scheduler_deployment, "scheduler-ready",
+                                          "Power-aware scheduler is running", "scheduler");
   }
   out.scheduler_lease = LeaseCheck(lease, in, out.out_of_cluster);
   if (out.out_of_cluster && !in.process.extender_ops_url.empty() && in.http != nullptr) {
@@ -459,6 +461,7 @@ DoctorReport RunDoctor(const DoctorInput& in) {
   ComponentChecks components = CheckComponents(client, in);
   report.checks.push_back(components.scheduler_ready);
   report.checks.push_back(components.scheduler_lease);
+  report.checks.push_back(CheckKubeVersion(CollectKubeVersionFacts(client, components, in.now)));
   report.checks.push_back(components.extender_ready);
   report.checks.push_back(components.model_ready);
   report.checks.push_back(CheckNodeLabels(client));

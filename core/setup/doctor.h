@@ -53,8 +53,9 @@ CheckResult CheckApi(const DoctorInput& input);
 struct ComponentChecks {
   bool out_of_cluster = false;
   CheckResult scheduler_ready, scheduler_lease, extender_ready, model_ready;
-  std::optional<DeploymentProbe> extender_deployment;  // in the cluster
-  std::optional<ExtenderProbe> extender;               // out of the cluster
+  std::optional<DeploymentProbe> scheduler_deployment;  // in the cluster
+  std::optional<DeploymentProbe> extender_deployment;   // in the cluster
+  std::optional<ExtenderProbe> extender;                // out of the cluster
 };
 ComponentChecks CheckComponents(kube::Client& client, const DoctorInput& input);
 

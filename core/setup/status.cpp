@@ -4,6 +4,7 @@
 #include "core/config/names.h"
 #include "core/consolidate/marked_nodes.h"
 #include "core/consolidate/node_marks.h"
+#include "core/setup/doctor_version.h"
 
 #include <fmt/format.h>
 
@@ -92,6 +93,9 @@ StatusReport CollectStatus(const DoctorInput& in) {
     return report;
   }
   ComponentChecks checks = CheckComponents(*in.client, in);
+  CheckResult line = CheckKubeVersion(CollectKubeVersionFacts(*in.client, checks, in.now));
+  report.kubernetes_line = line.message;
+  report.kubernetes_line_ok = line.status == CheckStatus::kPass;
   const config::PowerctlConfig& config = in.config;
   config::ObjectNames names = config::NamesFor(config);
   auto deployment = [&config](const std::string& name) {

@@ -46,6 +46,9 @@ struct StatusReport {
   std::string installed_image;
   std::string mode;  // "in-cluster" | "out-of-cluster"
   std::string api;   // "Kubernetes v1.20.2 at https://..." or why it is unreachable
+  // doctor's kube-version verdict: "1.36, maintained until 2027-06-28; kube-scheduler ...".
+  std::string kubernetes_line;
+  bool kubernetes_line_ok = true;  // false: ended, newer than known, or the scheduler skewed
   bool api_reachable = false;
   std::vector<ComponentStatus> components;  // scheduler, extender, model
   // Out of the cluster, from the extender's /metrics; in the cluster, not read.

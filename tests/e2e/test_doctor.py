@@ -26,11 +26,15 @@ class DoctorTest(ClusterTest):
         doc = json.loads(after.stdout)
         checks = {c["id"]: c for c in doc["checks"]}
         self.assertEqual(list(checks), ["api-reachable", "permissions", "scheduler-ready", "scheduler-lease",
-                                        "extender-ready", "model-ready", "node-labels", "telemetry",
+                                        "kube-version", "extender-ready", "model-ready", "node-labels", "telemetry",
                                         "lb-agent", "extender-tls", "model-accuracy", "drained-nodes"])
         self.assertEqual(checks["api-reachable"]["status"], "PASS")
         self.assertIn("v1.20.2", checks["api-reachable"]["message"])
         self.assertEqual(checks["permissions"]["status"], "PASS")
+        # The real server here is 1.20 (the newest Debian packages), long past its end of life.
+        self.assertEqual(checks["kube-version"]["status"], "WARN")
+        self.assertIn("1.20, end of life since 2022-02-28", checks["kube-version"]["message"])
+        self.assertIn("kube-scheduler v1.20.2 is within the skew policy", checks["kube-version"]["message"])
         self.assertEqual(checks["scheduler-ready"]["status"], "PASS")
         self.assertEqual(checks["extender-ready"]["status"], "PASS")
         self.assertEqual(checks["model-ready"]["status"], "SKIP")

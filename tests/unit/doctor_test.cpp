@@ -54,7 +54,12 @@ class DoctorTest : public ::testing::Test {
   DoctorTest() : client_(server_.MakeClient()) {
     server_.Put(
         {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "powerctl"}}}});
-    server_.Put(DeploymentObject("powerctl", "powerctl-scheduler", "scheduler"));
+    // A line maintained on kDoctorNow, and its own kube-scheduler.
+    server_.SetVersion("v1.29.4", "1", "29");
+    json scheduler = DeploymentObject("powerctl", "powerctl-scheduler", "scheduler");
+    scheduler["spec"]["template"]["spec"]["containers"][0]["image"] =
+        "registry.k8s.io/kube-scheduler:v1.29.4";
+    server_.Put(scheduler);
     server_.Put(DeploymentObject("powerctl", "powerctl-extender", "extender", 2));
     server_.Put(LeaseObject("powerctl", "powerctl-scheduler", "powerctl-scheduler-5f7b_0c1d",
                             "2024-05-01T11:59:55.123456Z"));
@@ -152,7 +157,9 @@ TEST_F(DoctorTest, AHealthyClusterPassesEveryCheckAndSkipsTheModelAndTheOptional
     }
   }
   EXPECT_FALSE(report.failed());
-  EXPECT_EQ(Check(report, "api-reachable").message, "Kubernetes v1.20.2 at https://10.0.0.1:6443");
+  EXPECT_EQ(Check(report, "api-reachable").message, "Kubernetes v1.29.4 at https://10.0.0.1:6443");
+  EXPECT_EQ(Check(report, "kube-version").message,
+            "1.29, maintained until 2025-02-28; kube-scheduler v1.29.4 is within the skew policy");
   EXPECT_EQ(Check(report, "scheduler-lease").message, "held by powerctl-scheduler-5f7b_0c1d");
   EXPECT_EQ(Check(report, "extender-ready").message,
             "deployment powerctl/powerctl-extender: 2/2 available");

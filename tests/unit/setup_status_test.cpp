@@ -90,6 +90,25 @@ TEST_F(StatusTest, InTheClusterTheInstalledVersionIsTheExtendersImageTag) {
   EXPECT_TRUE(Component(r, "extender").ready);
   EXPECT_FALSE(Component(r, "model").checked);  // the builtin model has no server
   EXPECT_TRUE(r.AllReady());
+  // The line is doctor's kube-version verdict: 1.20 has ended, the image "x" names no version.
+  EXPECT_FALSE(r.kubernetes_line_ok);
+  EXPECT_EQ(r.kubernetes_line,
+            "1.20, end of life since 2022-02-28; the scheduler's image x names no Kubernetes "
+            "version");
+}
+
+TEST_F(StatusTest, TheLineOfAMaintainedClusterWithItsOwnSchedulerIsOk) {
+  server_.SetVersion("v1.36.2", "1", "36");
+  json scheduler = DeploymentObject("powerctl", "powerctl-scheduler", "scheduler");
+  scheduler["spec"]["template"]["spec"]["containers"][0]["image"] =
+      "registry.k8s.io/kube-scheduler:v1.35.9";
+  server_.Put(scheduler);
+  input_.now = std::chrono::sys_days{std::chrono::year_month_day{
+      std::chrono::year{2026}, std::chrono::month{12}, std::chrono::day{2}}};
+  StatusReport r = CollectStatus(input_);
+  EXPECT_TRUE(r.kubernetes_line_ok) << r.kubernetes_line;
+  EXPECT_EQ(r.kubernetes_line,
+            "1.36, maintained until 2027-06-28; kube-scheduler v1.35.9 is within the skew policy");
 }
 
 TEST_F(StatusTest, InTheClusterTheExtendersDegradedDependenciesComeThroughItsService) {
