@@ -169,6 +169,25 @@ Result<GenerateResult> Generate(const GenerateRequest& request) {
     keys = std::move(material);
   }
 
+  const bool wants_lb =
+      std::find(components.begin(), components.end(), Component::kLb) != components.end();
+  if (wants_lb && request.config.lb.mode == "ipvs" && request.version.AtLeast(35)) {
+    // docs/load-balancing.md#lbmode-ipvs-weighting-kube-proxys-ipvs-real-servers
+    result.warnings.push_back(fmt::format(
+        "lb.mode ipvs: kube-proxy's IPVS mode is deprecated from Kubernetes 1.35 (behind the "
+        "KubeProxyIPVS feature gate from 1.37); the target is {}: move kube-proxy and the "
+        "lb-agent to nftables (lb.mode: nftables)",
+        request.version.MinorString()));
+  }
+
+  if (request.out_of_cluster && wants_scheduler) {
+    if (std::string gates = SchedulerFeatureGates(request.version); !gates.empty()) {
+      result.notes.push_back(fmt::format(
+          "start kube-scheduler {} with --feature-gates={} (docs/setup.md#out-of-the-cluster)",
+          request.version.MinorString(), gates));
+    }
+  }
+
   RenderOptions options;
   options.version = request.version;
   options.out_of_cluster = request.out_of_cluster;

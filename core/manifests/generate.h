@@ -42,7 +42,8 @@ struct GeneratedComponent {
 
 struct GenerateResult {
   std::vector<GeneratedComponent> components;
-  std::vector<std::string> notes;  // for stderr: where key material came from, files written
+  std::vector<std::string> notes;     // for stderr: where key material came from, files written
+  std::vector<std::string> warnings;  // for stderr: what the target version deprecates
 };
 
 Result<GenerateResult> Generate(const GenerateRequest& request);

@@ -128,6 +128,16 @@ CertificateRequest ExtenderCertificateRequest(const config::PowerctlConfig& conf
   return request;
 }
 
+std::string SchedulerFeatureGates(const KubeVersion& v) {
+  // OpportunisticBatching (beta, on by default from 1.35) may place a pod like the previous
+  // one on the next node of the previous ranking without asking the extender's prioritize.
+  // The lines that have it as a settable beta gate get it off; a newer line may lock it, and
+  // a locked gate given on the command line stops kube-scheduler from starting.
+  // docs/reference/kube-scheduler-config.md#opportunistic-batching
+  if (v.AtLeast(35) && v.minor <= 37) return "OpportunisticBatching=false";
+  return "";
+}
+
 std::string SchedulerConfigApiVersion(const KubeVersion& v) {
   if (v.AtLeast(25)) return "kubescheduler.config.k8s.io/v1";
   if (v.AtLeast(23)) return "kubescheduler.config.k8s.io/v1beta3";
@@ -174,6 +184,7 @@ json BuildRenderContext(const config::PowerctlConfig& config, const RenderOption
   // Profiles carry their own percentageOfNodesToScore from 1.27; the top-level
   // field (kept everywhere) means the same with a single profile.
   sched["profilePercentage"] = v.AtLeast(27);
+  sched["featureGates"] = SchedulerFeatureGates(v);
   ResourceScoring scoring = ResourceScoringFor(s.resource_scoring, v);
   sched["resourceScoring"] = s.resource_scoring;
   sched["scorePlugins"] = scoring.score_plugins;

@@ -30,6 +30,8 @@ CertificateRequest ExtenderCertificateRequest(const config::PowerctlConfig& conf
 
 // KubeSchedulerConfiguration apiVersion for a Kubernetes version.
 std::string SchedulerConfigApiVersion(const KubeVersion& version);
+// kube-scheduler's --feature-gates for this line, "" for none.
+std::string SchedulerFeatureGates(const KubeVersion& version);
 
 // The powerctl.io/config-hash pod annotation: 16 hex digits of SHA-256 over what the pods read
 // at start, their config text and the certificates they mount (kube-scheduler reads its CA only
