@@ -35,7 +35,7 @@ Result<manifests::GenerateRequest> BuildRequest(const Context& ctx, const Genera
     return WithContext(version.error(),
                        flags.kube_version.empty() ? "kubernetesVersion" : "--kube-version");
   }
-  if (std::string warning = version->UnknownPatchWarning(); !warning.empty()) ctx.Warn(warning);
+  for (const std::string& warning : version->Warnings(TodayUtc())) ctx.Warn(warning);
   request.config = std::move(config);
   request.version = *version;
   request.components = flags.components;
@@ -85,6 +85,7 @@ int RunGenerate(const Context& ctx, const GenerateFlags& flags) {
   auto result = manifests::Generate(*request);
   if (!result.ok()) return Fail(ctx, result.error());
   for (const std::string& note : result->notes) ctx.Note(note);
+  for (const std::string& warning : result->warnings) ctx.Warn(warning);
 
   manifests::ManifestFormat manifest_format = *format == OutputFormat::kJson
                                                   ? manifests::ManifestFormat::kJson
@@ -97,6 +98,7 @@ int RunGenerate(const Context& ctx, const GenerateFlags& flags) {
                                                flags.out_of_cluster, every_component);
     if (!files.ok()) return Fail(ctx, files.error());
     for (const auto& path : files->written) ctx.Note("wrote " + path.string());
+    if (!files->kustomization_skipped.empty()) ctx.Warn(files->kustomization_skipped);
     for (const auto& path : files->removed) {
       ctx.Note("removed " + path.string() + " (powerctl wrote it before; it no longer applies)");
     }
@@ -130,7 +132,7 @@ void RegisterGenerate(CLI::App& app, CommandEnv& env) {
       "  powerctl generate scheduler --out-of-cluster --kubeconfig sched.kubeconfig \\\n"
       "      --extender-url https://127.0.0.1:8443/scheduler --output-dir out/");
   cmd->add_option("components", flags->components, "Components to render")->type_name("COMPONENT");
-  cmd->add_option("--kube-version", flags->kube_version, "Target Kubernetes version, 1.20 to 1.34")
+  cmd->add_option("--kube-version", flags->kube_version, "Target Kubernetes version, 1.20 or later")
       ->type_name("VERSION");
   cmd->add_option("--output-dir", flags->output_dir,
                   "Write one file per component here (key files 0600)")

@@ -90,6 +90,42 @@ bool WrittenByPowerctl(const std::filesystem::path& path) {
   return labelled || text.find("KubeSchedulerConfiguration") != std::string::npos;
 }
 
+constexpr char kKustomizationHeader[] =
+    "# Written by `powerctl generate --output-dir`: every manifest powerctl keeps here.\n"
+    "# powerctl rewrites this file; list your own additions in a kustomization of yours that\n"
+    "# includes this folder.\n";
+
+// The manifest files of powerctl's present in `dir`, in apply order.
+std::vector<std::string> PowerctlManifestsIn(const std::filesystem::path& dir, const char* ext) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (Component c : AllComponents()) {
+    std::string name = FileName(c, ext, false);
+    if (std::filesystem::is_regular_file(dir / name, ec) && WrittenByPowerctl(dir / name))
+      names.push_back(name);
+  }
+  return names;
+}
+
+// kustomization.yaml beside the manifests; "" or why it was not written.
+Result<std::string> WriteKustomization(const std::filesystem::path& dir, const char* ext) {
+  std::filesystem::path path = dir / "kustomization.yaml";
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    std::ifstream in(path, std::ios::binary);
+    std::string head(sizeof kKustomizationHeader - 1, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    if (head != kKustomizationHeader)
+      return fmt::format("{} is not powerctl's: left as it is", path.string());
+  }
+  std::string text = kKustomizationHeader;
+  text += "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n";
+  for (const std::string& name : PowerctlManifestsIn(dir, ext)) text += "- " + name + "\n";
+  POWERCTL_CHECK_OK(WriteFileAtomically(path, text, 0644));
+  return std::string();
+}
+
 }  // namespace
 
 Result<ManifestFiles> WriteManifestFiles(const std::filesystem::path& dir,
@@ -139,6 +175,10 @@ Result<ManifestFiles> WriteManifestFiles(const std::filesystem::path& dir,
     }
     files.removed.push_back(path);
   }
+  if (out_of_cluster) return files;  // the scheduler's configuration there is no API object
+  POWERCTL_TRY(skipped, WriteKustomization(dir, ext));
+  files.kustomization_skipped = skipped;
+  if (skipped.empty()) files.written.push_back(dir / "kustomization.yaml");
   return files;
 }
 

@@ -27,9 +27,15 @@ std::string FormatManifests(const std::vector<nlohmann::ordered_json>& objects,
 // the files of components `all` no longer renders (the model once the predictor needs no model
 // server). `lb` is never removed (`all` never renders it). Only files with powerctl's names and
 // powerctl's content (its managed-by label, or a KubeSchedulerConfiguration) are touched.
+//
+// In the cluster's layout it also writes `kustomization.yaml` listing every manifest file of
+// powerctl's in DIR (what this run wrote and what earlier runs left, such as `lb`), so Argo CD,
+// Flux and `kubectl apply -k DIR` take the folder as it is. A kustomization.yaml of the user's
+// (one without powerctl's header) is left alone and `kustomization_skipped` says why.
 struct ManifestFiles {
   std::vector<std::filesystem::path> written;
   std::vector<std::filesystem::path> removed;
+  std::string kustomization_skipped;  // "" when written (it is then the last of `written`)
 };
 Result<ManifestFiles> WriteManifestFiles(const std::filesystem::path& dir,
                                          const GenerateResult& result, ManifestFormat format,

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds kube-apiserver, kube-scheduler and kube-controller-manager v1.20.2 from
 # Debian's `kubernetes` source package and caches them, so later runs (and CI on
-# the same machine) start in seconds. Prints the directory holding the binaries
+# the same machine) start in seconds. kubectl comes from Debian's binary package
+# `kubernetes-client`, unpacked beside them rather than installed, so a kubectl
+# already on the machine (/usr/bin/kubectl) is neither used nor replaced. Prints the directory holding the binaries
 # on its last line of stdout.
 #
 #   POWERCTL_CACHE   cache root (default /var/cache/powerctl)
@@ -16,13 +18,30 @@ have_all() {
   for b in "${bins[@]}"; do [[ -x "$bindir/$b" && -s "$bindir/$b" ]] || return 1; done
 }
 
+log() { echo "build-kubernetes: $*" >&2; }
+
+# Debian's kubectl 1.20.2 (with its kustomize), for the GitOps tests.
+ensure_kubectl() {
+  [[ -x "$bindir/kubectl" && -s "$bindir/kubectl" ]] && return 0
+  local unpack
+  unpack=$(mktemp -d)
+  log "unpacking Debian's kubernetes-client (kubectl)"
+  (cd "$unpack" && apt-get download -qq kubernetes-client >/dev/null 2>&1) || {
+    apt-get update -qq && (cd "$unpack" && apt-get download -qq kubernetes-client >/dev/null)
+  }
+  dpkg-deb -x "$unpack"/kubernetes-client_*.deb "$unpack/root"
+  mkdir -p "$bindir"
+  install -m 0755 "$unpack/root/usr/bin/kubectl" "$bindir/kubectl"
+  rm -rf "$unpack"
+}
+
 if have_all; then
+  ensure_kubectl
   echo "build-kubernetes: cached in $bindir" >&2
   echo "$bindir"
   exit 0
 fi
 
-log() { echo "build-kubernetes: $*" >&2; }
 mkdir -p "$cache"
 work="$cache/kubernetes-src"
 mkdir -p "$work"
@@ -89,5 +108,6 @@ mkdir -p "$bindir"
 for b in "${bins[@]}"; do
   install -m 0755 "_output/bin/$b" "$bindir/$b"
 done
+ensure_kubectl
 log "built into $bindir"
 echo "$bindir"

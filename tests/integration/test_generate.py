@@ -133,8 +133,13 @@ class GenerateTest(TempDirTest):
         r = run("generate", "all", "--output-dir", out)
         self.assertEqual(r.returncode, 0, r.stderr)
         files = sorted(os.listdir(out))
-        self.assertEqual(files, ["00-namespace.yaml", "10-rbac.yaml", "20-secrets.yaml", "30-policies.yaml",
-                                 "50-extender.yaml", "60-scheduler.yaml"])
+        manifests = ["00-namespace.yaml", "10-rbac.yaml", "20-secrets.yaml", "30-policies.yaml",
+                     "50-extender.yaml", "60-scheduler.yaml"]
+        self.assertEqual(files, manifests + ["kustomization.yaml"])
+        with open(os.path.join(out, "kustomization.yaml")) as f:
+            kustomization = yaml.safe_load(f)
+        self.assertEqual(kustomization, {"apiVersion": "kustomize.config.k8s.io/v1beta1",
+                                         "kind": "Kustomization", "resources": manifests})
         self.assertEqual(stat.S_IMODE(os.stat(os.path.join(out, "20-secrets.yaml")).st_mode), 0o600)
         self.assertEqual(stat.S_IMODE(os.stat(os.path.join(out, "10-rbac.yaml")).st_mode), 0o644)
         self.assertIn(f"wrote {out}/20-secrets.yaml", r.stderr)
@@ -151,20 +156,51 @@ class GenerateTest(TempDirTest):
         # The model turned off and the format changed: the YAML files and 40-model go.
         r = run("generate", "all", "--output-dir", out, "-o", "json")
         self.assertEqual(r.returncode, 0, r.stderr)
+        json_files = ["00-namespace.json", "10-rbac.json", "20-secrets.json", "30-policies.json",
+                      "50-extender.json", "60-scheduler.json"]
         self.assertEqual(sorted(os.listdir(out)),
-                         ["00-namespace.json", "10-rbac.json", "20-secrets.json", "30-policies.json",
-                          "50-extender.json", "60-scheduler.json", "70-lb.json", "notes.yaml"])
+                         json_files + ["70-lb.json", "kustomization.yaml", "notes.yaml"])
         self.assertIn(f"removed {out}/40-model.yaml", r.stderr)
+        # The kustomization lists what powerctl wrote, not the look-alike 70-lb.json.
+        with open(os.path.join(out, "kustomization.yaml")) as f:
+            self.assertEqual(yaml.safe_load(f)["resources"], json_files)
         # Naming some components leaves the others' files alone.
         r = run("generate", "namespace", "--output-dir", out)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("60-scheduler.json", os.listdir(out))
         self.assertIn("00-namespace.yaml", os.listdir(out))
         self.assertNotIn("00-namespace.json", os.listdir(out))
+        with open(os.path.join(out, "kustomization.yaml")) as f:
+            self.assertEqual(yaml.safe_load(f)["resources"], ["00-namespace.yaml"])
+        # Its own components named later join the list: lb is opt-in but kept once written.
+        r = run("generate", "all", "--output-dir", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = run("generate", "lb", "--output-dir", out, "--set", "extender.image=r/powerctl:1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "kustomization.yaml")) as f:
+            self.assertEqual(yaml.safe_load(f)["resources"][-1], "70-lb.yaml")
+
+    def test_a_kustomization_of_the_users_is_left_alone(self):
+        out = self.path("out")
+        mine = "resources:\n- 00-namespace.yaml\n- my-extra.yaml\n"
+        os.makedirs(out)
+        self.write("out/kustomization.yaml", mine)
+        r = run("generate", "all", "--output-dir", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("kustomization.yaml is not powerctl's: left as it is", r.stderr)
+        with open(os.path.join(out, "kustomization.yaml")) as f:
+            self.assertEqual(f.read(), mine)
+        # Out of the cluster nothing there is applied as API objects: no kustomization.
+        ooc = self.path("ooc")
+        r = run("generate", "scheduler", "--out-of-cluster", "--kubeconfig",
+                self.write("k", "apiVersion: v1\nkind: Config\n"),
+                "--extender-url", "https://127.0.0.1:9443/scheduler", "--output-dir", ooc)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("kustomization.yaml", os.listdir(ooc))
 
     def test_scheduler_config_api_version_per_kubernetes_version(self):
         expected = {20: "v1beta1", 21: "v1beta1", 22: "v1beta2", 23: "v1beta3", 24: "v1beta3"}
-        for minor in range(20, 35):
+        for minor in range(20, 39):  # 1.38: newer than the release table, the newest shape
             with self.subTest(minor=minor):
                 cfg = scheduler_config(self.generate("scheduler", "--kube-version", f"1.{minor}"))
                 want = expected.get(minor, "v1")
@@ -190,7 +226,8 @@ class GenerateTest(TempDirTest):
     def test_scheduler_deployment_image_and_insecure_port(self):
         # A minor alone gets its newest patch release (the most-fixed), not ".0".
         for version, tag in (("1.20.2", "1.20.2"), ("1.22", "1.22.17"), ("1.23", "1.23.17"),
-                             ("1.30", "1.30.14"), ("1.34", "1.34.9")):
+                             ("1.30", "1.30.14"), ("1.34", "1.34.10"),
+                             ("1.37", "1.37.1")):
             with self.subTest(version=version):
                 objects = self.generate("scheduler", "--kube-version", version)
                 dep = next(o for o in objects if o["kind"] == "Deployment")
@@ -392,10 +429,11 @@ class ConfigErrorTest(TempDirTest):
     def test_bad_version_names_file_line_and_key(self):
         cfg = self.write("powerctl.yaml", "kubernetesVersion: \"1.9\"\n")
         r = run("generate", "-c", cfg)
-        self.assertUsageError(r, f"{cfg}:1:", "kubernetesVersion", "1.20 to 1.34")
+        self.assertUsageError(r, f"{cfg}:1:", "kubernetesVersion", "1.20 and later")
 
     def test_bad_kube_version_flag(self):
-        self.assertUsageError(run("generate", "--kube-version", "1.35"), "--kube-version", "1.20 to 1.34")
+        self.assertUsageError(run("generate", "--kube-version", "1.19"), "--kube-version", "1.20 and later")
+        self.assertUsageError(run("generate", "--kube-version", "1.100"), "--kube-version", "1.20 and later")
         self.assertUsageError(run("generate", "--kube-version", "banana"), "--kube-version")
 
     def test_patch_releases_must_exist(self):
@@ -406,17 +444,31 @@ class ConfigErrorTest(TempDirTest):
         self.assertUsageError(run("generate", "scheduler", "-c", cfg), "kubernetesVersion",
                               "ended with 1.30.14")
         # A line that may still get releases: a newer patch than known is a warning.
-        r = run("generate", "scheduler", "--kube-version", "1.34.40")
+        r = run("generate", "scheduler", "--kube-version", "1.37.40")
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("newer than the newest 1.34 release this powerctl knows", r.stderr)
-        self.assertIn("kube-scheduler:v1.34.40", r.stdout)
+        self.assertIn("newer than the newest 1.37 release this powerctl knows", r.stderr)
+        self.assertIn("kube-scheduler:v1.37.40", r.stdout)
+
+    def test_newer_minor_renders_the_newest_shape_with_a_warning(self):
+        newest = scheduler_config(docs(run("generate", "scheduler", "--kube-version", "1.37").stdout))
+        r = run("generate", "scheduler", "--kube-version", "1.38")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("1.38 is newer than the newest line this powerctl knows (1.37)", r.stderr)
+        self.assertIn("rendering the 1.37 scheduler configuration", r.stderr)
+        self.assertEqual(scheduler_config(docs(r.stdout)), newest)
+        self.assertIn("kube-scheduler:v1.38.0", r.stdout)
+
+    def test_ended_line_warns_with_its_end_of_life(self):
+        r = run("generate", "scheduler", "--kube-version", "1.32")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("Kubernetes 1.32 reached its end of life on 2026-02-28", r.stderr)
 
     def test_default_version_is_the_newest_supported(self):
         r = run("generate", "scheduler", env=clean_env())
         self.assertEqual(r.returncode, 0, r.stderr)
         dep = next(o for o in docs(r.stdout) if o["kind"] == "Deployment")
         image = dep["spec"]["template"]["spec"]["containers"][0]["image"]
-        self.assertEqual(image, "registry.k8s.io/kube-scheduler:v1.34.9")
+        self.assertEqual(image, "registry.k8s.io/kube-scheduler:v1.37.1")
 
     def test_yaml_syntax_error_has_line(self):
         cfg = self.write("powerctl.yaml", "namespace: a\nextender: [1, 2\n")
