@@ -78,8 +78,14 @@ int RunLbAgentCommand(const Context& ctx, const LbAgentFlags& flags) {
   if (!config.ok()) return Fail(ctx, config.error());
   auto options = BuildOptions(ctx, flags, *config);
   if (!options.ok()) return Fail(ctx, options.error());
-  auto balancer = MakeBalancer(flags.mode.empty() ? config->lb.mode : flags.mode);
+  const std::string mode = flags.mode.empty() ? config->lb.mode : flags.mode;
+  auto balancer = MakeBalancer(mode);
   if (!balancer.ok()) return Fail(ctx, balancer.error());
+  if (mode == "ipvs") {
+    ctx.Warn(
+        "--mode ipvs: kube-proxy's IPVS mode is deprecated from Kubernetes 1.35 and behind the "
+        "KubeProxyIPVS feature gate from 1.37; nftables is the way forward (--mode nftables)");
+  }
   // An agent logs what it programs by default (klog's V(2) convention).
   if (ctx.log->level() > spdlog::level::info) ctx.log->set_level(spdlog::level::info);
   // In the cluster: the ServiceAccount; outside: the kubeconfig. The agent cannot work
