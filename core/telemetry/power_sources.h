@@ -3,9 +3,9 @@
 // Prometheus as mean watts per node over a window. The exporters and the exact series each
 // source reads are in docs/reference/power-metrics.md; in short:
 //   ipmi        ipmi_exporter's DCMI gauge (the BMC's reading of the whole server), averaged;
-//   kepler      Kepler 0.8 and later: kepler_node_cpu_joules_total, zones package and dram
-//               (RAPL: CPU sockets and memory, not the rest of the server);
-//   kepler-0.7  Kepler 0.7: kepler_node_platform_joules_total (the platform meter, ACPI or
+//   kepler      Kepler 0.10 and later (the rewrite): kepler_node_cpu_joules_total, zones
+//               package and dram (RAPL: CPU sockets and memory, not the rest of the server);
+//   kepler-0.7  Kepler 0.7 to 0.9: kepler_node_platform_joules_total (the platform meter, ACPI or
 //               Redfish; Kepler's own estimate, source trained_power_model, is left out);
 //   rapl        node_exporter's RAPL collector, zones package and dram (CPU and memory only);
 //   promql      the user's expression, watts per node.

@@ -3,9 +3,9 @@
 // are backfilled with `promtool tsdb create-blocks-from openmetrics`, then Prometheus serves
 // them from its TSDB. Measured power is written as each exporter exposes it (names, labels,
 // counters, and the labels a usual scrape configuration adds): ipmi_exporter's DCMI gauge,
-// Kepler 0.8+ and 0.7 energy counters, node_exporter's RAPL counters with their wraps. Nodes live
-// in the in-memory API server. Prometheus runs on a free loopback port from a temporary directory
-// and is stopped by PID. Skipped when the binaries are not installed.
+// Kepler 0.10+ and 0.7-0.9 energy counters, node_exporter's RAPL counters with their wraps. Nodes
+// live in the in-memory API server. Prometheus runs on a free loopback port from a temporary
+// directory and is stopped by PID. Skipped when the binaries are not installed.
 
 #include "core/common/http_client.h"
 #include "core/predict/builtin_model.h"
