@@ -88,6 +88,7 @@ nlohmann::ordered_json ToJson(const setup::NodeCalibration& c, const std::string
   j["removedAnnotations"] = c.removed;
   j["changed"] = c.changed;
   j["refused"] = c.refused;
+  if (!c.power_zones.empty()) j["powerZones"] = c.power_zones;
   j["result"] = result;
   return j;
 }
@@ -129,6 +130,9 @@ void PrintSummary(const Context& ctx, const setup::CalibrationReport& report,
       "\nMeasured power: {} ({}){}\n", telemetry::PowerSourceName(report.power_source),
       report.power_measures,
       report.whole_server ? "" : "; the curves model this part of the server, not wall power");
+  for (const auto& c : report.nodes) {
+    if (!c.power_zones.empty()) *ctx.out << fmt::format("  {}: zones {}\n", c.node, c.power_zones);
+  }
 }
 
 // The curve's points, one line per node; a filled point is marked with '*'.

@@ -6,6 +6,7 @@
 #include "core/predict/node_params.h"
 #include "core/setup/access.h"
 #include "core/setup/label_nodes.h"
+#include "core/telemetry/kepler.h"
 
 #include <fmt/format.h>
 
@@ -158,6 +159,25 @@ Result<CalibrationReport> CalibrateNodes(kube::Client& client,
   ByNode u_by_node = Index(utilisation, mapper);
   ByNode w_by_node = Index(power, power_mapper);
 
+  // Which zones each node's Kepler series sum: RAPL's or hwmon's sensors.
+  std::map<std::string, std::vector<std::string>> kepler_zones;
+  if (request.power.source == telemetry::PowerSource::kKepler) {
+    POWERCTL_TRY(zones, telemetry::KeplerZonesByNode(prometheus, infos, request.mapping));
+    kepler_zones = std::move(zones);
+  }
+  // For nodes without power history: the other Kepler generation may be the one there.
+  std::optional<std::vector<telemetry::KeplerGenerations>> generations;
+  auto hint = [&](std::size_t i) {
+    if (!generations) {
+      auto found = telemetry::DetectKeplerGenerations(prometheus, infos, request.mapping);
+      generations =
+          found.ok() ? std::move(*found) : std::vector<telemetry::KeplerGenerations>(infos.size());
+    }
+    return telemetry::KeplerGenerationHint(request.power.source, (*generations)[i]);
+  };
+  const bool kepler_source = request.power.source == telemetry::PowerSource::kKepler ||
+                             request.power.source == telemetry::PowerSource::kKepler07;
+
   CalibrationReport report;
   report.power_source = request.power.source;
   report.power_measures = power_query.measures;
@@ -184,11 +204,16 @@ Result<CalibrationReport> CalibrateNodes(kube::Client& client,
       for (const predict::CurveBin& b : c.curve.bins) c.measured_steps += b.measured ? 1 : 0;
     }
     if (c.fit.samples > 0) c.load_range_covered = c.fit.utilisation_max - c.fit.utilisation_min;
+    if (auto zones = kepler_zones.find(c.node); zones != kepler_zones.end())
+      c.power_zones = telemetry::DescribeKeplerZones(zones->second);
     if (u.empty() || w.empty()) {
       c.refused = fmt::format("no {} history in Prometheus for this node",
                               u.empty() && w.empty() ? "power or CPU"
                               : u.empty()            ? "node_cpu_seconds_total"
                                                      : PowerHistoryName(request.power));
+      if (w.empty() && kepler_source) {
+        if (std::string why = hint(report.nodes.size()); !why.empty()) c.refused += ": " + why;
+      }
     }
     if (c.refused.empty()) {
       auto current = StringMap(node["metadata"].value("annotations", json::object()));

@@ -78,6 +78,8 @@ struct NodeCalibration {
   // Why the node is not written ("" when it is): the chosen form's refusal, no history, or
   // annotations the model would not accept together.
   std::string refused;
+  // With the kepler source: the zones its watts sum ("RAPL package+dram", "hwmon ...").
+  std::string power_zones;
   std::map<std::string, std::string> annotations;  // what is (or would be) written
   std::vector<std::string> removed;                // annotations that are (or would be) removed
   bool changed = false;                            // the annotations differ from the node's

@@ -13,7 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -42,6 +44,18 @@ struct NodeMappingOptions {
     std::string labels = instance_label;
     for (const std::string& l : node_labels) labels += ", " + l;
     return labels;
+  }
+
+  // The same with `labels` also read as node names (an exporter's own node label), each once.
+  NodeMappingOptions WithNodeLabels(std::initializer_list<const char*> labels) const {
+    NodeMappingOptions out = *this;
+    for (const char* label : labels) {
+      if (std::find(out.node_labels.begin(), out.node_labels.end(), label) ==
+          out.node_labels.end()) {
+        out.node_labels.push_back(label);
+      }
+    }
+    return out;
   }
 
   // Every label Map reads, plus `extra` (for PrometheusClient::Query's KeepLabels).

@@ -3,6 +3,7 @@
 #include "core/telemetry/power_sources.h"
 
 #include "core/common/duration.h"
+#include "core/telemetry/kepler.h"
 
 #include <fmt/format.h>
 
@@ -27,12 +28,6 @@ Error Invalid(const std::string& message) {
   return MakeError(ErrorCode::kInvalidInput, message);
 }
 
-NodeMappingOptions WithNodeLabel(NodeMappingOptions mapping, const std::string& label) {
-  auto& labels = mapping.node_labels;
-  if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
-  return mapping;
-}
-
 // Energy counters summed per node (sockets and zones), grouped by job as well so that two
 // scrape jobs reading the same exporter stay two series (calibrate keeps the fuller one)
 // instead of counting the node twice.
@@ -41,7 +36,29 @@ std::string CounterWatts(const std::string& selector, const NodeMappingOptions& 
   return fmt::format("sum by ({}, job) (rate({}[{}]))", mapping.GroupBy(), selector, window);
 }
 
+constexpr std::array<std::string_view, 7> kKeplerSubZones = {
+    "psys", "core", "uncore", "core_power", "io_power", "soc", "vddgfx"};
+constexpr std::array<std::string_view, 2> kKeplerGpuZonePrefixes = {"gpu", "amdgpu"};
+
 }  // namespace
+
+bool KeplerZoneNeverSummed(std::string_view zone) {
+  for (std::string_view sub : kKeplerSubZones) {
+    if (zone == sub) return true;
+  }
+  for (std::string_view prefix : kKeplerGpuZonePrefixes) {
+    if (zone.substr(0, prefix.size()) == prefix) return true;
+  }
+  return false;
+}
+
+std::string KeplerZonesNeverSummedRegex() {
+  std::string regex;
+  for (std::string_view sub : kKeplerSubZones)
+    regex += std::string(regex.empty() ? "" : "|") + std::string(sub);
+  for (std::string_view prefix : kKeplerGpuZonePrefixes) regex += "|" + std::string(prefix) + ".*";
+  return regex;
+}
 
 Result<PowerSource> ParsePowerSource(std::string_view text, std::string_view what) {
   for (const SourceName& n : kNames) {
@@ -74,17 +91,26 @@ Result<PowerQuery> BuildPowerQuery(const PowerQuerySpec& spec, std::chrono::seco
       break;
     case PowerSource::kKepler:
       // Kepler names its node in a constant label; its scrape target is the pod.
-      out.mapping = WithNodeLabel(spec.mapping, "node_name");
-      // package already holds core and uncore; psys overlaps package: neither is added.
-      out.promql =
-          CounterWatts(R"(kepler_node_cpu_joules_total{zone=~"package|dram"})", out.mapping, w);
-      out.measures = "CPU packages and DRAM (Kepler's RAPL zones package and dram)";
+      out.mapping = spec.mapping.WithNodeLabels({"node_name"});
+      // package already holds core and uncore; psys overlaps package: neither is added. A
+      // node without those RAPL zones (hwmon sensors) sums what it reports instead, less the
+      // zones inside another and GPU sensors.
+      out.promql = fmt::format(
+          "{} or on ({}, job) {}",
+          CounterWatts(R"(kepler_node_cpu_joules_total{zone=~"package|dram"})", out.mapping, w),
+          out.mapping.GroupBy(),
+          CounterWatts(fmt::format(R"(kepler_node_cpu_joules_total{{zone!~"package|dram|{}"}})",
+                                   KeplerZonesNeverSummedRegex()),
+                       out.mapping, w));
+      out.measures =
+          "CPU packages and DRAM (Kepler's RAPL zones package and dram; on hwmon-only nodes "
+          "the sensors it reports)";
       out.whole_server = false;
       break;
     case PowerSource::kKepler07:
       // 0.7 exports the node's name as `instance`, which Prometheus renames when the target
       // has its own; its ServiceMonitor sets the target's instance to the node name.
-      out.mapping = WithNodeLabel(spec.mapping, "exported_instance");
+      out.mapping = spec.mapping.WithNodeLabels({"exported_instance"});
       // The idle and dynamic modes add up to the platform's energy. Without a platform meter
       // Kepler fills the series with its own model's estimate, which is not a measurement.
       out.promql = CounterWatts(
@@ -146,11 +172,23 @@ Result<std::map<std::string, MeasuredPower>> FetchMeasuredPower(const Prometheus
   POWERCTL_TRY(ignored, prometheus.Query(query.promql, std::nullopt,
                                          query.mapping.LabelsRead({"job"}), each));
   (void)ignored;
+  // A node without series under a Kepler source: the other generation may be the one there.
+  std::vector<std::string> hints(nodes.size());
+  const bool kepler = spec.source == PowerSource::kKepler || spec.source == PowerSource::kKepler07;
+  if (kepler && std::find(watts.begin(), watts.end(), std::nullopt) != watts.end()) {
+    if (auto found = DetectKeplerGenerations(prometheus, nodes, spec.mapping); found.ok()) {
+      for (std::size_t i = 0; i < nodes.size(); ++i)
+        hints[i] = KeplerGenerationHint(spec.source, (*found)[i]);
+    }
+  }
   std::map<std::string, MeasuredPower> out;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     MeasuredPower& m = out[nodes[i].name];
     m.watts = watts[i];
-    if (!m.watts) {
+    if (!m.watts && !invalid[i] && !hints[i].empty()) {
+      m.missing_reason = fmt::format("no {} power series in Prometheus for this node: {}",
+                                     PowerSourceName(spec.source), hints[i]);
+    } else if (!m.watts) {
       m.missing_reason =
           invalid[i]
               ? fmt::format("{} power is not a number of watts", PowerSourceName(spec.source))

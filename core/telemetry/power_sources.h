@@ -35,6 +35,14 @@ enum class PowerSource { kIpmi, kKepler, kKepler07, kRapl, kPromQl };
 
 inline constexpr char kIpmiPowerMetric[] = "ipmi_dcmi_power_consumption_watts";
 
+// On a Kepler node without RAPL's package and dram zones (hwmon sensors: Kepler 0.11.4+),
+// the kepler source adds every zone but these: parts of another zone (RAPL's core, uncore and
+// psys, which holds the package; hwmon's per-rail CPU sensors) and GPU sensors, which are not
+// the host's power.
+bool KeplerZoneNeverSummed(std::string_view zone);
+// The same as a PromQL regular expression, for a `zone!~` matcher.
+std::string KeplerZonesNeverSummedRegex();
+
 // "ipmi", "kepler", "kepler-0.7", "rapl" or "promql"; anything else is kInvalidInput naming
 // `what` (the key or flag) and the choices.
 Result<PowerSource> ParsePowerSource(std::string_view text, std::string_view what);

@@ -11,6 +11,7 @@
 #include "core/predict/builtin_model.h"
 #include "core/setup/calibrate_nodes.h"
 #include "core/setup/label_nodes.h"
+#include "core/telemetry/power_sources.h"
 #include "core/telemetry/prometheus_client.h"
 #include "tests/unit/child_process.h"
 #include "tests/unit/fake_api_server.h"
@@ -95,7 +96,7 @@ void WriteCpu(std::ofstream& out, const std::string& node, std::int64_t first, s
 
 // Nodes whose power is measured by an energy counter: the exporter and the true curve of
 // what it measures.
-enum class Meter { kKepler, kKepler07, kKepler07Estimated, kRapl };
+enum class Meter { kKepler, kKeplerHwmon, kKepler07, kKepler07Estimated, kRapl };
 struct MeteredNode {
   std::string name;
   Meter meter;
@@ -105,6 +106,7 @@ struct MeteredNode {
 
 const std::vector<MeteredNode>& Metered() {
   static const std::vector<MeteredNode> nodes = {{"node-k", Meter::kKepler, 55, 230, 1.2},
+                                                 {"node-h", Meter::kKeplerHwmon, 70, 310, 1.0},
                                                  {"node-l", Meter::kKepler07, 120, 420, 0.8},
                                                  {"node-m", Meter::kKepler07Estimated, 100, 300, 1},
                                                  {"node-r", Meter::kRapl, 45, 260, 1.1}};
@@ -151,11 +153,22 @@ void WriteMeteredHistory(std::ofstream& out, std::int64_t first, std::int64_t la
       R"(container="kepler",endpoint="http",instance="10.244.1.7:28282",job="kepler",)"
       R"(namespace="kepler",pod="kepler-x7k2p",service="kepler",node_name="node-k",)";
   for (const char* zone : {"package", "dram", "core", "uncore"}) {
-    kepler.push_back({k_target + "zone=\"" + zone + "\",path=\"/sys/class/powercap/intel-rapl:0\"",
-                      5000,
-                      kNoWrap,
-                      {}});
+    // Two sockets: Kepler adds each zone's sockets itself and says so in the path.
+    kepler.push_back(
+        {k_target + "zone=\"" + zone + "\",path=\"aggregated-" + zone + "\"", 5000, kNoWrap, {}});
   }
+  // Kepler 0.11.4's hwmon meter on a node without RAPL: zones named after the sensors, a
+  // platform sensor (the node) and an amdgpu one (not the host's power: never added).
+  const std::string h_target =
+      R"(container="kepler",endpoint="http",instance="10.244.2.4:28282",job="kepler",)"
+      R"(namespace="kepler",pod="kepler-h8m3q",service="kepler",node_name="node-h",)";
+  kepler.push_back(
+      {h_target + R"(zone="platform_sensor_power1",path="/sys/class/hwmon/hwmon3/power1_input")",
+       700,
+       kNoWrap,
+       {}});
+  kepler.push_back(
+      {h_target + R"(zone="gpu",path="/sys/class/hwmon/hwmon5/power1_average")", 300, kNoWrap, {}});
   auto k07_target = [](const std::string& node, const char* source, const char* package,
                        const char* mode) {
     return R"(container="kepler-exporter",endpoint="http",exported_instance=")" + node +
@@ -194,6 +207,10 @@ void WriteMeteredHistory(std::ofstream& out, std::int64_t first, std::int64_t la
           kepler[1].Add(t, 0.2 * joules);
           kepler[2].Add(t, 0.5 * joules);
           kepler[3].Add(t, 0.1 * joules);
+          break;
+        case Meter::kKeplerHwmon:  // the platform sensor is the node; the GPU draws 45 W more
+          kepler[4].Add(t, joules);
+          kepler[5].Add(t, 45.0 * kInterval);
           break;
         case Meter::kKepler07:
         case Meter::kKepler07Estimated: {  // dynamic + idle = the platform
@@ -418,6 +435,7 @@ TEST_F(CalibrateRealPrometheusTest, CalibrateRecoversTheCurveFromEachEnergyCount
   // 7 days at 5 minutes is 2016 steps. RAPL's counters wrap every 40 minutes or so here;
   // the steps with a wrap are left out.
   const std::vector<Case> cases = {{"node-k", telemetry::PowerSource::kKepler, 1900, 2016},
+                                   {"node-h", telemetry::PowerSource::kKepler, 1900, 2016},
                                    {"node-l", telemetry::PowerSource::kKepler07, 1900, 2016},
                                    {"node-r", telemetry::PowerSource::kRapl, 1000, 1800}};
   for (const MeteredNode& n : Metered()) server_.Put(kube::fake::NodeObject(n.name));
@@ -446,6 +464,43 @@ TEST_F(CalibrateRealPrometheusTest, CalibrateRecoversTheCurveFromEachEnergyCount
       worst = std::max(worst, std::abs(got.curve.points[k] - want.Watts(k / 10.0)));
     }
     EXPECT_LT(worst, 6) << "largest error of a measured load step, W";
+    // calibrate says which Kepler zones it summed: RAPL's, or the hwmon sensors but the GPU.
+    const std::string zones = c.node == "node-k"   ? "RAPL package+dram"
+                              : c.node == "node-h" ? "hwmon platform_sensor_power1 (left out: gpu)"
+                                                   : "";
+    EXPECT_EQ(got.power_zones, zones);
+  }
+}
+
+// Each Kepler source, pointed at the other generation's exposition, says which source to use:
+// in calibrate's refusal and in the measured power doctor and the extender read.
+TEST_F(CalibrateRealPrometheusTest, EachKeplerSourceNamesTheOtherWhenOnlyItsGenerationIsThere) {
+  for (const char* node : {"node-k", "node-l"}) server_.Put(kube::fake::NodeObject(node));
+  struct Case {
+    std::string node;
+    telemetry::PowerSource source;
+    std::string names;
+  };
+  for (const Case& c : {Case{"node-l", telemetry::PowerSource::kKepler, "to kepler-0.7"},
+                        Case{"node-k", telemetry::PowerSource::kKepler07, "to kepler"}}) {
+    SCOPED_TRACE(c.node);
+    CalibrateRequest request;
+    request.nodes = {c.node};
+    request.power.source = c.source;
+    request.dry_run = DryRunMode::kClient;
+    auto report = CalibrateNodes(*client_, *prometheus_, request);
+    ASSERT_TRUE(report.ok()) << report.error().message;
+    EXPECT_THAT(report->nodes[0].refused, ::testing::HasSubstr("power history in Prometheus"));
+    EXPECT_THAT(report->nodes[0].refused,
+                ::testing::EndsWith("set telemetry.powerSource (or --power-source) " + c.names));
+    telemetry::PowerQuerySpec spec;
+    spec.source = c.source;
+    auto measured = telemetry::FetchMeasuredPower(
+        *prometheus_, {telemetry::NodeInfoFromJson(server_.Object("/api/v1/nodes/" + c.node))},
+        spec, std::chrono::hours(24 * 8));
+    ASSERT_TRUE(measured.ok()) << measured.error().message;
+    EXPECT_FALSE((*measured)[c.node].watts.has_value());
+    EXPECT_THAT((*measured)[c.node].missing_reason, ::testing::EndsWith(c.names));
   }
 }
 

@@ -57,13 +57,26 @@ TEST(PowerQueryTest, IpmiAveragesTheGaugeAsCalibrateAlwaysDid) {
 
 TEST(PowerQueryTest, KeplerSumsThePackageAndDramZonesPerNodeName) {
   PowerQuery q = Build(PowerSource::kKepler);
+  const std::string by = "instance, node, kubernetes_node, nodename, node_name, job";
   EXPECT_EQ(q.promql,
-            "sum by (instance, node, kubernetes_node, nodename, node_name, job) "
-            R"((rate(kepler_node_cpu_joules_total{zone=~"package|dram"}[300s])))");
+            "sum by (" + by + ") " +
+                R"((rate(kepler_node_cpu_joules_total{zone=~"package|dram"}[300s])))" + " or on (" +
+                by + ") sum by (" + by + ") " +
+                R"((rate(kepler_node_cpu_joules_total{zone!~"package|dram|psys|core|uncore|)" +
+                R"(core_power|io_power|soc|vddgfx|gpu.*|amdgpu.*"}[300s])))");
   EXPECT_FALSE(q.whole_server);
   // Kepler's scrape target is its pod; the node is in the node_name label.
   NodeNameMapper mapper(Nodes(), q.mapping);
   EXPECT_EQ(mapper.Map({{"instance", "10.244.1.7:28282"}, {"node_name", "node-b"}}), "node-b");
+}
+
+TEST(PowerQueryTest, KeplerNeverAddsZonesInsideAnotherOrGpuSensors) {
+  for (const char* zone : {"psys", "core", "uncore", "soc", "gpu", "gpu_0", "amdgpu_power1"}) {
+    EXPECT_TRUE(KeplerZoneNeverSummed(zone)) << zone;
+  }
+  for (const char* zone : {"package", "dram", "platform_sensor_power1", "socket", "ppt"}) {
+    EXPECT_FALSE(KeplerZoneNeverSummed(zone)) << zone;
+  }
 }
 
 TEST(PowerQueryTest, Kepler07ReadsMeasuredPlatformEnergyOnly) {

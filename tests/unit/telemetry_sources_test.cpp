@@ -44,7 +44,7 @@ std::string QueryOf(const HttpClientRequest& r) {
   return form.substr(start, form.find('&', start) - start);
 }
 
-NodeInfo Node(std::string name, std::vector<std::string> ips) {
+NodeInfo SourcesNode(std::string name, std::vector<std::string> ips) {
   return NodeInfo{std::move(name), std::move(ips), {}, 8.0};
 }
 
@@ -85,10 +85,10 @@ TEST_F(TelemetrySourcesTest, IpmiExporterDirect) {
   options.timeout = milliseconds(1500);
   options.parallelism = 3;
   auto source = MakeIpmiExporterTemperatureSource(http, options, time_);
-  std::vector<NodeInfo> nodes = {Node("a", {"10.0.0.1"}), Node("b", {"10.0.0.2"}),
-                                 Node("c", {}),           Node("d", {"fd00::4"}),
-                                 Node("e", {"10.0.0.5"}), Node("f", {"10.0.0.6"}),
-                                 Node("g", {"10.0.0.7"})};
+  std::vector<NodeInfo> nodes = {SourcesNode("a", {"10.0.0.1"}), SourcesNode("b", {"10.0.0.2"}),
+                                 SourcesNode("c", {}),           SourcesNode("d", {"fd00::4"}),
+                                 SourcesNode("e", {"10.0.0.5"}), SourcesNode("f", {"10.0.0.6"}),
+                                 SourcesNode("g", {"10.0.0.7"})};
   auto temps = source->Fetch(nodes);
   ASSERT_TRUE(temps.ok());
   ASSERT_EQ(temps->size(), nodes.size());
@@ -142,10 +142,10 @@ TEST(TelemetryPickSensorsTest, FirstConfiguredNamePresentWinsAndItsHighestReadin
 }
 
 TEST(TelemetryPickSensorsTest, IpmiExporterUrl) {
-  EXPECT_EQ(IpmiExporterUrl(Node("a", {"10.0.0.1", "10.0.0.2"}), 9290),
+  EXPECT_EQ(IpmiExporterUrl(SourcesNode("a", {"10.0.0.1", "10.0.0.2"}), 9290),
             "http://10.0.0.1:9290/metrics");
-  EXPECT_EQ(IpmiExporterUrl(Node("a", {"fd00::1"}), 1, "/x"), "http://[fd00::1]:1/x");
-  EXPECT_EQ(IpmiExporterUrl(Node("a", {}), 9290), "");
+  EXPECT_EQ(IpmiExporterUrl(SourcesNode("a", {"fd00::1"}), 1, "/x"), "http://[fd00::1]:1/x");
+  EXPECT_EQ(IpmiExporterUrl(SourcesNode("a", {}), 9290), "");
 }
 
 std::string Vector(const std::vector<std::pair<std::string, std::string>>& series) {
@@ -168,7 +168,8 @@ TEST_F(TelemetrySourcesTest, PrometheusTemperatureQueriesGroupByTheLabelsRead) {
   PrometheusTemperatureOptions options;
   options.mapping.node_labels = {"host_name", "bad-label", "9lives", ""};
   options.mapping.instance_label = "target";
-  auto temps = MakePrometheusTemperatureSource(prometheus, options, time_)->Fetch({Node("a", {})});
+  auto temps =
+      MakePrometheusTemperatureSource(prometheus, options, time_)->Fetch({SourcesNode("a", {})});
   ASSERT_TRUE(temps.ok()) << temps.error().message;
   ASSERT_EQ(http.requests().size(), 2u);
   for (const HttpClientRequest& request : http.requests()) {
@@ -205,8 +206,8 @@ TEST_F(TelemetrySourcesTest, PrometheusTemperatures) {
   });
   PrometheusClient prometheus(http, PrometheusOptions{"http://prom:9090", seconds(5), nullptr});
   auto source = MakePrometheusTemperatureSource(prometheus, {}, time_);
-  auto temps =
-      source->Fetch({Node("a", {"10.0.0.1"}), Node("b", {"10.0.0.2"}), Node("c", {"10.0.0.3"})});
+  auto temps = source->Fetch({SourcesNode("a", {"10.0.0.1"}), SourcesNode("b", {"10.0.0.2"}),
+                              SourcesNode("c", {"10.0.0.3"})});
   ASSERT_TRUE(temps.ok()) << temps.error().message;
   ASSERT_EQ(http.requests().size(), 2u);
   // The timestamps first (their series are freed before the values arrive); Prometheus keeps
@@ -254,8 +255,8 @@ TEST_F(TelemetrySourcesTest, PrometheusCpu) {
   PrometheusClient prometheus(http, PrometheusOptions{"http://prom:9090", seconds(5), nullptr});
   auto source = MakePrometheusCpuSource(prometheus, {}, time_);
   EXPECT_EQ(source->Describe(), "Prometheus at http://prom:9090");
-  auto cpu = source->Fetch({Node("a", {"10.0.0.1"}), Node("node-b", {"10.0.0.2"}),
-                            Node("c", {"10.0.0.3"}), Node("d", {"10.0.0.4"})});
+  auto cpu = source->Fetch({SourcesNode("a", {"10.0.0.1"}), SourcesNode("node-b", {"10.0.0.2"}),
+                            SourcesNode("c", {"10.0.0.3"}), SourcesNode("d", {"10.0.0.4"})});
   ASSERT_TRUE(cpu.ok()) << cpu.error().message;
   EXPECT_EQ(cpu->at("a").value, 1.25);
   EXPECT_EQ(cpu->at("a").observed_at, clock_.Now() - milliseconds(29500));
@@ -281,7 +282,8 @@ TEST_F(TelemetrySourcesTest, PrometheusCpuKeepsTheNodeLabelThroughTheSum) {
     return Reply(200, Vector({{R"({"instance":"10.9.9.9:9100","node":"a"})", "3"}}));
   });
   PrometheusClient prometheus(http, PrometheusOptions{"http://prom:9090", seconds(5), nullptr});
-  auto cpu = MakePrometheusCpuSource(prometheus, {}, time_)->Fetch({Node("a", {"10.0.0.1"})});
+  auto cpu =
+      MakePrometheusCpuSource(prometheus, {}, time_)->Fetch({SourcesNode("a", {"10.0.0.1"})});
   ASSERT_TRUE(cpu.ok()) << cpu.error().message;
   EXPECT_EQ(cpu->at("a").value, 3);
 }
@@ -299,7 +301,7 @@ TEST_F(TelemetrySourcesTest, PrometheusCpuQueryFromTheConfigIsSentAsIs) {
   settings.prometheus_cpu_query = "sum by (node) (my_cpu_cores)";
   auto sources = MakeTelemetrySources(settings, SourceDependencies{&http, nullptr, time_, nullptr});
   ASSERT_TRUE(sources.ok()) << sources.error().message;
-  auto cpu = sources->cpu->Fetch({Node("a", {})});
+  auto cpu = sources->cpu->Fetch({SourcesNode("a", {})});
   ASSERT_TRUE(cpu.ok()) << cpu.error().message;
   EXPECT_EQ(cpu->at("a").value, 1.5);
   // Only the user's query: its grouping is unknown, so no timestamp query is derived from it.
@@ -311,10 +313,11 @@ TEST_F(TelemetrySourcesTest, PrometheusDownFailsTheWholeSource) {
     return MakeError(ErrorCode::kNetwork, "cannot connect to http://prom:9090: Connection refused");
   });
   PrometheusClient prometheus(http, PrometheusOptions{"http://prom:9090", seconds(5), nullptr});
-  auto cpu = MakePrometheusCpuSource(prometheus, {}, time_)->Fetch({Node("a", {})});
+  auto cpu = MakePrometheusCpuSource(prometheus, {}, time_)->Fetch({SourcesNode("a", {})});
   ASSERT_FALSE(cpu.ok());
   EXPECT_THAT(cpu.error().message, HasSubstr("Connection refused"));
-  EXPECT_FALSE(MakePrometheusTemperatureSource(prometheus, {}, time_)->Fetch({Node("a", {})}).ok());
+  EXPECT_FALSE(
+      MakePrometheusTemperatureSource(prometheus, {}, time_)->Fetch({SourcesNode("a", {})}).ok());
 }
 
 TEST_F(TelemetrySourcesTest, MetricsApiCpu) {
@@ -332,7 +335,7 @@ TEST_F(TelemetrySourcesTest, MetricsApiCpu) {
       200, {{"items", {item("a", "1500m"), item("b", "bogus"), item("x", "1")}}}));
   auto source = MakeMetricsApiCpuSource(metrics, time_);
   EXPECT_EQ(source->Describe(), "metrics.k8s.io");
-  auto cpu = source->Fetch({Node("a", {}), Node("b", {}), Node("c", {})});
+  auto cpu = source->Fetch({SourcesNode("a", {}), SourcesNode("b", {}), SourcesNode("c", {})});
   ASSERT_TRUE(cpu.ok()) << cpu.error().message;
   EXPECT_EQ(cpu->size(), 3u);
   EXPECT_EQ(cpu->at("a").value, 1.5);
@@ -345,7 +348,7 @@ TEST_F(TelemetrySourcesTest, MetricsApiCpu) {
   fake->responses.push_back(kube::fake::ApiReply(
       404,
       kube::fake::StatusBody(404, "NotFound", "the server could not find the requested resource")));
-  EXPECT_FALSE(source->Fetch({Node("a", {})}).ok());
+  EXPECT_FALSE(source->Fetch({SourcesNode("a", {})}).ok());
 }
 
 TEST_F(TelemetrySourcesTest, MakeTelemetrySourcesFollowsTheConfig) {
