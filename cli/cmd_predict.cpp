@@ -99,6 +99,14 @@ std::string MeasuredWatts(const report::PowerReport& report, const std::string& 
   return fmt::format("{:.1f}", *it->second.watts);
 }
 
+// -o wide with telemetry.gpuPowerSource: the node's GPU watts and devices, "-" without.
+std::string GpuWatts(const report::PowerReport& report, const std::string& node) {
+  auto it = report.gpu_power->find(node);
+  if (it == report.gpu_power->end() || !it->second.watts) return "-";
+  return fmt::format("{:.1f} ({} GPU{})", *it->second.watts, it->second.devices,
+                     it->second.devices == 1 ? "" : "s");
+}
+
 void PrintPredictionTable(const Context& ctx, const report::PowerReport& report, bool wide) {
   *ctx.out << "Answered by: " << report.answered_by << "\n";
   std::string after = fmt::format("+{:g} CPU", report.cpu_added);
@@ -106,6 +114,8 @@ void PrintPredictionTable(const Context& ctx, const report::PowerReport& report,
   if (wide) headers.insert(headers.end(), {"MEASURED", "NOT YET MEASURED"});
   headers.insert(headers.end(), {"AMBIENT°C", "CPU1°C", "CPU2°C", "WATTS"});
   if (wide) headers.push_back("MEASURED W");
+  const bool gpu = wide && report.gpu_power.has_value();
+  if (gpu) headers.push_back("GPU W");
   headers.insert(headers.end(), {after, "DELTA", "FILL W/CORE", "MODEL", "AGE"});
   if (wide) headers.push_back("NOTES");
   Table table(headers);
@@ -117,6 +127,7 @@ void PrintPredictionTable(const Context& ctx, const report::PowerReport& report,
     row.insert(row.end(), {Temperature(p.ambient, wide), Temperature(p.cpu1, wide),
                            Temperature(p.cpu2, wide), Fixed(p.watts_now)});
     if (wide) row.push_back(MeasuredWatts(report, p.node));
+    if (gpu) row.push_back(GpuWatts(report, p.node));
     row.insert(row.end(),
                {Fixed(p.watts_after), p.delta() ? fmt::format("{:+.1f}", *p.delta()) : "-",
                 Fixed(p.fill_watts_per_core, 2), wide ? ModelDetail(p) : ModelForm(p),
@@ -132,6 +143,11 @@ void PrintPredictionTable(const Context& ctx, const report::PowerReport& report,
   if (wide && report.measured_power) {
     *ctx.out << "MEASURED W: " << report.measured_source
              << " power from Prometheus (telemetry.powerSource, over telemetry.powerRateWindow)\n";
+  }
+  if (gpu) {
+    *ctx.out << "GPU W: " << report.gpu_source
+             << " GPU power from Prometheus (telemetry.gpuPowerSource), the node's devices "
+                "summed\n";
   }
   if (unmeasured && !wide) {
     *ctx.out << "CPU counts the requests of pods bound but not yet in the usage metrics, as the "

@@ -119,6 +119,8 @@ struct TelemetrySettings {
   std::string power_source = "ipmi";
   std::string power_query;               // with promql: watts per node, one series per node
   std::string power_rate_window = "5m";  // counters' rate() window for a current reading
+  // Measured GPU power (telemetry/gpu_power.h): none | kepler | dcgm.
+  std::string gpu_power_source = "none";
   // Compare the model's watts with powerSource's continuously (predict/model_accuracy.h): the
   // extender's /metrics, doctor's model-accuracy check, explain pod. Off by default: it needs
   // the power source in Prometheus, which many clusters do not have.

@@ -357,6 +357,12 @@ const std::vector<FieldSpec>& Fields() {
                "current reading; at least two scrape intervals",
        .ref = [](C& c) { return Ref(&c.telemetry.power_rate_window); },
        .check = kDuration},
+      {.path = "telemetry.gpuPowerSource",
+       .help = "Measured GPU power, shown per node by predict -o wide and doctor: none, kepler "
+               "(Kepler 0.11.4+ GPU metrics) or dcgm (NVIDIA dcgm-exporter); averaged over "
+               "powerRateWindow",
+       .ref = [](C& c) { return Ref(&c.telemetry.gpu_power_source); },
+       .choices = {"none", "kepler", "dcgm"}},
       {.path = "telemetry.modelAccuracy",
        .help = "Compare the model's predicted watts with powerSource's measured watts: per-node "
                "errors on the extender's /metrics, doctor's model-accuracy check, explain pod",

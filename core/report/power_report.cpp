@@ -97,6 +97,21 @@ Result<std::vector<json>> ListLivePods(kube::Client& kube) {
   return kube.List("/api/v1/pods", options);
 }
 
+// GPU watts beside them, when telemetry.gpuPowerSource names an exporter.
+void AddGpuPower(PowerReport& report, const std::vector<telemetry::NodeInfo>& infos,
+                 const config::PowerctlConfig& config,
+                 const telemetry::PrometheusClient& prometheus, std::chrono::seconds window) {
+  auto warn = [&](const std::string& why) { report.warnings.push_back("GPU power: " + why); };
+  auto source =
+      telemetry::ParseGpuPowerSource(config.telemetry.gpu_power_source, "telemetry.gpuPowerSource");
+  if (!source.ok()) return warn(source.error().message);
+  if (*source == telemetry::GpuPowerSource::kNone) return;
+  auto gpu = telemetry::FetchGpuPower(prometheus, infos, *source, window);
+  if (!gpu.ok()) return warn(gpu.error().message);
+  report.gpu_power = std::move(*gpu);
+  report.gpu_source = std::string(telemetry::GpuPowerSourceName(*source));
+}
+
 // Measured watts beside the predictions. Prometheus failing is a warning: the predictions
 // stand without them.
 void AddMeasuredPower(PowerReport& report, const std::vector<json>& node_objects,
@@ -113,6 +128,7 @@ void AddMeasuredPower(PowerReport& report, const std::vector<json>& node_objects
   if (!measured.ok()) return warn(measured.error().message);
   report.measured_power = std::move(*measured);
   report.measured_source = std::string(telemetry::PowerSourceName(reading->spec.source));
+  AddGpuPower(report, infos, config, prometheus, reading->window);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "core/config/config.h"
 #include "core/kube/client.h"
 #include "core/predict/node_power.h"
+#include "core/telemetry/gpu_power.h"
 #include "core/telemetry/power_sources.h"
 
 #include <spdlog/logger.h>
@@ -52,6 +53,10 @@ struct PowerReport {
   // none), and the source's name. When it did not, a warning says why.
   std::optional<std::map<std::string, telemetry::MeasuredPower>> measured_power;
   std::string measured_source;
+  // With measure_power and telemetry.gpuPowerSource set, when Prometheus answered: each node's
+  // measured GPU watts and devices (or why there are none), and the source's name.
+  std::optional<std::map<std::string, telemetry::GpuPower>> gpu_power;
+  std::string gpu_source;
 };
 
 struct PredictDependencies {

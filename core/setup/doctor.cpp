@@ -7,6 +7,7 @@
 #include "core/manifests/components.h"
 #include "core/setup/access.h"
 #include "core/setup/doctor_consolidate.h"
+#include "core/setup/doctor_gpu.h"
 #include "core/setup/doctor_lb.h"
 #include "core/setup/doctor_model.h"
 #include "core/setup/doctor_tls.h"
@@ -376,10 +377,10 @@ bool DoctorReport::failed() const {
 
 const std::vector<std::string>& DoctorCheckIds() {
   static const std::vector<std::string> ids = {
-      "api-reachable",     "permissions",    "scheduler-ready",   "scheduler-lease",
-      kKubeVersionCheckId, "extender-ready", "model-ready",       "node-labels",
-      "telemetry",         kLbAgentCheckId,  kExtenderTlsCheckId, kModelAccuracyCheckId,
-      kDrainedNodesCheckId};
+      "api-reachable",      "permissions",    "scheduler-ready",   "scheduler-lease",
+      kKubeVersionCheckId,  "extender-ready", "model-ready",       "node-labels",
+      "telemetry",          kLbAgentCheckId,  kExtenderTlsCheckId, kModelAccuracyCheckId,
+      kDrainedNodesCheckId, kGpuPowerCheckId};
   return ids;
 }
 
@@ -470,6 +471,7 @@ DoctorReport RunDoctor(const DoctorInput& in) {
   report.checks.push_back(CheckExtenderTls(client, config));
   report.checks.push_back(CheckModelAccuracy(client, in.http, config));
   report.checks.push_back(CheckDrainedNodes(client, in.now, config, in.http));
+  report.checks.push_back(CheckGpuPower(client, in.http, config));
   return report;
 }
 

@@ -78,7 +78,70 @@ def graduated_utilisation(t):
     return min(1.0, max(0.0, (block % 11) / 10 + wobble))
 
 
-def write_openmetrics(path, nodes, first, last, seed=1234):
+def write_gpu_exposition(out, first, last, dcgm=None, kepler=None):
+    """GPU power as the exporters expose it, each device at a constant draw: `dcgm` maps a node to
+    the watts of its devices as NVIDIA's dcgm-exporter shows them (DCGM_FI_DEV_POWER_USAGE in W,
+    DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION in mJ since boot, DCGM_FI_DEV_GPU_UTIL; Hostname from
+    NODE_NAME; with pod mapping a device used by a pod appears again with the pod's labels), and
+    `kepler` the same for Kepler 0.11.4's kepler_node_gpu_watts and kepler_node_gpu_joules_total
+    (a gauge and a counter per device, node_name). Labels and HELP texts are the exporters' own (etc/default-counters.csv of
+    dcgm-exporter 4.5.3-4.8.2; power_collector.go of Kepler v0.11.4)."""
+    def dcgm_labels(node, i, pod=None):
+        labels = (f'gpu="{i}",UUID="GPU-{node}-{i:04d}",pci_bus_id="00000000:{0x3b + i:02X}:00.0",'
+                  f'device="nvidia{i}",modelName="NVIDIA A100-SXM4-40GB",Hostname="{node}",'
+                  f'DCGM_FI_DRIVER_VERSION="550.54.15",instance="10.244.9.{i + 10}:9400",job="dcgm-exporter"')
+        if pod:
+            labels += f',exported_pod="{pod}",exported_namespace="ml",exported_container="train"'
+        return labels
+
+    def dcgm_series(node, watts):
+        # The first device is in use by a pod: dcgm-exporter repeats it with the pod's labels.
+        for i, w in enumerate(watts):
+            yield dcgm_labels(node, i), w
+            if i == 0:
+                yield dcgm_labels(node, i, pod="train-0"), w
+
+    dcgm = dcgm or {}
+    kepler = kepler or {}
+    if dcgm:
+        out.write("# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n")
+        for node, watts in dcgm.items():
+            for labels, w in dcgm_series(node, watts):
+                for t in range(first, last + 1, INTERVAL):
+                    out.write(f"DCGM_FI_DEV_POWER_USAGE{{{labels}}} {w:.3f} {t}\n")
+        # A counter without the _total suffix: an OpenMetrics "unknown" keeps the name as scraped.
+        out.write("# HELP DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION Total energy consumption since boot (in mJ).\n"
+                  "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION unknown\n")
+        for node, watts in dcgm.items():
+            for labels, w in dcgm_series(node, watts):
+                for t in range(first, last + 1, INTERVAL):
+                    out.write(f"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{{{labels}}} {w * 1000 * (t - first + 86400):.0f} {t}\n")
+        out.write("# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n")
+        for node, watts in dcgm.items():
+            for labels, w in dcgm_series(node, watts):
+                for t in range(first, last + 1, INTERVAL):
+                    out.write(f"DCGM_FI_DEV_GPU_UTIL{{{labels}}} {min(100, w / 4):.0f} {t}\n")
+    def kepler_labels(node, i):
+        return (f'gpu="{i}",gpu_name="NVIDIA H100 80GB HBM3",gpu_uuid="GPU-{node}-{i:04d}",'
+                f'node_name="{node}",vendor="nvidia",instance="10.244.7.3:28282",job="kepler"')
+
+    if kepler:
+        out.write("# HELP kepler_node_gpu_watts Total GPU power consumption in watts\n"
+                  "# TYPE kepler_node_gpu_watts gauge\n")
+        for node, watts in kepler.items():
+            for i, w in enumerate(watts):
+                for t in range(first, last + 1, INTERVAL):
+                    out.write(f"kepler_node_gpu_watts{{{kepler_labels(node, i)}}} {w:.3f} {t}\n")
+        out.write("# HELP kepler_node_gpu_joules Energy consumption of gpu at node level in joules\n"
+                  "# TYPE kepler_node_gpu_joules counter\n")
+        for node, watts in kepler.items():
+            for i, w in enumerate(watts):
+                for t in range(first, last + 1, INTERVAL):
+                    out.write(f"kepler_node_gpu_joules_total{{{kepler_labels(node, i)}}} "
+                              f"{w * (t - first) + 1000:.3f} {t}\n")
+
+
+def write_openmetrics(path, nodes, first, last, seed=1234, gpus=None):
     rng = random.Random(seed)
     with open(path, "w") as out:
         for n in nodes:
@@ -95,15 +158,17 @@ def write_openmetrics(path, nodes, first, last, seed=1234):
                 idle_seconds += (1 - n.load(t)) * INTERVAL
                 out.write(f'node_cpu_seconds_total{{instance="{n.name}:9100",job="node",cpu="0",'
                           f'mode="idle"}} {idle_seconds:.3f} {t}\n')
+        write_gpu_exposition(out, first, last, **(gpus or {}))
         out.write("# EOF\n")
 
 
 class BackfilledPrometheus:
     """Prometheus serving `days` of history for `nodes` that ends about now."""
 
-    def __init__(self, workdir, nodes, days=7):
+    def __init__(self, workdir, nodes, days=7, gpus=None):
         self.dir = workdir
         self.nodes = nodes
+        self.gpus = gpus  # write_gpu_exposition's dcgm= and kepler=
         self.days = days
         self.proc = None
         self.url = None
@@ -116,7 +181,7 @@ class BackfilledPrometheus:
         self.first = last - self.days * DAY + 10 * INTERVAL
         self.last = last
         history = os.path.join(self.dir, "history.om")
-        write_openmetrics(history, self.nodes, self.first, last)
+        write_openmetrics(history, self.nodes, self.first, last, gpus=self.gpus)
         r = subprocess.run([PROMTOOL, "tsdb", "create-blocks-from", "openmetrics", history, data],
                            capture_output=True, text=True, timeout=600)
         if r.returncode != 0:

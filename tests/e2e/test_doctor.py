@@ -27,7 +27,8 @@ class DoctorTest(ClusterTest):
         checks = {c["id"]: c for c in doc["checks"]}
         self.assertEqual(list(checks), ["api-reachable", "permissions", "scheduler-ready", "scheduler-lease",
                                         "kube-version", "extender-ready", "model-ready", "node-labels", "telemetry",
-                                        "lb-agent", "extender-tls", "model-accuracy", "drained-nodes"])
+                                        "lb-agent", "extender-tls", "model-accuracy", "drained-nodes",
+                                        "gpu-power"])
         self.assertEqual(checks["api-reachable"]["status"], "PASS")
         self.assertIn("v1.20.2", checks["api-reachable"]["message"])
         self.assertEqual(checks["permissions"]["status"], "PASS")

@@ -48,7 +48,11 @@ class ModelAccuracyTest(ClusterTest):
         cls.varied = ph.SyntheticNode(f"acc-{tag}-varied", idle=IDLE, max=MAX, curve=CURVE)
         cls.true_watts = cls.good.watts(LOAD)
         cls.prom_dir = tempfile.mkdtemp(prefix="powerctl-e2e-prom-")
-        cls.prom = ph.BackfilledPrometheus(cls.prom_dir, [cls.good, cls.off, cls.varied], days=2).start()
+        # GPU power as both exporters show it: the good node's two GPUs through dcgm-exporter, the
+        # off node's through Kepler 0.11.
+        cls.gpus = {"dcgm": {cls.good.name: [300.0, 150.0]}, "kepler": {cls.off.name: [250.0, 100.0]}}
+        cls.prom = ph.BackfilledPrometheus(cls.prom_dir, [cls.good, cls.off, cls.varied], days=2,
+                                           gpus=cls.gpus).start()
 
     @classmethod
     def tearDownClass(cls):
@@ -142,24 +146,50 @@ telemetry:
         self.assertAlmostEqual(sample("powerctl_model_mean_absolute_error_ratio"), 0.15, delta=0.02)
         self.assertAlmostEqual(sample("powerctl_model_worst_error_ratio", self.off.name), 0.3, delta=0.03)
 
-    def test_predict_shows_measured_beside_predicted(self):
+    def predict_wide(self, *extra):
+        """`predict -o wide` of the two nodes: the output, and each node's cells by column."""
         r = powerctl("predict", self.good.name, self.off.name, "--source", "local", "--cpu", "0", "-o", "wide",
-                     *self.args)
+                     *self.args, *extra)
         lines = r.stdout.splitlines()
         # Cells are two or more spaces apart (a cell holds single spaces at most).
         header = re.split(r"\s{2,}", lines[1].strip())
-        self.assertIn("MEASURED W", header)
         rows = {}
         for line in lines[2:4]:
             cells = dict(zip(header, re.split(r"\s{2,}", line.strip())))
-            rows[cells["NODE"]] = (float(cells["WATTS"]), float(cells["MEASURED W"]))
+            rows[cells["NODE"]] = cells
+        return r.stdout, rows
+
+    def test_predict_shows_measured_beside_predicted(self):
+        stdout, cells = self.predict_wide()
+        rows = {node: (float(c["WATTS"]), float(c["MEASURED W"])) for node, c in cells.items()}
         predicted, measured = rows[self.good.name]
         self.assertAlmostEqual(predicted, self.true_watts, delta=3)
         self.assertAlmostEqual(measured, self.true_watts, delta=5)
         predicted, measured = rows[self.off.name]
         self.assertAlmostEqual(predicted, 1.3 * self.true_watts, delta=3)
         self.assertAlmostEqual(measured, self.true_watts, delta=5)
-        self.assertIn("MEASURED W: ipmi power from Prometheus", r.stdout)
+        self.assertIn("MEASURED W: ipmi power from Prometheus", stdout)
+
+    def test_predict_and_doctor_show_gpu_watts_from_each_exporter(self):
+        for source, node, watts in (("dcgm", self.good.name, "450.0 (2 GPUs)"),
+                                    ("kepler", self.off.name, "350.0 (2 GPUs)")):
+            with self.subTest(source=source):
+                gpu = ("--set", f"telemetry.gpuPowerSource={source}")
+                stdout, cells = self.predict_wide(*gpu)
+                rows = {node: c["GPU W"] for node, c in cells.items()}
+                # The device a pod uses counts once, although dcgm-exporter shows it twice.
+                self.assertEqual(rows[node], watts)
+                other = self.off.name if node == self.good.name else self.good.name
+                self.assertEqual(rows[other], "-")
+                self.assertIn(f"GPU W: {source} GPU power from Prometheus", stdout)
+                r = powerctl("doctor", *self.args, *gpu, "-o", "json", check=False)
+                check = {c["id"]: c for c in json.loads(r.stdout)["checks"]}["gpu-power"]
+                self.assertEqual(check["status"], "PASS", check)
+                self.assertIn(f"{source} GPU power on 1 node: {node} {watts.split('.')[0]} W (2 GPUs)",
+                              check["message"])
+        # Without the wide output or a GPU source there is no column.
+        r = powerctl("predict", self.good.name, "--source", "local", "-o", "wide", *self.args)
+        self.assertNotIn("GPU W", r.stdout)
 
     def test_explain_says_how_far_the_chosen_nodes_model_is_off(self):
         ns, name = "default", f"acc-{uuid.uuid4().hex[:6]}"
