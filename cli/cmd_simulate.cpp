@@ -40,6 +40,7 @@ struct SimulateFlags {
   bool idle_off = false;
   bool consolidate = false;
   bool unrounded = false;
+  bool batching = false;
   std::string report;
   std::string export_snapshot;
 };
@@ -120,6 +121,19 @@ void PrintTables(const Context& ctx, const config::PowerctlConfig& config,
   out << fmt::format("powerctl: scheduler.resourceScoring {}, extender.weight {}{}\n\n",
                      config.scheduler.resource_scoring, config.extender.weight,
                      r.unrounded_extender_scores ? ", extender scores unrounded (diagnostic)" : "");
+  if (r.opportunistic_batching) {
+    int hinted = 0, pods = 0;
+    for (const auto& run : r.runs) {
+      for (const auto& s : run.scorers) {
+        if (s.scorer == "powerctl") hinted += s.hinted;
+      }
+      pods += run.pods;
+    }
+    out << fmt::format(
+        "OpportunisticBatching: {} of {} powerctl placements took the previous pod's ranking "
+        "unscored (all seeds)\n\n",
+        hinted, pods);
+  }
   PrintOutcome(out, r);
   PrintConsolidation(out, r);
   Table totals({"LOAD", "SCORER", "WATTS", "POWERCTL SAVES", "ABOVE BOUND", "UNSCHEDULED"});
@@ -247,6 +261,7 @@ int RunSimulate(const Context& ctx, const SimulateFlags& flags) {
   request.idle_off = flags.idle_off;
   request.consolidate = flags.consolidate;
   request.unrounded_extender_scores = flags.unrounded;
+  request.opportunistic_batching = flags.batching;
   std::optional<ProgressLine> progress;
   if (WantsProgress(ctx, *format)) {
     progress.emplace(*ctx.err);
@@ -344,6 +359,9 @@ void RegisterSimulate(CLI::App& app, CommandEnv& env) {
                 "Also run consolidate's planner after each placement; drained nodes count as off");
   cmd->add_flag("--unrounded-scores", flags->unrounded,
                 "Diagnostic: powerctl's extender score before its rounding to 0..10");
+  cmd->add_flag("--opportunistic-batching", flags->batching,
+                "Place as kube-scheduler 1.35+'s OpportunisticBatching would: a pod like the "
+                "previous one takes the next node of its ranking unscored");
   cmd->add_option("--report", flags->report, "Also write an HTML report with charts")
       ->type_name("FILE");
   cmd->add_option("--export-snapshot", flags->export_snapshot,

@@ -146,7 +146,9 @@ void JudgeConsulted(const std::vector<PodEvent>& events, std::size_t fitting_nod
       "Event is on the pod, but the extender recorded no decision about it (it writes its "
       "records up to a second after deciding; with extender.ignorable true, kube-scheduler places "
       "pods without the extender when it "
-      "cannot reach it or its call fails; powerctl doctor checks it)";
+      "cannot reach it or its call fails; powerctl doctor checks it; and a kube-scheduler 1.35 "
+      "or later started without powerctl's --feature-gates=OpportunisticBatching=false may place "
+      "a pod like the one before it on that pod's ranking without asking the extender)";
   if (report.source == DecisionSource::kLocal || report.source == DecisionSource::kExtender)
     report.consulted_note += ". The table below is recomputed now; it is not what placed the pod";
   report.consulted_note += ".";

@@ -2,6 +2,7 @@
 
 #include "core/common/worker_pool.h"
 #include "core/predict/node_params.h"
+#include "core/simulate/batching.h"
 #include "core/simulate/bound.h"
 #include "core/simulate/consolidation.h"
 #include "core/simulate/power_model.h"
@@ -112,17 +113,27 @@ Result<ScorerRun> PlaceAll(const std::string& name, std::vector<NodeRuntime> nod
   };
   record();
   std::vector<std::size_t> feasible;
+  OpportunisticBatch batch;
   for (const WorkloadPod& pod : workload) {
     arrived += static_cast<double>(pod.cpu_request_millis) / 1000.0;
     feasible.clear();
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       if (nodes[i].Fits(pod)) feasible.push_back(i);
     }
+    std::optional<std::size_t> hinted;
+    if (request.opportunistic_batching && !feasible.empty()) hinted = batch.Hint(pod, nodes);
     if (feasible.empty()) {
       run.placement.push_back(-1);
       ++run.unscheduled;
     } else {
-      std::size_t chosen = feasible[PickNode(scorer->Score(pod, feasible, nodes), rng)];
+      std::size_t chosen = 0;
+      if (hinted) {
+        chosen = *hinted;
+      } else {
+        std::vector<std::int64_t> scores = scorer->Score(pod, feasible, nodes);
+        chosen = feasible[PickNode(scores, rng)];
+        if (request.opportunistic_batching) batch.Store(pod, feasible, scores, chosen);
+      }
       nodes[chosen].Place(pod);
       scorer->Placed(pod, chosen, nodes);
       ++run.node_pods[chosen];
@@ -138,6 +149,7 @@ Result<ScorerRun> PlaceAll(const std::string& name, std::vector<NodeRuntime> nod
     run.node_cpu.push_back(n.cpu_used);
   }
   run.total_watts = ClusterWatts(nodes, request.idle_off ? &run.node_pods : nullptr);
+  run.hinted = batch.hinted();
   if (progress) progress(100 * arrived / totals.cpu_allocatable_cores, true);
   return run;
 }
@@ -238,6 +250,7 @@ Result<SimulationResult> RunSimulation(const SimulationRequest& request) {
   result.idle_off = request.idle_off;
   result.consolidate = request.consolidate;
   result.unrounded_extender_scores = request.unrounded_extender_scores;
+  result.opportunistic_batching = request.opportunistic_batching;
   for (const SimNode& n : request.snapshot.nodes) result.nodes.push_back(n.name);
   SimulationRequest sorted = request;
   sorted.loads = result.loads;

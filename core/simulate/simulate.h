@@ -56,6 +56,10 @@ struct SimulationRequest {
   // Diagnostic: powerctl's extender score unrounded (ScorerOptions), to measure what the 0..10
   // protocol's rounding costs.
   bool unrounded_extender_scores = false;
+  // Every scorer placed as kube-scheduler's OpportunisticBatching would (batching.h): a pod
+  // like the previous one may take the next node of its ranking unscored. For measuring what
+  // batching costs; powerctl's generated scheduler turns it off.
+  bool opportunistic_batching = false;
   // Threads the seeds' and scorers' runs share (each run is one thread's); 0: the machine's
   // cores. The results are the same for any number.
   std::size_t threads = 0;
@@ -85,6 +89,7 @@ struct ScorerRun {
   std::vector<LoadWatts> at_loads;                // one per requested load
   std::vector<std::optional<double>> by_percent;  // watts when load first reached 0..100%
   std::vector<int> placement;                     // per workload pod: its node, or -1
+  int hinted = 0;  // with opportunistic_batching: pods placed from the previous ranking
 };
 
 struct SeedRun {
@@ -123,6 +128,7 @@ struct SimulationResult {
   double prediction_error = 0;
   bool idle_off = false;
   bool unrounded_extender_scores = false;
+  bool opportunistic_batching = false;
   bool consolidate = false;
   std::vector<std::optional<double>> mean_bound;  // per load (core/simulate/bound.h)
   std::vector<SeedRun> runs;

@@ -27,6 +27,7 @@ ojson SimulationDocument(const SimulationResult& result) {
                {"predictionErrorPercent", Rounded(result.prediction_error * 100)},
                {"idleOff", result.idle_off},
                {"unroundedExtenderScores", result.unrounded_extender_scores},
+               {"opportunisticBatching", result.opportunistic_batching},
                {"seeds", result.runs.size()}};
   ojson bound = ojson::array();
   for (std::size_t l = 0; l < result.loads.size(); ++l)
@@ -84,6 +85,7 @@ ojson SimulationDocument(const SimulationResult& result) {
                          {"finalWatts", Rounded(s.total_watts)},
                          {"placed", s.placed},
                          {"unscheduled", s.unscheduled},
+                         {"hinted", s.hinted},
                          {"loads", std::move(loads)}});
     }
     ojson run_bound = ojson::array();

@@ -54,8 +54,8 @@ Result<std::map<std::string, std::string>> StringMap(const ojson& value, const s
   return out;
 }
 
-Result<std::optional<double>> Number(const ojson& object, const char* key,
-                                     const std::string& what) {
+Result<std::optional<double>> OptionalNumber(const ojson& object, const char* key,
+                                             const std::string& what) {
   if (!object.contains(key) || object[key].is_null()) return std::optional<double>();
   if (!object[key].is_number() || !std::isfinite(object[key].get<double>())) {
     return InvalidSnapshot(what + "." + key + ": must be a number");
@@ -99,9 +99,9 @@ Result<SimNode> ParseNode(const ojson& entry, const std::string& where) {
     const ojson& t = entry["temperatures"];
     if (!t.is_object()) return InvalidSnapshot(what + ": temperatures: must be a mapping");
     std::string tw = what + ": temperatures";
-    POWERCTL_TRY(ambient, Number(t, "ambient", tw));
-    POWERCTL_TRY(cpu1, Number(t, "cpu1", tw));
-    POWERCTL_TRY(cpu2, Number(t, "cpu2", tw));
+    POWERCTL_TRY(ambient, OptionalNumber(t, "ambient", tw));
+    POWERCTL_TRY(cpu1, OptionalNumber(t, "cpu1", tw));
+    POWERCTL_TRY(cpu2, OptionalNumber(t, "cpu2", tw));
     node.ambient = ambient;
     node.cpu1 = cpu1;
     node.cpu2 = cpu2;
@@ -122,7 +122,7 @@ Result<SimNode> ParseNode(const ojson& entry, const std::string& where) {
     if (node.power_curve.back() <= node.power_curve.front())
       return InvalidSnapshot(what + ": powerCurve: watts at 100% must exceed watts at 0%");
   }
-  POWERCTL_TRY(used, Number(entry, "cpuUsed", what));
+  POWERCTL_TRY(used, OptionalNumber(entry, "cpuUsed", what));
   if (used && (*used < 0 || *used > node.cpu_cores))
     return InvalidSnapshot(what + ": cpuUsed: must be between 0 and cpu");
   node.cpu_used = used;

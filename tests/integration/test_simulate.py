@@ -88,6 +88,23 @@ class SimulateTest(TempDirTest):
         self.assertEqual(watts["powerctl"], 200.0)  # all eight pods on the efficient node
         self.assertEqual(watts["default"], 280.0)   # spread four and four
 
+    def test_opportunistic_batching_places_a_like_pod_on_the_previous_ranking(self):
+        cluster = self.write("c.yaml", SMALL)
+        # Each pod fills a node: the second finds the first's node full and takes the next of
+        # the first pod's ranking, unscored.
+        workload = self.write("w.yaml", "pods:\n- {name: big, cpu: 8, memory: 1Gi, count: 2}\n")
+        args = ("simulate", "--cluster", cluster, "--workload", workload, "--load", "100",
+                "--seeds", "1", "-o", "json")
+        plain = json.loads(run(*args).stdout)
+        batched = json.loads(run(*args, "--opportunistic-batching").stdout)
+        self.assertFalse(plain["opportunisticBatching"])
+        self.assertTrue(batched["opportunisticBatching"])
+        self.assertEqual({s["scorer"]: s["hinted"] for s in plain["runs"][0]["scorers"]}["powerctl"], 0)
+        self.assertEqual({s["scorer"]: s["hinted"] for s in batched["runs"][0]["scorers"]}["powerctl"], 1)
+        r = run(*args[:-2], "--opportunistic-batching")
+        self.assertIn("OpportunisticBatching: 1 of 2 powerctl placements took the previous pod's "
+                      "ranking unscored", r.stdout)
+
     def test_a_bad_snapshot_names_file_and_line(self):
         bad = self.write("bad.yaml", SMALL.replace("cpu: 8\n  memory: 32Gi\n  powerCurve: [100",
                                                    "cpu: eight\n  memory: 32Gi\n  powerCurve: [100"))
