@@ -11,11 +11,11 @@ using nlohmann::json;
 using scoring::Decision;
 using scoring::NodeDecision;
 
-DecisionEventSource Source() {
+DecisionEventSource BatchSource() {
   return {"replica-a", "abc123", std::chrono::system_clock::from_time_t(1700000000)};
 }
 
-Decision Prioritized(const std::string& pod, const std::string& uid) {
+Decision BatchPrioritized(const std::string& pod, const std::string& uid) {
   Decision d;
   d.verb = scoring::kVerbPrioritize;
   d.pod_namespace = "team";
@@ -45,10 +45,10 @@ const std::string kUid1 = "0b7a6f1e-5d4c-4b3a-9f8e-7d6c5b4a3f2e";
 const std::string kUid2 = "9a8b7c6d-5e4f-3a2b-1c0d-9e8f7a6b5c4d";
 
 TEST(DecisionBatch, OneEventHoldsEachPodsDecisionFoundByItsLabel) {
-  Decision web1 = Prioritized("web-1", kUid1);
-  Decision web2 = Prioritized("web-2", kUid2);
+  Decision web1 = BatchPrioritized("web-1", kUid1);
+  Decision web2 = BatchPrioritized("web-2", kUid2);
   web2.nodes[0].score = 3;
-  json event = json::parse(BatchOf({web1, web2}).ToEvent(Source()).dump());
+  json event = json::parse(BatchOf({web1, web2}).ToEvent(BatchSource()).dump());
 
   EXPECT_EQ(event["reason"], kReasonPowerDecisions);
   EXPECT_EQ(event["metadata"]["namespace"], "team");
@@ -75,27 +75,27 @@ TEST(DecisionBatch, OneEventHoldsEachPodsDecisionFoundByItsLabel) {
 }
 
 TEST(DecisionBatch, ABatchOfOneReadsLikeTheSingleEvent) {
-  Decision d = Prioritized("web-1", kUid1);
-  json event = BatchOf({d}).ToEvent(Source());
+  Decision d = BatchPrioritized("web-1", kUid1);
+  json event = BatchOf({d}).ToEvent(BatchSource());
   EXPECT_EQ(event["message"], DecisionEventMessage(d));
   EXPECT_EQ(json::parse(event["metadata"]["annotations"][kDecisionsAnnotation].get<std::string>()),
             json::array({json::parse(DecisionAnnotation(d))}));
 }
 
 TEST(DecisionBatch, DecisionsWithoutARecordAreNotBatched) {
-  Decision passed = Prioritized("web-1", kUid1);
+  Decision passed = BatchPrioritized("web-1", kUid1);
   passed.verb = scoring::kVerbFilter;
   passed.nodes[0].passed = true;
   EXPECT_FALSE(BatchEntry(passed, true));
   passed.nodes[0].passed = false;
   EXPECT_TRUE(BatchEntry(passed, true));
-  Decision no_pod = Prioritized("", "");
+  Decision no_pod = BatchPrioritized("", "");
   EXPECT_FALSE(BatchEntry(no_pod, true));
 }
 
 TEST(DecisionBatch, IsBoundedByCountAndBytes) {
   DecisionBatch batch("team");
-  Decision d = Prioritized("web-1", kUid1);
+  Decision d = BatchPrioritized("web-1", kUid1);
   for (std::size_t i = 0; i < kMaxBatchDecisions; ++i) {
     auto entry = *BatchEntry(d, false);
     ASSERT_TRUE(batch.Fits(entry)) << i;
@@ -128,9 +128,9 @@ TEST(DecisionBatch, AUidThatIsNoLabelNameIsHashed) {
 }
 
 TEST(DecisionBatch, ReadingRefusesWhatIsNotABatch) {
-  json single = *DecisionEvent(Prioritized("web-1", kUid1), Source());
+  json single = *DecisionEvent(BatchPrioritized("web-1", kUid1), BatchSource());
   EXPECT_EQ(DecisionsFromBatchEvent(single, "web-1", kUid1).error().code, ErrorCode::kNotFound);
-  json event = BatchOf({Prioritized("web-1", kUid1)}).ToEvent(Source());
+  json event = BatchOf({BatchPrioritized("web-1", kUid1)}).ToEvent(BatchSource());
   event["metadata"]["annotations"][kDecisionsAnnotation] = "{\"not\": \"a list\"}";
   EXPECT_EQ(DecisionsFromBatchEvent(event, "web-1", kUid1).error().code, ErrorCode::kInvalidInput);
   event["metadata"]["annotations"][kDecisionsAnnotation] = "[{\"verb\": 3}]";

@@ -14,28 +14,28 @@ using std::chrono::seconds;
 using telemetry::NodeReading;
 using telemetry::SteadyTime;
 
-const SteadyTime kNow = SteadyTime{} + std::chrono::hours(1);
+const SteadyTime kFormNow = SteadyTime{} + std::chrono::hours(1);
 constexpr const char* kSteepCurve = "100,250,260,270,280,290,300,310,320,330,340";
 
-NodeFacts Node(const std::string& name, std::map<std::string, std::string> annotations) {
+NodeFacts FormNode(const std::string& name, std::map<std::string, std::string> annotations) {
   NodeFacts n;
   n.name = name;
   n.annotations = std::move(annotations);
   return n;
 }
 
-NodeReading Reading(const std::string& name, double cores, double capacity) {
+NodeReading FormReading(const std::string& name, double cores, double capacity) {
   NodeReading r;
   r.node = name;
-  r.cpu_cores_used = telemetry::CpuReading(cores, kNow, "test");
+  r.cpu_cores_used = telemetry::CpuReading(cores, kFormNow, "test");
   r.cpu_capacity = capacity;
   return r;
 }
 
-PowerQuery Query(double cores) {
+PowerQuery FormQuery(double cores) {
   PowerQuery q;
   q.extra_cpu_cores = cores;
-  q.now = kNow;
+  q.now = kFormNow;
   return q;
 }
 
@@ -43,19 +43,19 @@ PowerQuery Query(double cores) {
 // own watts favour the linear node, the fill cost the steep one.
 struct Cluster {
   std::vector<NodeFacts> nodes = {
-      Node("steep", {{"powerctl.io/power-curve", kSteepCurve}}),
-      Node("linear", {{"powerctl.io/idle-watts", "100"}, {"powerctl.io/max-watts", "700"}}),
-      Node("typo", {{"powerctl.io/max-watts", "many"}})};
-  std::map<std::string, NodeReading> readings = {{"steep", Reading("steep", 0, 100)},
-                                                 {"linear", Reading("linear", 0, 100)},
-                                                 {"typo", Reading("typo", 0, 100)}};
+      FormNode("steep", {{"powerctl.io/power-curve", kSteepCurve}}),
+      FormNode("linear", {{"powerctl.io/idle-watts", "100"}, {"powerctl.io/max-watts", "700"}}),
+      FormNode("typo", {{"powerctl.io/max-watts", "many"}})};
+  std::map<std::string, NodeReading> readings = {{"steep", FormReading("steep", 0, 100)},
+                                                 {"linear", FormReading("linear", 0, 100)},
+                                                 {"typo", FormReading("typo", 0, 100)}};
 };
 
 TEST(PredictNodePowerWithFill, ShowsEachNodesModelAndItsFillCost) {
   Cluster c;
   config::PowerctlConfig config;
   BuiltinPredictor builtin;
-  auto power = PredictNodePowerWithFill(c.nodes, c.readings, config, builtin, Query(10));
+  auto power = PredictNodePowerWithFill(c.nodes, c.readings, config, builtin, FormQuery(10));
   ASSERT_EQ(power.size(), 3u);
   const NodePower& steep = power[0];
   const NodePower& linear = power[1];
@@ -82,14 +82,14 @@ TEST(PredictNodePowerWithFill, TheExtendersDocumentCarriesTheSame) {
   Cluster c;
   config::PowerctlConfig config;
   BuiltinPredictor builtin;
-  auto power = PredictNodePowerWithFill(c.nodes, c.readings, config, builtin, Query(10));
-  nlohmann::json doc = PredictionDocument(power, 10, kNow);
+  auto power = PredictNodePowerWithFill(c.nodes, c.readings, config, builtin, FormQuery(10));
+  nlohmann::json doc = PredictionDocument(power, 10, kFormNow);
   EXPECT_EQ(doc["nodes"][0]["model"]["form"], "curve");
   EXPECT_EQ(doc["nodes"][0]["model"]["curve"].size(), 11u);
   EXPECT_EQ(doc["nodes"][1]["model"]["form"], "exponent");
   EXPECT_EQ(doc["nodes"][1]["model"]["exponent"], 1.0);
   EXPECT_FALSE(doc["nodes"][2]["model"].contains("form"));
-  auto parsed = ParsePredictionDocument(nlohmann::json::parse(doc.dump()), kNow + seconds(1));
+  auto parsed = ParsePredictionDocument(nlohmann::json::parse(doc.dump()), kFormNow + seconds(1));
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
   ASSERT_EQ(parsed->nodes.size(), 3u);
   for (std::size_t i = 0; i < 3; ++i) {
@@ -114,7 +114,7 @@ TEST(PredictionDocument, AModelFormIsReadWithinBounds) {
     nlohmann::json doc = {{"kind", "PowerPrediction"},
                           {"cpuAdded", 1},
                           {"nodes", {{{"node", "a"}, {"model", model}}}}};
-    return ParsePredictionDocument(doc, kNow);
+    return ParsePredictionDocument(doc, kFormNow);
   };
   nlohmann::json curve = nlohmann::json::array();
   for (int i = 0; i <= 10; ++i) curve.push_back(100 + 10 * i);

@@ -6,7 +6,7 @@
 namespace powerctl::simulate {
 namespace {
 
-Snapshot Nodes(const std::string& yaml_nodes) {
+Snapshot ReportNodes(const std::string& yaml_nodes) {
   auto parsed = ParseSnapshot("kind: ClusterSnapshot\nnodes:\n" + yaml_nodes, "t.yaml");
   EXPECT_TRUE(parsed.ok()) << parsed.error().message;
   return *parsed;
@@ -19,7 +19,7 @@ std::vector<std::string> Names(const std::vector<ServerType>& types) {
 }
 
 TEST(ServerTypesTest, NumberedNamesOfTheSameHardwareAreOneType) {
-  Snapshot s = Nodes(
+  Snapshot s = ReportNodes(
       "- {name: gen2007-1, cpu: 8, memory: 16Gi}\n"
       "- {name: sr650-xeon8176-1, cpu: 112, memory: 448Gi}\n"
       "- {name: gen2007-12, cpu: 8, memory: 16Gi}\n"
@@ -31,7 +31,7 @@ TEST(ServerTypesTest, NumberedNamesOfTheSameHardwareAreOneType) {
 }
 
 TEST(ServerTypesTest, TheInstanceTypeLabelWins) {
-  Snapshot s = Nodes(
+  Snapshot s = ReportNodes(
       "- {name: a-1, cpu: 8, memory: 16Gi, labels: {node.kubernetes.io/instance-type: "
       "m5.2xlarge}}\n"
       "- {name: b-1, cpu: 8, memory: 16Gi, labels: {node.kubernetes.io/instance-type: "
@@ -42,7 +42,7 @@ TEST(ServerTypesTest, TheInstanceTypeLabelWins) {
 }
 
 TEST(ServerTypesTest, NamesThatTellNothingFallBackToCoresAndMemory) {
-  Snapshot s = Nodes(
+  Snapshot s = ReportNodes(
       "- {name: alpha, cpu: 8, memory: 16Gi}\n"
       "- {name: beta, cpu: 8, memory: 16Gi}\n"
       "- {name: gamma, cpu: 32, memory: 64Gi}\n");
@@ -52,7 +52,7 @@ TEST(ServerTypesTest, NamesThatTellNothingFallBackToCoresAndMemory) {
 }
 
 TEST(ServerTypesTest, OneNameOnDifferentHardwareSaysWhichIsWhich) {
-  Snapshot s = Nodes(
+  Snapshot s = ReportNodes(
       "- {name: worker-1, cpu: 8, memory: 16Gi}\n"
       "- {name: worker-2, cpu: 8, memory: 16Gi}\n"
       "- {name: worker-3, cpu: 32, memory: 64Gi}\n"
