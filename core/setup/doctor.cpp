@@ -10,6 +10,7 @@
 #include "core/setup/doctor_gpu.h"
 #include "core/setup/doctor_lb.h"
 #include "core/setup/doctor_model.h"
+#include "core/setup/doctor_power_source.h"
 #include "core/setup/doctor_tls.h"
 #include "core/setup/doctor_version.h"
 #include "core/setup/label_nodes.h"
@@ -377,10 +378,10 @@ bool DoctorReport::failed() const {
 
 const std::vector<std::string>& DoctorCheckIds() {
   static const std::vector<std::string> ids = {
-      "api-reachable",      "permissions",    "scheduler-ready",   "scheduler-lease",
-      kKubeVersionCheckId,  "extender-ready", "model-ready",       "node-labels",
-      "telemetry",          kLbAgentCheckId,  kExtenderTlsCheckId, kModelAccuracyCheckId,
-      kDrainedNodesCheckId, kGpuPowerCheckId};
+      "api-reachable",      "permissions",       "scheduler-ready",   "scheduler-lease",
+      kKubeVersionCheckId,  "extender-ready",    "model-ready",       "node-labels",
+      "telemetry",          kLbAgentCheckId,     kExtenderTlsCheckId, kModelAccuracyCheckId,
+      kDrainedNodesCheckId, kPowerSourceCheckId, kGpuPowerCheckId};
   return ids;
 }
 
@@ -471,6 +472,7 @@ DoctorReport RunDoctor(const DoctorInput& in) {
   report.checks.push_back(CheckExtenderTls(client, config));
   report.checks.push_back(CheckModelAccuracy(client, in.http, config));
   report.checks.push_back(CheckDrainedNodes(client, in.now, config, in.http));
+  report.checks.push_back(CheckPowerSource(in.http, config));
   report.checks.push_back(CheckGpuPower(client, in.http, config));
   return report;
 }

@@ -1,13 +1,12 @@
 #include "core/setup/doctor_gpu.h"
 
 #include "core/common/duration.h"
+#include "core/setup/doctor_prometheus.h"
 #include "core/telemetry/gpu_power.h"
-#include "core/telemetry/prometheus_client.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <memory>
 
 namespace powerctl::setup {
 namespace {
@@ -47,15 +46,8 @@ CheckResult CheckGpuPower(kube::Client& client, HttpClient* http,
   if (!nodes.ok()) return fail("cannot list the nodes: " + nodes.error().message);
   std::vector<telemetry::NodeInfo> infos;
   for (const auto& node : *nodes) infos.push_back(telemetry::NodeInfoFromJson(node));
-  std::unique_ptr<HttpClient> owned;
-  if (http == nullptr) {
-    owned = MakeCurlHttpClient();
-    http = owned.get();
-  }
-  telemetry::PrometheusClient prometheus(
-      *http, telemetry::PrometheusOptions{config.telemetry.prometheus_url, std::chrono::seconds(5),
-                                          nullptr});
-  auto gpu = telemetry::FetchGpuPower(prometheus, infos, *source,
+  DoctorPrometheus prometheus(http, config);
+  auto gpu = telemetry::FetchGpuPower(prometheus.client(), infos, *source,
                                       std::chrono::duration_cast<std::chrono::seconds>(*window));
   if (!gpu.ok()) return fail("cannot read GPU power: " + gpu.error().message);
   std::vector<std::pair<std::string, telemetry::GpuPower>> measured;

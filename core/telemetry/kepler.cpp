@@ -32,6 +32,38 @@ Result<std::vector<KeplerGenerations>> DetectKeplerGenerations(const PrometheusC
   return found;
 }
 
+Result<KeplerInventory> DetectKeplerInventory(const PrometheusClient& prometheus) {
+  KeplerInventory found;
+  std::set<std::string> current, legacy;
+  auto each = [&](PromSeries&& series) {
+    const std::string& name = series.metric["__name__"];
+    const std::string& version = series.metric["version"];
+    if (name == "kepler_build_info") {
+      if (!version.empty()) current.insert(version);
+      found.present.current = true;
+    } else if (name == "kepler_exporter_build_info") {
+      if (!version.empty()) legacy.insert(version);
+      found.present.legacy = true;
+    } else if (name == "kepler_node_cpu_joules_total") {
+      found.present.current = true;
+    } else if (!name.empty()) {
+      found.present.legacy = true;
+      if (series.metric["mode"] == "idle") found.legacy_idle_series = true;
+    }
+  };
+  // Bounded: one series per (name, version, mode), whatever the number of nodes.
+  POWERCTL_TRY(
+      ignored,
+      prometheus.Query(R"(count by (__name__, version, mode) ({__name__=~"kepler_build_info|)"
+                       R"(kepler_exporter_build_info|kepler_node_cpu_joules_total|)"
+                       R"(kepler_node_platform_joules_total|kepler_node_package_joules_total"}))",
+                       std::nullopt, {"__name__", "version", "mode"}, each));
+  (void)ignored;
+  found.current_versions.assign(current.begin(), current.end());
+  found.legacy_versions.assign(legacy.begin(), legacy.end());
+  return found;
+}
+
 std::string KeplerGenerationHint(PowerSource source, const KeplerGenerations& found) {
   if (source == PowerSource::kKepler && !found.current && found.legacy) {
     return "Kepler 0.7-0.9 metrics are in Prometheus, not 0.10+ ones: set "

@@ -25,6 +25,17 @@ Result<std::vector<KeplerGenerations>> DetectKeplerGenerations(const PrometheusC
                                                                const std::vector<NodeInfo>& nodes,
                                                                const NodeMappingOptions& mapping);
 
+// Which Kepler runs, cluster-wide: each generation's build versions (kepler_build_info,
+// kepler_exporter_build_info) and whether its node energy series are there at all, and, for
+// 0.7-0.9, whether any idle-mode series is (0.8+ export them only with
+// --expose-estimated-idle-power). One instant query.
+struct KeplerInventory {
+  KeplerGenerations present;
+  std::vector<std::string> current_versions, legacy_versions;  // "v0.11.4", sorted
+  bool legacy_idle_series = false;
+};
+Result<KeplerInventory> DetectKeplerInventory(const PrometheusClient& prometheus);
+
 // Why `source` may have found nothing when the other generation's metrics are there: "" when
 // `source` is not a Kepler one or its own generation is present; else a sentence naming the
 // source to use ("Kepler 0.7-0.9 metrics are in Prometheus, not 0.10+: set

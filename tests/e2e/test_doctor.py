@@ -28,7 +28,7 @@ class DoctorTest(ClusterTest):
         self.assertEqual(list(checks), ["api-reachable", "permissions", "scheduler-ready", "scheduler-lease",
                                         "kube-version", "extender-ready", "model-ready", "node-labels", "telemetry",
                                         "lb-agent", "extender-tls", "model-accuracy", "drained-nodes",
-                                        "gpu-power"])
+                                        "power-source", "gpu-power"])
         self.assertEqual(checks["api-reachable"]["status"], "PASS")
         self.assertIn("v1.20.2", checks["api-reachable"]["message"])
         self.assertEqual(checks["permissions"]["status"], "PASS")

@@ -11,6 +11,7 @@
 #include "core/predict/builtin_model.h"
 #include "core/setup/calibrate_nodes.h"
 #include "core/setup/label_nodes.h"
+#include "core/telemetry/kepler.h"
 #include "core/telemetry/power_sources.h"
 #include "core/telemetry/prometheus_client.h"
 #include "tests/unit/child_process.h"
@@ -233,6 +234,21 @@ void WriteMeteredHistory(std::ofstream& out, std::int64_t first, std::int64_t la
   }
   WriteCounterFamily(out, "kepler_node_cpu_joules", "Energy consumption of cpu at node level",
                      kepler);
+  // Each generation's build info, as its exporter labels it.
+  out << "# HELP kepler_build_info A metric with a constant '1' value labeled with version "
+         "information\n# TYPE kepler_build_info gauge\n";
+  for (std::int64_t t = first; t <= last; t += kInterval) {
+    out << R"(kepler_build_info{arch="amd64",branch="HEAD",goversion="go1.24.4",)"
+        << R"(revision="cdef4739",version="v0.11.4",instance="10.244.1.7:28282",job="kepler"} 1 )"
+        << t << "\n";
+  }
+  out << "# HELP kepler_exporter_build_info A metric with a constant '1' value labeled by "
+         "version, revision, branch, os and arch from which kepler_exporter was built.\n"
+         "# TYPE kepler_exporter_build_info gauge\n";
+  for (std::int64_t t = first; t <= last; t += kInterval) {
+    out << R"(kepler_exporter_build_info{arch="amd64",branch="",os="linux",revision="",)"
+        << R"(version="v0.9.0",instance="node-l",job="kepler-exporter"} 1 )" << t << "\n";
+  }
   WriteCounterFamily(out, "kepler_node_platform_joules", "Aggregated value in platform value",
                      kepler07);
   WriteCounterFamily(out, "kepler_node_package_joules", "Aggregated value in package value",
@@ -502,6 +518,17 @@ TEST_F(CalibrateRealPrometheusTest, EachKeplerSourceNamesTheOtherWhenOnlyItsGene
     EXPECT_FALSE((*measured)[c.node].watts.has_value());
     EXPECT_THAT((*measured)[c.node].missing_reason, ::testing::EndsWith(c.names));
   }
+}
+
+// doctor's power-source check reads which Kepler runs from the build-info and energy series.
+TEST_F(CalibrateRealPrometheusTest, BothKeplerGenerationsAndTheirVersionsAreFound) {
+  auto found = telemetry::DetectKeplerInventory(*prometheus_);
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  EXPECT_TRUE(found->present.current);
+  EXPECT_TRUE(found->present.legacy);
+  EXPECT_EQ(found->current_versions, std::vector<std::string>{"v0.11.4"});
+  EXPECT_EQ(found->legacy_versions, std::vector<std::string>{"v0.9.0"});
+  EXPECT_TRUE(found->legacy_idle_series);
 }
 
 TEST_F(CalibrateRealPrometheusTest, Kepler07sOwnEstimateIsNotAMeasurement) {

@@ -146,6 +146,9 @@ TEST_F(DoctorTest, AHealthyClusterPassesEveryCheckAndSkipsTheModelAndTheOptional
     } else if (c.id == "model-accuracy") {
       EXPECT_EQ(c.status, CheckStatus::kSkip) << c.message;
       EXPECT_THAT(c.message, HasSubstr("telemetry.modelAccuracy is off"));
+    } else if (c.id == "power-source") {
+      EXPECT_EQ(c.status, CheckStatus::kSkip) << c.message;
+      EXPECT_EQ(c.message, "telemetry.powerSource is ipmi: no exporter generation to tell");
     } else if (c.id == "gpu-power") {
       EXPECT_EQ(c.status, CheckStatus::kSkip) << c.message;
       EXPECT_EQ(c.message, "telemetry.gpuPowerSource is none: GPU power is not read");
