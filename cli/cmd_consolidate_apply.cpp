@@ -60,7 +60,11 @@ ojson ApplyDocument(const consolidate::ApplyResult& result, bool dry_run) {
       node["evicted"] = n.evicted;
     }
     if (!n.detail.empty()) node["detail"] = n.detail;
-    if (n.hook.attempted()) node["hook"] = {{"ok", n.hook.ok}, {"detail", n.hook.detail}};
+    if (n.hook.attempted()) {
+      node["hook"] = {{"ok", n.hook.ok},
+                      {"detail", n.hook.detail},
+                      {"addressesDropped", n.hook.addresses_dropped}};
+    }
     nodes.push_back(std::move(node));
   }
   return {{"dryRun", dry_run},
@@ -82,6 +86,10 @@ void PrintApply(std::ostream& out, const consolidate::ApplyResult& result,
     const bool drained = n.action == consolidate::NodeAction::kDrained;
     std::string detail = n.detail;
     if (n.hook.attempted()) detail = n.hook.ok ? "hook ok" : "hook failed: " + n.hook.detail;
+    if (n.hook.addresses_dropped > 0) {
+      detail += fmt::format(" ({} address{} not valid, not passed)", n.hook.addresses_dropped,
+                            n.hook.addresses_dropped == 1 ? "" : "es");
+    }
     table.AddRow(
         {n.node,
          std::string(consolidate::NodeActionName(n.action)) + (n.resumed ? " (resumed)" : ""),

@@ -43,7 +43,11 @@ ojson WakeDocument(const consolidate::WakeReport& report) {
                   {"addresses", n.wake.addresses},
                   {"pods", n.wake.pods},
                   {"broughtBack", n.brought_back}};
-    if (n.hook.attempted()) node["hook"] = {{"ok", n.hook.ok}, {"detail", n.hook.detail}};
+    if (n.hook.attempted()) {
+      node["hook"] = {{"ok", n.hook.ok},
+                      {"detail", n.hook.detail},
+                      {"addressesDropped", n.hook.addresses_dropped}};
+    }
     if (!n.error.empty()) node["error"] = n.error;
     nodes.push_back(std::move(node));
   }

@@ -2,10 +2,13 @@
 
 #include "core/common/duration.h"
 #include "core/common/json_fields.h"
+#include "core/common/names.h"
 #include "core/common/subprocess.h"
 
 #include <fmt/format.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -40,43 +43,58 @@ Status ValidateHook(const HookRequest& request, const std::string& flag,
   return OkStatus();
 }
 
-std::vector<std::string> NodeAddresses(const json& node) {
+bool IsIpLiteral(const std::string& text) {
+  if (text.empty() || text.size() > INET6_ADDRSTRLEN) return false;
+  unsigned char buffer[sizeof(struct in6_addr)];
+  return ::inet_pton(AF_INET, text.c_str(), buffer) == 1 ||
+         ::inet_pton(AF_INET6, text.c_str(), buffer) == 1;
+}
+
+NodeAddressList ValidNodeAddresses(const json& node) {
+  NodeAddressList out;
   std::vector<std::string> internal, others;
   const json* addresses = FindField(node, {"status", "addresses"});
-  if (addresses == nullptr || !addresses->is_array()) return {};
+  if (addresses == nullptr || !addresses->is_array()) return out;
   for (const json& a : *addresses) {
     const std::string address = StringField(a, {"address"});
-    if (address.empty()) continue;
-    (StringField(a, {"type"}) == "InternalIP" ? internal : others).push_back(address);
+    const std::string type = StringField(a, {"type"});
+    const bool ip_type = type == "InternalIP" || type == "ExternalIP";
+    const bool name_type = type == "Hostname" || type == "InternalDNS" || type == "ExternalDNS";
+    const bool valid = (ip_type && IsIpLiteral(address)) ||
+                       (name_type && !address.empty() && ValidateDnsSubdomain(address).empty());
+    if (!valid) {
+      ++out.dropped;
+      continue;
+    }
+    (type == "InternalIP" ? internal : others).push_back(address);
   }
-  std::vector<std::string> out;
+  if (!internal.empty()) out.internal_ip = internal.front();
   for (auto* list : {&internal, &others})
     for (const std::string& a : *list)
-      if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+      if (std::find(out.addresses.begin(), out.addresses.end(), a) == out.addresses.end())
+        out.addresses.push_back(a);
   return out;
+}
+
+std::vector<std::string> NodeAddresses(const json& node) {
+  return ValidNodeAddresses(node).addresses;
 }
 
 HookOutcome RunNodeHook(const HookRequest& request, const std::string& event, const json& node,
                         double expected_watts_saved) {
   HookOutcome outcome;
   const std::string name = StringField(node, {"metadata", "name"});
-  const std::vector<std::string> addresses = NodeAddresses(node);
-  std::string internal_ip;
-  if (const json* list = FindField(node, {"status", "addresses"}); list && list->is_array()) {
-    for (const json& a : *list) {
-      if (StringField(a, {"type"}) == "InternalIP") {
-        internal_ip = StringField(a, {"address"});
-        break;
-      }
-    }
-  }
+  const NodeAddressList valid = ValidNodeAddresses(node);
+  const std::vector<std::string>& addresses = valid.addresses;
+  outcome.addresses_dropped = valid.dropped;
   std::map<std::string, std::string> env = request.environment;
   env["POWERCTL_EVENT"] = event;
   env["POWERCTL_NODE"] = name;
-  env["POWERCTL_NODE_INTERNAL_IP"] = internal_ip;
+  env["POWERCTL_NODE_INTERNAL_IP"] = valid.internal_ip;
   std::string joined;
   for (const std::string& a : addresses) joined += (joined.empty() ? "" : " ") + a;
   env["POWERCTL_NODE_ADDRESSES"] = joined;
+  env["POWERCTL_NODE_ADDRESSES_DROPPED"] = std::to_string(valid.dropped);
   env["POWERCTL_EXPECTED_WATTS_SAVED"] = fmt::format("{:.0f}", expected_watts_saved);
 
   SubprocessRequest run;

@@ -5,8 +5,10 @@
 //   /bin/sh -c CMD powerctl-on-EVENT NODE [ADDRESS...]
 // ($1 is the node's name, $2... its addresses, InternalIP first) with the environment
 // POWERCTL_EVENT (drained or wake), POWERCTL_NODE, POWERCTL_NODE_INTERNAL_IP (the first
-// InternalIP, or ""), POWERCTL_NODE_ADDRESSES (every address, space-separated) and
-// POWERCTL_EXPECTED_WATTS_SAVED added to the caller's. Bounded in time and output.
+// InternalIP, or ""), POWERCTL_NODE_ADDRESSES (every address, space-separated),
+// POWERCTL_NODE_ADDRESSES_DROPPED (how many were not valid) and POWERCTL_EXPECTED_WATTS_SAVED
+// added to the caller's. Only valid addresses reach it (ValidNodeAddresses). Bounded in time
+// and output.
 
 #include "core/common/result.h"
 
@@ -33,6 +35,7 @@ struct HookOutcome {
   bool ok = false;
   std::string detail;  // "exit status 3: <stderr's last line>", "killed after 1m", ...
   // Run, or tried and could not start; false without a hook or in a dry run.
+  int addresses_dropped = 0;  // the node's addresses left out as not valid
   bool attempted() const { return ran || !detail.empty(); }
   bool failed() const { return attempted() && !ok; }
 };
@@ -42,8 +45,23 @@ struct HookOutcome {
 Status ValidateHook(const HookRequest& request, const std::string& flag,
                     const std::string& timeout_flag);
 
-// The node's addresses (status.addresses), InternalIP first, each once.
+// A node's addresses as a hook and the wake table may use them. The API server takes any text
+// in status.addresses (whoever may patch a node's status writes it), and a hook hands them to
+// tools such as curl, ssh and ipmitool: `attacker.example#`, `-oProxyCommand=...` or a newline
+// must not get there. Kept: InternalIP and ExternalIP addresses that are IP literals, Hostname,
+// InternalDNS and ExternalDNS ones that are RFC 1123 subdomains; InternalIP first, each once.
+struct NodeAddressList {
+  std::vector<std::string> addresses;
+  std::string internal_ip;  // the first valid InternalIP, or ""
+  int dropped = 0;          // addresses left out (another type, or not valid for theirs)
+};
+NodeAddressList ValidNodeAddresses(const nlohmann::json& node);
+
+// ValidNodeAddresses(node).addresses.
 std::vector<std::string> NodeAddresses(const nlohmann::json& node);
+
+// An IPv4 or IPv6 literal, nothing around it (no port, zone or brackets).
+bool IsIpLiteral(const std::string& text);
 
 inline constexpr const char* kHookDrained = "drained";
 inline constexpr const char* kHookWake = "wake";

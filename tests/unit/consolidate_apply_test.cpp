@@ -450,6 +450,36 @@ TEST(ConsolidateNodeHook, GetsTheNodeAndItsAddressesAsArgumentsAndEnvironment) {
   EXPECT_TRUE(RunNodeHook(hook, kHookDrained, node, 120).ok);
 }
 
+// status.addresses is any text the API server was given: only IP literals (InternalIP,
+// ExternalIP) and RFC 1123 names (Hostname, InternalDNS, ExternalDNS) reach a hook.
+TEST(ConsolidateNodeHook, GetsOnlyValidAddresses) {
+  json node = ApplyNode("n1");
+  node["status"]["addresses"] = {{{"type", "InternalIP"}, {"address", "attacker.example#"}},
+                                 {{"type", "Hostname"}, {"address", "-oProxyCommand=touch /tmp/x"}},
+                                 {{"type", "ExternalIP"}, {"address", "$(id)"}},
+                                 {{"type", "InternalDNS"}, {"address", "n1.lan\n\x1b[2J"}},
+                                 {{"type", "InternalIP"}, {"address", "10.0.0.7:22"}},
+                                 {{"type", "Weird"}, {"address", "10.0.0.9"}},
+                                 {{"type", "InternalIP"}, {"address", "fd00::7"}},
+                                 {{"type", "Hostname"}, {"address", "n1.example.com"}},
+                                 {{"type", "ExternalIP"}, {"address", "192.0.2.7"}}};
+  NodeAddressList valid = ValidNodeAddresses(node);
+  EXPECT_EQ(valid.addresses, (std::vector<std::string>{"fd00::7", "n1.example.com", "192.0.2.7"}));
+  EXPECT_EQ(valid.internal_ip, "fd00::7");
+  EXPECT_EQ(valid.dropped, 6);
+  HookRequest hook;
+  hook.command =
+      "printf '%s|%s|%s|%s' \"$POWERCTL_NODE_INTERNAL_IP\" \"$POWERCTL_NODE_ADDRESSES\" "
+      "\"$POWERCTL_NODE_ADDRESSES_DROPPED\" \"$#\" >&2; exit 3";
+  hook.environment = {{"PATH", "/usr/bin:/bin"}};
+  HookOutcome outcome = RunNodeHook(hook, kHookDrained, node, 0);
+  EXPECT_EQ(outcome.detail, "exit status 3: fd00::7|fd00::7 n1.example.com 192.0.2.7|6|4");
+  EXPECT_EQ(outcome.addresses_dropped, 6);
+  for (const char* ok : {"10.0.0.7", "::1", "fd00::5"}) EXPECT_TRUE(IsIpLiteral(ok)) << ok;
+  for (const char* bad : {"", "10.0.0.256", "[::1]", "10.0.0.7 ", "fe80::1%eth0", "x"})
+    EXPECT_FALSE(IsIpLiteral(bad)) << bad;
+}
+
 TEST(ConsolidateNodeHook, IsKilledAtItsTimeout) {
   HookRequest hook;
   hook.command = "sleep 5";
