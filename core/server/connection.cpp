@@ -13,6 +13,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
@@ -108,19 +109,43 @@ class Connection {
   }
 
  private:
+  // Reads one request into `parser`: the head, then (what its framing fields allow) the body.
+  // False when the connection should close, having answered what there was to answer.
+  net::awaitable<bool> ReadRequest(RequestParser& parser) {
+    auto [head_ec, head_n] = co_await http::async_read_header(stream_, buffer_, parser, kNoThrow);
+    (void)head_n;
+    if (head_ec) co_return co_await AnswerReadError(head_ec);
+    Framing framing = CheckFraming(parser);
+    if (framing.verdict == FramingVerdict::kRefuse) {
+      co_await Write(std::move(*framing.refusal), false, parser.get().version());
+      co_return false;
+    }
+    if (framing.verdict == FramingVerdict::kContinue) {
+      auto [continue_ec, sent] = co_await net::async_write(
+          stream_, net::buffer(kContinueLine, sizeof kContinueLine - 1), kNoThrow);
+      (void)sent;
+      if (continue_ec) co_return false;
+    }
+    auto [ec, n] = co_await http::async_read(stream_, buffer_, parser, kNoThrow);
+    (void)n;
+    if (ec) co_return co_await AnswerReadError(ec);
+    co_return true;
+  }
+
+  // A failed read: its answer when someone is left to hear it; the connection closes.
+  net::awaitable<bool> AnswerReadError(const boost::system::error_code& ec) {
+    std::optional<HttpResponse> answer = ReadErrorResponse(ec);
+    if (answer.has_value()) co_await Write(std::move(*answer), false, 11);
+    co_return false;
+  }
+
   // Reads one request and answers it; false when the connection should close.
   net::awaitable<bool> Serve() {
     const HttpServerLimits& limits = state_->limits;
     ExpiresAfter(limits.read_timeout);
     RequestParser parser;
     LimitParser(parser, limits);
-    auto [ec, n] = co_await http::async_read(stream_, buffer_, parser, kNoThrow);
-    (void)n;
-    if (ec) {
-      std::optional<HttpResponse> answer = ReadErrorResponse(ec);
-      if (answer.has_value()) co_await Write(std::move(*answer), false, 11);
-      co_return false;
-    }
+    if (!co_await ReadRequest(parser)) co_return false;
     auto started = std::chrono::steady_clock::now();
     RequestMessage message = parser.release();
     bool keep_alive = message.keep_alive();

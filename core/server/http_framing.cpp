@@ -3,7 +3,11 @@
 #include <boost/asio/error.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/beast/core/error.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
+
+#include <iterator>
+#include <string_view>
 
 namespace powerctl::server::internal {
 
@@ -37,6 +41,50 @@ std::optional<HttpResponse> ReadErrorResponse(const boost::system::error_code& e
               ec.category() == net::error::get_system_category();
   if (gone) return std::nullopt;  // slow, gone or closed by Stop: nobody to answer
   return HttpResponse::Text(400, "bad request\n");
+}
+
+namespace {
+
+std::string_view TrimOws(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+}  // namespace
+
+Framing CheckFraming(const RequestParser& parser) {
+  const auto& head = parser.get();
+  Framing out;
+  auto refuse = [&](int status, const char* why) {
+    out.verdict = FramingVerdict::kRefuse;
+    out.refusal = HttpResponse::Text(status, why);
+    return out;
+  };
+  const auto encodings = head.equal_range(http::field::transfer_encoding);
+  const auto count = std::distance(encodings.first, encodings.second);
+  if (count > 0) {
+    const bool only_chunked =
+        count == 1 && beast::iequals(TrimOws(encodings.first->value()), "chunked");
+    // Beast must have read it as chunked too, or it would frame the body otherwise.
+    if (!only_chunked || !parser.chunked()) {
+      return refuse(400, "unsupported Transfer-Encoding: only chunked is accepted\n");
+    }
+    if (head.count(http::field::content_length) > 0) {
+      return refuse(400, "Transfer-Encoding and Content-Length together\n");
+    }
+  }
+  const auto expect = head.find(http::field::expect);
+  if (expect != head.end()) {
+    if (!beast::iequals(TrimOws(expect->value()), "100-continue")) {
+      return refuse(417, "only Expect: 100-continue is supported\n");
+    }
+    const bool body_to_come = parser.chunked() || parser.content_length().value_or(0) > 0;
+    if (head.version() >= 11 && body_to_come && !parser.is_done()) {
+      out.verdict = FramingVerdict::kContinue;
+    }
+  }
+  return out;
 }
 
 HttpRequest TranslateRequest(RequestMessage& message, const std::string& client_cn,

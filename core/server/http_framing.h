@@ -40,6 +40,23 @@ void LimitParser(RequestParser& parser, const HttpServerLimits& limits);
 // closed by the server).
 std::optional<HttpResponse> ReadErrorResponse(const boost::system::error_code& ec);
 
+// After the head is read, before the body: what the framing fields ask for.
+//   kRefuse: answer `refusal` and close. A Transfer-Encoding other than exactly `chunked`
+//     (`xchunked`, `chunked, identity`, two fields) or with a Content-Length beside it leaves
+//     the body's length unknown (RFC 9112 section 6.1: 400 and close), and Beast would read
+//     such a request as having no body and the rest as the next request. An Expect other than
+//     100-continue is 417.
+//   kContinue: the client waits for "100 Continue" before it sends the body (Expect:
+//     100-continue on HTTP/1.1 with a body to come): send kContinueLine, then read on.
+//   kRead: read the body.
+enum class FramingVerdict { kRead, kContinue, kRefuse };
+struct Framing {
+  FramingVerdict verdict = FramingVerdict::kRead;
+  std::optional<HttpResponse> refusal;
+};
+Framing CheckFraming(const RequestParser& parser);
+inline constexpr char kContinueLine[] = "HTTP/1.1 100 Continue\r\n\r\n";
+
 // What handlers see of a parsed request; the body is moved out of `message`.
 HttpRequest TranslateRequest(RequestMessage& message, const std::string& client_cn,
                              const std::string& remote);

@@ -91,7 +91,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       framing::RequestParser parser;
       framing::LimitParser(parser, limits);
       boost::system::error_code ec;
-      http::read(stream, buffer, parser, ec);
+      http::read_header(stream, buffer, parser, ec);
+      if (!ec) {
+        framing::Framing verdict = framing::CheckFraming(parser);
+        if (verdict.verdict == framing::FramingVerdict::kRefuse) {
+          if (!verdict.refusal ||
+              (verdict.refusal->status != 400 && verdict.refusal->status != 417))
+            Fail("a framing refusal with an unexpected status");
+          return 0;  // the server closes after it
+        }
+        // Whatever is left must be framed as the one length Beast and the check agree on.
+        const auto& head = parser.get();
+        if (head.count(http::field::transfer_encoding) > 0 && !parser.chunked())
+          Fail("a Transfer-Encoding other than chunked got past the check");
+        http::read(stream, buffer, parser, ec);
+      }
       if (buffer.size() > framing::ReadBufferLimit(limits)) Fail("the buffer outgrew its bound");
       if (ec) {
         auto answer = framing::ReadErrorResponse(ec);

@@ -173,6 +173,65 @@ class HostileClientsTest(TempDirTest):
         self.assert_alive()
         self.assertLess(self.prioritize_ms(), 1000)
 
+    def exchange_all(self, port, data, timeout=5):
+        """Sends raw bytes and reads until the server closes: every byte it answered."""
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.sendall(data)
+            received = b""
+            try:
+                while chunk := s.recv(65536):
+                    received += chunk
+            except (ConnectionResetError, socket.timeout):
+                pass
+            return received
+
+    def test_a_transfer_encoding_other_than_chunked_is_400_and_close(self):
+        # RFC 9112 section 6.1: the body's length is unknown. Read as "no body", the rest would
+        # be parsed as a second request (smuggled past whatever fronts the server).
+        smuggled = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+        for coding in (b"xchunked", b"chunked, identity", b"identity", b"gzip, chunked, x"):
+            with self.subTest(coding=coding):
+                head = (b"POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: " + coding +
+                        b"\r\n\r\n")
+                answer = self.exchange_all(self.ops_port, head + b"0\r\n\r\n" + smuggled)
+                self.assertTrue(answer.startswith(b"HTTP/1.1 400 "), answer[:80])
+                self.assertIn(b"only chunked is accepted", answer)
+                self.assertEqual(answer.count(b"HTTP/1.1 "), 1, "the rest was read as a request")
+        two = (b"POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+               b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+        self.assertTrue(self.exchange_all(self.ops_port, two).startswith(b"HTTP/1.1 400 "))
+        both = (b"POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                b"Content-Length: 5\r\n\r\n0\r\n\r\n")
+        self.assertTrue(self.exchange_all(self.ops_port, both).startswith(b"HTTP/1.1 400 "))
+        # A tab is whitespace the field may carry: read as chunked (the GET after the last chunk
+        # is then a pipelined request) or refused, but never as "no body", which would parse the
+        # last chunk "0" as a request of its own.
+        tab = (b"POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:\tchunked\r\n\r\n"
+               b"0\r\n\r\n" + smuggled)
+        answer = self.exchange_all(self.ops_port, tab)
+        self.assertNotIn(b"bad request\n", answer, "the chunked body was taken as none")
+        self.assertTrue(answer.startswith(b"HTTP/1.1 "), answer[:80])
+        self.assert_alive()
+
+    def test_expect_100_continue_is_answered_before_the_body(self):
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
+            body = self.body.encode()
+            s.sendall(b"POST /scheduler/prioritize HTTP/1.1\r\nHost: x\r\n"
+                      b"Content-Type: application/json\r\nExpect: 100-continue\r\n"
+                      b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n")
+            start = time.monotonic()
+            interim = s.recv(64)
+            self.assertEqual(interim, b"HTTP/1.1 100 Continue\r\n\r\n")
+            self.assertLess(time.monotonic() - start, 0.5)  # curl waits 1 s without it
+            s.sendall(body)
+            response = http.client.HTTPResponse(s)
+            response.begin()
+            self.assertEqual(response.status, 200)
+            self.assertEqual(len(json.loads(response.read())), 50)
+        status, body = raw_exchange(self.ops_port, b"POST /healthz HTTP/1.1\r\nHost: x\r\n"
+                                                   b"Expect: fast\r\nContent-Length: 1\r\n\r\nx")
+        self.assertEqual((status, body), (417, "only Expect: 100-continue is supported\n"))
+
     def rss_kib(self, field="VmRSS"):
         with open(f"/proc/{self.server.proc.pid}/status") as f:
             for line in f:
