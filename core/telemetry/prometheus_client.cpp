@@ -4,6 +4,7 @@
 #include "core/common/json_bounds.h"
 #include "core/telemetry/exposition.h"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -16,6 +17,11 @@
 
 namespace powerctl::telemetry {
 namespace {
+
+// What of a Prometheus answer's own text is kept (docs/hardening.md#dependency-text).
+constexpr std::size_t kMaxErrorTypeBytes = 64;
+constexpr std::size_t kMaxErrorBytes = 512;
+constexpr std::size_t kMaxWarnings = 10;
 
 using json = nlohmann::json;
 using std::chrono::milliseconds;
@@ -138,8 +144,10 @@ Result<QueryResult> DecodeData(const json& data, const KeepLabels& keep) {
 Result<QueryResult> DecodeEnvelope(long http_status, const json& envelope, const KeepLabels& keep) {
   std::string status = envelope.value("status", "");
   if (status == "error" || (status != "success" && envelope.contains("errorType"))) {
-    std::string type = envelope.value("errorType", "");
-    std::string message = envelope.value("error", "");
+    // Whatever answers at the URL chooses this text: it is cut and made one printable line
+    // before it reaches a log, /readyz or a terminal.
+    std::string type = ExcerptForMessage(envelope.value("errorType", ""), kMaxErrorTypeBytes);
+    std::string message = ExcerptForMessage(envelope.value("error", ""), kMaxErrorBytes);
     return MakeError(ErrorCode::kApi, (type.empty() ? "error" : type) + " (HTTP " +
                                           std::to_string(http_status) + "): " + message);
   }
@@ -154,9 +162,17 @@ Result<QueryResult> DecodeEnvelope(long http_status, const json& envelope, const
   }
   POWERCTL_TRY(result, DecodeData(envelope.contains("data") ? envelope["data"] : json(), keep));
   if (auto it = envelope.find("warnings"); it != envelope.end() && it->is_array()) {
+    std::size_t more = 0;
     for (const json& warning : *it) {
-      if (warning.is_string()) result.warnings.push_back(warning.get<std::string>());
+      if (!warning.is_string()) continue;
+      if (result.warnings.size() == kMaxWarnings) {
+        ++more;
+        continue;
+      }
+      result.warnings.push_back(
+          ExcerptForMessage(warning.get_ref<const std::string&>(), kMaxErrorBytes));
     }
+    if (more > 0) result.warnings.push_back(fmt::format("and {} more warnings", more));
   }
   return result;
 }

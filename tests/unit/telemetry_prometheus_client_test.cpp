@@ -68,6 +68,29 @@ TEST(PrometheusResponseTest, NestingIsBounded) {
   EXPECT_THAT(r.error().message, HasSubstr("nested deeper than 64 levels"));
 }
 
+// docs/hardening.md#dependency-text: what answers at the URL chooses this text.
+TEST(PrometheusResponseTest, ErrorTextAndWarningsAreBounded) {
+  const std::string huge(8 << 20, 'e');
+  auto failed =
+      ParseQueryResponse(400, R"({"status":"error","errorType":"bad_data\u001b[2J","error":")" +
+                                  huge + "\\nsecond line\"}");
+  ASSERT_FALSE(failed.ok());
+  EXPECT_LT(failed.error().message.size(), 700u);
+  EXPECT_EQ(failed.error().message.find('\x1b'), std::string::npos);
+  EXPECT_EQ(failed.error().message.find('\n'), std::string::npos);
+  EXPECT_THAT(failed.error().message, HasSubstr("..."));
+
+  std::string warnings;
+  for (int i = 0; i < 300000; ++i) warnings += std::string(i ? "," : "") + "\"w\\u0007\"";
+  auto r = ParseQueryResponse(
+      200, R"({"status":"success","data":{"resultType":"vector","result":[]},"warnings":[)" +
+               warnings + "]}");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->warnings.size(), 11u);
+  EXPECT_EQ(r->warnings[0], "w ");  // the bell became a space
+  EXPECT_EQ(r->warnings.back(), "and 299990 more warnings");
+}
+
 TEST(PrometheusResponseTest, Matrix) {
   auto r = ParseQueryResponse(
       200,
