@@ -56,7 +56,10 @@ Result<std::string> RunWakeWatch(kube::Client& client, const WakeWatchOptions& o
   WatchHealth health;
   std::unique_ptr<server::HttpServer> ops;
   if (options.ops) {
-    POWERCTL_TRY(created, server::HttpServer::Create(*options.ops));
+    server::HttpServerOptions ops_options = *options.ops;
+    // /metrics renders there, off the probes' I/O thread.
+    if (ops_options.worker_threads < 1) ops_options.worker_threads = 1;
+    POWERCTL_TRY(created, server::HttpServer::Create(std::move(ops_options)));
     ops = std::move(created);
     server::AddProbeRoutes(*ops, registry, [&health] { return health.Ready(); });
     POWERCTL_CHECK_OK(ops->Start());

@@ -106,6 +106,8 @@ Status RunLbAgent(const AgentRunOptions& options, Balancer& balancer) {
       watch_options);
 
   server::HttpServerOptions ops_options = options.ops;
+  // /metrics renders there, off the probes' I/O thread.
+  if (ops_options.worker_threads < 1) ops_options.worker_threads = 1;
   ops_options.on_internal_error = [log](const std::string& what) {
     if (log) log->error("ops port: an exception escaped a server thread: {}", what);
   };

@@ -50,10 +50,11 @@ struct HttpResponse {
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
 // Where a route's handler runs. kIo: on the server's I/O threads, for cheap answers that must
-// come even when everything else is busy (probes, /metrics). kWorker: on the server's worker
-// threads (HttpServerOptions::worker_threads), at most that many at once; a request that
-// finds them all busy is answered 503 with Retry-After at once, and I/O threads never wait
-// for a worker. Without worker threads kWorker handlers run on the I/O threads.
+// come even when everything else is busy (the probes; /metrics renders on a worker). kWorker:
+// on the server's worker threads (HttpServerOptions::worker_threads), at most that many at
+// once; a request that finds them all busy is answered 503 with Retry-After at once, and I/O
+// threads never wait for a worker. Without worker threads kWorker handlers run on the I/O
+// threads.
 enum class RouteThreads { kIo, kWorker };
 
 // The request methods a RequestRecord names; any other is recorded as "other".

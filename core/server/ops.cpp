@@ -43,12 +43,17 @@ void AddProbeRoutes(HttpServer& server, const MetricsRegistry& metrics,
                [](const HttpRequest&) { return HttpResponse::Text(200, "ok\n"); });
   server.Route("GET", "/readyz",
                [ready = std::move(ready)](const HttpRequest&) { return ReadyResponse(ready()); });
-  server.Route("GET", "/metrics", [&metrics, collect = std::move(collect)](const HttpRequest&) {
-    if (collect) collect();
-    HttpResponse r = HttpResponse::Text(200, metrics.Render());
-    r.content_type = MetricsRegistry::kContentType;
-    return r;
-  });
+  // Rendering a large registry takes milliseconds: on a worker thread (where the server has
+  // them), so that scrapes never queue the probes behind them on the I/O thread.
+  server.Route(
+      "GET", "/metrics",
+      [&metrics, collect = std::move(collect)](const HttpRequest&) {
+        if (collect) collect();
+        HttpResponse r = HttpResponse::Text(200, metrics.Render());
+        r.content_type = MetricsRegistry::kContentType;
+        return r;
+      },
+      RouteThreads::kWorker);
 }
 
 }  // namespace powerctl::server
