@@ -43,6 +43,9 @@ ModelAccuracyMonitor::~ModelAccuracyMonitor() {
 
 void ModelAccuracyMonitor::RunOnce() {
   auto fail = [&](const std::string& why) {
+    // The last pass's figures are not the model's accuracy now: none rather than stale ones
+    // (powerctl_model_accuracy_failing says why they are gone).
+    Publish(predict::ModelAccuracy{});
     failing_.Set(1);
     std::lock_guard lock(mu_);
     last_.reset();

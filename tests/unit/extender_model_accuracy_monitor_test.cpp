@@ -90,6 +90,14 @@ TEST(ModelAccuracyMonitorTest, AFailedMeasurementIsFlaggedAndForgetsTheLastCompa
   monitor.RunOnce();
   EXPECT_DOUBLE_EQ(Gauge(registry, "powerctl_model_accuracy_failing"), 1);
   EXPECT_FALSE(monitor.Last().has_value());
+  // The last pass's per-node figures and means are gone, not left standing as if current.
+  const std::string text = registry.Render();
+  for (const char* stale :
+       {"powerctl_model_error_ratio{", "powerctl_model_predicted_watts{",
+        "powerctl_model_worst_error_ratio{", "powerctl_model_mean_absolute_error_ratio "}) {
+    EXPECT_EQ(text.find(stale), std::string::npos) << stale << "\n" << text;
+  }
+  EXPECT_DOUBLE_EQ(Gauge(registry, "powerctl_model_nodes_compared"), 0);
 }
 
 TEST(ModelAccuracyMonitorTest, TheLoopMeasuresUntilStopped) {
