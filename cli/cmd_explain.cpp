@@ -4,6 +4,7 @@
 #include "cli/exit_codes.h"
 #include "cli/kube_context.h"
 #include "cli/score_format.h"
+#include "core/common/encoding.h"
 #include "core/common/http_client.h"
 #include "core/common/yaml.h"
 #include "core/explain/explain_pod.h"
@@ -67,8 +68,11 @@ void PrintVerdict(std::ostream& out, const explain::ExplainReport& r, bool wide)
   if (r.events.empty()) out << "  Events: <none>\n";
   for (std::size_t i = first; i < r.events.size(); ++i) {
     const explain::PodEvent& e = r.events[i];
-    out << fmt::format("  {} {} from {} (x{}, {}): {}\n", e.type, e.reason, e.from, e.count,
-                       e.last_seen, e.message);
+    // Anyone who may create Events in the namespace writes these: one printable line each on
+    // the terminal (escape bytes and newlines become spaces), cut at 1 KiB; -o json keeps them.
+    out << fmt::format("  {} {} from {} (x{}, {}): {}\n", ExcerptForMessage(e.type, 64),
+                       ExcerptForMessage(e.reason, 128), ExcerptForMessage(e.from, 128), e.count,
+                       ExcerptForMessage(e.last_seen, 64), ExcerptForMessage(e.message, 1024));
   }
 }
 

@@ -234,6 +234,24 @@ policies:
             self.assertIn(f"telemetry-policy={self.dont}", cause["fix"])
             # The scheduler's own verdict is shown verbatim.
             self.assertTrue(any(e["reason"] == "FailedScheduling" for e in doc["events"]), doc["events"])
+            # Anyone who may create Events in the namespace writes their text: on the terminal it
+            # is one printable line, in -o json as it was written.
+            pod_uid = self.pod(name)["metadata"]["uid"]
+            forged = {"apiVersion": "v1", "kind": "Event",
+                      "metadata": {"name": f"{name}.forged", "namespace": NS},
+                      "involvedObject": {"kind": "Pod", "name": name, "namespace": NS, "uid": pod_uid},
+                      "reason": "FailedScheduling", "type": "Warning",
+                      "message": "clear\x1b[2J\x1b]0;pwned\x07 and\nSecond line",
+                      "source": {"component": "someone"}, "count": 1,
+                      "lastTimestamp": "2026-12-02T12:00:00Z", "firstTimestamp": "2026-12-02T12:00:00Z"}
+            status, body = self.cluster.api("POST", f"/api/v1/namespaces/{NS}/events", forged)
+            self.assertEqual(status, 201, body)
+            text = self.explain(name, "-o", "wide").stdout
+            self.assertNotIn("\x1b", text)
+            self.assertNotIn("\x07", text)
+            self.assertIn("clear [2J ]0;pwned  and Second line", text)
+            code, doc = self.explain_json(name)
+            self.assertIn("clear\x1b[2J\x1b]0;pwned\x07 and\nSecond line", [e["message"] for e in doc["events"]])
 
         with self.subTest("Pending on an untolerated taint"):
             name = f"taint-{tag}"
